@@ -1,0 +1,95 @@
+"""The Result of a run: every metric with its 95% confidence interval, and what produced it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from models.common import StrictModel
+from models.scenario import Scenario
+
+
+class Metric(StrictModel):
+    """A point estimate with its 95% confidence interval (batch means, Student t)."""
+
+    value: float
+    ci95: tuple[float, float]
+
+    @property
+    def half_width(self) -> float:
+        return (self.ci95[1] - self.ci95[0]) / 2
+
+    @property
+    def rel_half_width(self) -> float:
+        return self.half_width / abs(self.value) if self.value else float("inf")
+
+    def contains(self, x: float) -> bool:
+        return self.ci95[0] <= x <= self.ci95[1]
+
+
+METRIC_KEYS = (
+    "iops", "read_iops", "write_iops", "mbps",
+    "latency_mean_us", "latency_p50_us", "latency_p95_us", "latency_p99_us", "latency_p999_us",
+    "read_latency_mean_us", "write_latency_mean_us", "cpu_us_per_io", "mean_outstanding_ios",
+)
+
+
+class Result(StrictModel):
+    """Predicted performance of one scenario, with the scenario and seed that produced it.
+
+    ``utilization`` maps every component (stations: busy servers / servers; concurrency
+    limits such as namespace queues, NVMe queues, z/VM subchannels: slots in use / slots)
+    to its time-average over the measured window; ``busy`` maps the same names to the
+    fraction of time at least one server or slot was in use (IBM i's "disk busy %").
+    """
+
+    iops: Metric
+    read_iops: Metric
+    write_iops: Metric
+    mbps: Metric
+    latency_mean_us: Metric
+    latency_p50_us: Metric
+    latency_p95_us: Metric
+    latency_p99_us: Metric
+    latency_p999_us: Metric
+    read_latency_mean_us: Metric
+    write_latency_mean_us: Metric
+    cpu_us_per_io: Metric
+    mean_outstanding_ios: Metric = Field(description="time-average I/Os issued and not yet completed (Little's L)")
+    utilization: dict[str, float]
+    busy: dict[str, float]
+    bottleneck: str
+    stop_reason: str
+    simulated_ios: int = Field(description="logical I/Os completed, warm-up included")
+    measured_ios: int = Field(description="logical I/Os completed after the warm-up")
+    issued_ios: int
+    in_flight_ios: int
+    batches: int
+    simulated_seconds: float
+    wall_seconds: float
+    seed: int
+    scenario: Scenario
+
+    def summary(self) -> dict[str, Any]:
+        """The JSON shape of ``flashplan simulate --json``."""
+        out: dict[str, Any] = {}
+        for key in METRIC_KEYS:
+            m: Metric = getattr(self, key)
+            out[key] = {"value": m.value, "ci95": [m.ci95[0], m.ci95[1]]}
+        out.update(
+            utilization=self.utilization,
+            busy=self.busy,
+            bottleneck=self.bottleneck,
+            stop_reason=self.stop_reason,
+            simulated_ios=self.simulated_ios,
+            measured_ios=self.measured_ios,
+            issued_ios=self.issued_ios,
+            in_flight_ios=self.in_flight_ios,
+            batches=self.batches,
+            simulated_seconds=self.simulated_seconds,
+            wall_seconds=self.wall_seconds,
+            seed=self.seed,
+            scenario=self.scenario.model_dump(mode="json", exclude_none=True),
+        )
+        return out

@@ -1,0 +1,354 @@
+"""Run a scenario: generate the workload, walk every I/O through the model, stop on precision.
+
+The run discards ``run.warmup_ios`` completions, then cuts the measured window into
+batches of completions. Batches start at ``run.batch_ios`` completions (or 1,000)
+and, when 64 have accumulated, adjacent pairs are merged, so batches grow with the run
+and stay long compared with the system's correlation time. After ``run.min_batches``
+batches the run stops as soon as the relative 95% half-width of both IOPS and mean
+latency is at most ``run.target_rel_ci`` ("precision reached"), or when ``run.max_ios``
+completions or ``run.max_wall_s`` seconds are spent ("budget: ..."). An open workload
+whose backlog keeps growing past what any queue could hold stops as "unstable".
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from bisect import bisect_left
+from itertools import accumulate
+
+import simpy
+from simpy.events import Timeout
+
+from models.result import METRIC_KEYS, Metric, Result
+from models.scenario import Scenario
+from models.workload import BurstyWorkload, ClosedWorkload, OpenWorkload
+from sim.components import READ, WRITE, Job, JobFactory, Station, advance
+from sim.model import Model, build
+from sim.rng import Streams, UnitSampler
+from sim.stats import NBUCKETS, SUB, Batch, estimate
+from sim.stats import MIN_EXP as _MIN_EXP
+
+MAX_BATCHES = 64
+DEFAULT_BATCH_IOS = 1_000
+UNSTABLE_BACKLOG = 2_000_000
+
+
+class _SizeChooser:
+    """Draws a transfer size for reads or writes from the workload's size mix."""
+
+    def __init__(self, table: list[tuple[int, float]], unit: UnitSampler):
+        self.sizes = [b for b, _ in table]
+        self.cum = list(accumulate(p for _, p in table))
+        self.cum[-1] = 1.0
+        self.fixed = self.sizes[0] if len(self.sizes) == 1 else 0
+        self.unit = unit
+
+    def __call__(self) -> int:
+        if self.fixed:
+            return self.fixed
+        return self.sizes[bisect_left(self.cum, self.unit())]
+
+
+class Run:
+    """One simulation of one scenario (use ``simulate``)."""
+
+    def __init__(self, scenario: Scenario):
+        self.scenario = scenario
+        settings = scenario.run
+        self.env = simpy.Environment()
+        self.streams = Streams(settings.seed)
+        self.jobs = JobFactory()
+        self.model: Model = build(self.env, scenario, self.streams, self.jobs)
+        self.route = self.model.route + (self._complete,)
+        wl = scenario.workload
+        self.read_fraction = wl.read_fraction
+        self.op_unit = self.streams.uniform()
+        self.addr_unit = self.streams.uniform()
+        self.read_size = _SizeChooser(wl.size_table("read"), self.streams.uniform()) if wl.read_fraction > 0 else None
+        self.write_size = _SizeChooser(wl.size_table("write"), self.streams.uniform()) if wl.read_fraction < 1 else None
+        self.sequential = wl.access == "sequential"
+        self.capacity = max(4096, self.model.capacity_bytes)
+        self.blocks = self.capacity // 4096
+        self.cursors: dict[int, int] = {}
+        # counters
+        self.issued = 0
+        self.completed = 0
+        self.outstanding = 0
+        self.out_area = 0.0
+        self.out_t = 0.0
+        self.warm = settings.warmup_ios == 0
+        self.warmup_ios = settings.warmup_ios
+        self.batch_target = settings.batch_ios or DEFAULT_BATCH_IOS
+        self.batch_fixed = settings.batch_ios is not None
+        self.batches: list[Batch] = []
+        self.stop_reason = ""
+        self.stop_event = self.env.event()
+        self.stopped = False
+        self.wall_start = 0.0
+        self._new_batch()
+
+    # -- batches -----------------------------------------------------------------
+    def _new_batch(self) -> None:
+        self.b_ios = 0
+        self.b_reads = 0
+        self.b_writes = 0
+        self.b_lat = 0.0
+        self.b_rlat = 0.0
+        self.b_wlat = 0.0
+        self.b_bytes = 0
+        self.b_hist = [0] * NBUCKETS
+        self.b_start = self.env.now
+        self.b_out_area = self._out_area_now()
+        self.b_cpu = self.model.cpu.unit_time() if self.model.cpu else 0.0
+
+    def _out_area_now(self) -> float:
+        now = self.env.now
+        self.out_area += self.outstanding * (now - self.out_t)
+        self.out_t = now
+        return self.out_area
+
+    def _close_batch(self, check: bool = True) -> None:
+        now = self.env.now
+        cpu_now = self.model.cpu.unit_time() if self.model.cpu else 0.0
+        self.batches.append(Batch(
+            duration_s=(now - self.b_start) * 1e-6,
+            ios=self.b_ios, reads=self.b_reads, writes=self.b_writes,
+            latency_sum_us=self.b_lat, read_latency_sum_us=self.b_rlat, write_latency_sum_us=self.b_wlat,
+            bytes=self.b_bytes, cpu_busy_us=cpu_now - self.b_cpu,
+            outstanding_area_s=(self._out_area_now() - self.b_out_area) * 1e-6,
+            histogram=self.b_hist,
+        ))
+        if len(self.batches) >= MAX_BATCHES and not self.batch_fixed:
+            self.batches = [a.merged(b) for a, b in zip(self.batches[::2], self.batches[1::2], strict=True)]
+            self.batch_target *= 2
+        if check:
+            self._check_stop()
+        self._new_batch()
+
+    def _check_stop(self) -> None:
+        s = self.scenario.run
+        if len(self.batches) >= s.min_batches:
+            rel = []
+            for key in ("iops", "latency_mean_us"):
+                v, lo, hi = estimate(self.batches, key)
+                rel.append((hi - lo) / 2 / abs(v) if v else math.inf)
+            if max(rel) <= s.target_rel_ci:
+                self._stop(f"precision reached: relative 95% half-width <= {s.target_rel_ci:g}")
+                return
+        if self.completed >= s.max_ios:
+            self._stop(f"budget: max_ios={s.max_ios} completions")
+        elif time.perf_counter() - self.wall_start >= s.max_wall_s:
+            self._stop(f"budget: max_wall_s={s.max_wall_s:g} s")
+
+    def _stop(self, reason: str) -> None:
+        if not self.stopped:
+            self.stopped = True
+            self.stop_reason = reason
+            self.stop_event.succeed()
+
+    # -- issuing and completing ----------------------------------------------------
+    def _issue(self, job: Job) -> None:
+        if self.op_unit() < self.read_fraction:
+            job.op = READ
+            size = self.read_size()  # type: ignore[misc]
+        else:
+            job.op = WRITE
+            size = self.write_size()  # type: ignore[misc]
+        job.size = size
+        if self.sequential:
+            key = job.slot
+            start = self.cursors.get(key)
+            if start is None:
+                start = (abs(key) * 7919 % 64) * (self.capacity // 64)
+            if start + size > self.capacity:
+                start = 0
+            job.offset = start
+            self.cursors[key] = start + size
+        else:
+            off = int(self.addr_unit() * self.blocks) * 4096
+            job.offset = off if off + size <= self.capacity else max(0, self.capacity - size)
+        now = self.env.now
+        job.t0 = now
+        job.route = self.route
+        job.step = -1
+        self.issued += 1
+        self.out_area += self.outstanding * (now - self.out_t)
+        self.out_t = now
+        self.outstanding += 1
+        if self.outstanding > UNSTABLE_BACKLOG:
+            self._stop(f"unstable: more than {UNSTABLE_BACKLOG} I/Os outstanding; the offered load exceeds what the path can serve")
+        advance(job)
+
+    def _complete(self, job: Job) -> None:
+        now = self.env.now
+        self.out_area += self.outstanding * (now - self.out_t)
+        self.out_t = now
+        self.outstanding -= 1
+        self.completed += 1
+        if self.warm:
+            lat = now - job.t0
+            self.b_ios += 1
+            self.b_lat += lat
+            self.b_bytes += job.size
+            if job.op == READ:
+                self.b_reads += 1
+                self.b_rlat += lat
+            else:
+                self.b_writes += 1
+                self.b_wlat += lat
+            if lat > 0.0:
+                m, e = math.frexp(lat)
+                if e <= _MIN_EXP:
+                    idx = 0
+                elif e > _MAX_E:
+                    idx = NBUCKETS - 1
+                else:
+                    idx = (e - _MIN_EXP) * SUB + int((m - 0.5) * _TWO_SUB)
+                self.b_hist[idx] += 1
+            else:
+                self.b_hist[0] += 1
+            if self.b_ios >= self.batch_target and not self.stopped:
+                self._close_batch()
+        elif self.completed >= self.warmup_ios:
+            self._end_warmup()
+        self.on_complete(job)
+
+    def _end_warmup(self) -> None:
+        self.warm = True
+        for meter in self.model.meters:
+            meter.reset()
+        self._new_batch()
+
+    # -- workload generators ----------------------------------------------------------
+    def on_complete(self, job: Job) -> None:  # replaced per workload kind
+        self.jobs.recycle(job)
+
+    def _start_closed(self, wl: ClosedWorkload) -> None:
+        think = wl.think_time_us
+        think_unit = self.streams.unit("exponential" if wl.think_distribution == "exponential" else "deterministic")
+        env = self.env
+
+        def reissue_event(event: simpy.Event) -> None:
+            if not self.stopped:
+                self._issue(event._value)  # noqa: SLF001
+
+        if think > 0:
+            def on_complete(job: Job) -> None:
+                if not self.stopped:
+                    Timeout(env, think * think_unit(), job).callbacks.append(reissue_event)  # type: ignore[union-attr]
+        else:
+            def on_complete(job: Job) -> None:
+                if not self.stopped:
+                    self._issue(job)
+
+        self.on_complete = on_complete  # type: ignore[method-assign]
+        for j in range(wl.jobs):
+            for _ in range(wl.queue_depth):
+                job = Job()
+                job.slot = j
+                self._issue(job)
+
+    def _start_open(self, wl: OpenWorkload | BurstyWorkload) -> None:
+        """Poisson arrivals; for bursty workloads the rate switches at exponential on/off epochs.
+
+        A rate switch restarts the arrival chain (exact, as exponential gaps are memoryless);
+        an arrival scheduled under an older epoch is dropped.
+        """
+        env = self.env
+        gap_unit = self.streams.unit("exponential")
+        jobs = self.jobs
+        state = {"epoch": 0}
+        rate = [wl.on_rate_iops if isinstance(wl, BurstyWorkload) else wl.rate_iops]
+
+        def schedule(epoch: int) -> None:
+            if rate[0] > 0:
+                Timeout(env, 1e6 / rate[0] * gap_unit(), epoch).callbacks.append(arrive)  # type: ignore[union-attr]
+
+        def arrive(event: simpy.Event) -> None:
+            epoch = event._value  # noqa: SLF001
+            if self.stopped or epoch != state["epoch"]:
+                return
+            job = jobs.new()
+            job.slot = -1
+            self._issue(job)
+            schedule(epoch)
+
+        if isinstance(wl, BurstyWorkload):
+            period_unit = self.streams.unit("exponential")
+
+            def toggle(event: simpy.Event) -> None:
+                if self.stopped:
+                    return
+                on = not event._value  # noqa: SLF001
+                rate[0] = wl.on_rate_iops if on else wl.off_rate_iops
+                state["epoch"] += 1
+                schedule(state["epoch"])
+                mean_ms = wl.mean_on_ms if on else wl.mean_off_ms
+                Timeout(env, mean_ms * 1e3 * period_unit(), on).callbacks.append(toggle)  # type: ignore[union-attr]
+
+            Timeout(env, wl.mean_on_ms * 1e3 * period_unit(), True).callbacks.append(toggle)  # type: ignore[union-attr]
+        schedule(0)
+
+    # -- the run ---------------------------------------------------------------------------
+    def run(self) -> Result:
+        wl = self.scenario.workload
+        self.wall_start = time.perf_counter()
+        if isinstance(wl, ClosedWorkload):
+            self._start_closed(wl)
+        else:
+            self._start_open(wl)
+        try:
+            self.env.run(until=self.stop_event)
+        except RuntimeError:
+            # no events left before the stop event: nothing can complete any more
+            self.stop_reason = self.stop_reason or "stalled: no I/O can make progress"
+        wall = time.perf_counter() - self.wall_start
+        return self._result(wall)
+
+    def _result(self, wall: float) -> Result:
+        batches = self.batches
+        if not batches:
+            if self.b_ios:
+                self.stopped = True
+                self._close_batch(check=False)
+                batches = self.batches
+            else:
+                raise RuntimeError(
+                    f"the run ended ({self.stop_reason or 'no completions'}) before any I/O was measured; "
+                    f"raise run.max_ios / run.max_wall_s or lower run.warmup_ios"
+                )
+        metrics = {}
+        for key in METRIC_KEYS:
+            v, lo, hi = estimate(batches, key)
+            metrics[key] = Metric(value=v, ci95=(lo, hi))
+        utilization = {m.name: m.utilization() for m in self.model.meters}
+        busy = {m.name: m.busy() for m in self.model.meters}
+        # stations always compete; a concurrency limit only if an I/O ever waited for it
+        candidates = {m.name: utilization[m.name] for m in self.model.meters
+                      if isinstance(m, Station) or m.waited}
+        bottleneck = max(candidates, key=lambda k: candidates[k]) if candidates else "none"
+        return Result(
+            **metrics,
+            utilization=utilization,
+            busy=busy,
+            bottleneck=bottleneck,
+            stop_reason=self.stop_reason,
+            simulated_ios=self.completed,
+            measured_ios=sum(b.ios for b in batches),
+            issued_ios=self.issued,
+            in_flight_ios=self.outstanding,
+            batches=len(batches),
+            simulated_seconds=self.env.now * 1e-6,
+            wall_seconds=wall,
+            seed=self.scenario.run.seed,
+            scenario=self.scenario,
+        )
+
+_MAX_E = 40
+_TWO_SUB = 2 * SUB
+
+
+def simulate(scenario: Scenario) -> Result:
+    """Simulate ``scenario`` with the discrete-event engine and return its Result."""
+    return Run(scenario).run()

@@ -1,0 +1,409 @@
+"""Build the I/O path of a scenario out of engine components (DESIGN.md section 3).
+
+Every attachment becomes: a logical route ``(volume split, complete)`` and, per
+volume member and direction, a device route that charges host CPU, takes the
+concurrency limits in order, crosses the links and the device, and gives everything
+back. Parameters come from the scenario, the catalog (models/catalog/*.yaml) and the
+engine defaults in models/catalog/parameters.yaml; nothing numeric is invented here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import simpy
+
+from models.catalog import lookup, parameter
+from models.hardware import FlashDeviceSpec, HostSpec, PcieLink
+from models.scenario import Scenario
+from models.topology import DirectNvme, Exflash, Generic, HostConfig, San, ZvmEdev
+from sim.components import (
+    READ,
+    WRITE,
+    Child,
+    Delay,
+    Fork,
+    Hop,
+    Job,
+    JobFactory,
+    Meter,
+    Pool,
+    Split,
+    Station,
+    SubchannelPool,
+    make_route,
+)
+from sim.rng import Streams, UnitSampler
+from sim.volume import Volume
+
+
+@dataclass
+class Model:
+    """A built I/O path: the logical route, every meter, the host CPU and the capacity."""
+
+    route: tuple[Hop, ...]
+    meters: list[Meter]
+    cpu: Station | None
+    capacity_bytes: int
+    closed_affinity: bool
+    notes: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ResolvedHost:
+    cores: int
+    stack: str
+    cpu_us_per_io: float
+    submit_fraction: float
+
+
+def resolve_host(config: HostConfig, default_stack: str) -> ResolvedHost:
+    """Cores and path length of the host: scenario overrides > catalog host > parameters.yaml defaults."""
+    stack = config.stack or default_stack
+    spec: HostSpec | None = lookup("hosts", config.model) if config.model else None
+    cores = config.cores or (spec.cores if spec else (1 if stack == "none" else int(parameter("host_defaults.cores"))))
+    if config.cpu_us_per_io is not None:
+        cpu = config.cpu_us_per_io
+    elif spec is not None and stack in spec.cpu_us_per_io:
+        cpu = spec.cpu_us_per_io[stack]  # type: ignore[index]
+    else:
+        cpu = float(parameter(f"host_defaults.cpu_us_per_io.{stack}"))
+    if config.submit_fraction is not None:
+        frac = config.submit_fraction
+    elif spec is not None:
+        frac = spec.submit_fraction
+    else:
+        frac = float(parameter("host_defaults.submit_fraction"))
+    return ResolvedHost(cores=cores, stack=stack, cpu_us_per_io=cpu, submit_fraction=frac)
+
+
+def _bytes_time(gbs: float) -> Callable[[Job], float]:
+    """Transfer time in us of job.size bytes at ``gbs`` GB/s."""
+    per_byte = 1.0 / (gbs * 1e3)
+    return lambda job: job.size * per_byte
+
+
+def _scaled(mean_us: float, unit: UnitSampler) -> Callable[[Job], float]:
+    return lambda job: mean_us * unit()
+
+
+class Builder:
+    """Creates components, registers their meters and hands out random streams in a fixed order."""
+
+    def __init__(self, env: simpy.Environment, streams: Streams, jobs: JobFactory, access: str):
+        self.env = env
+        self.streams = streams
+        self.jobs = jobs
+        self.access = access
+        self.meters: list[Meter] = []
+
+    def station(self, name: str, servers: int, service: Callable[[Job], float]) -> Station:
+        st = Station(self.env, name, servers, service)
+        self.meters.append(st)
+        return st
+
+    def pool(self, name: str, slots: int) -> Pool:
+        p = Pool(self.env, name, slots)
+        self.meters.append(p)
+        return p
+
+    def link(self, name: str, gbs: float) -> tuple[Station, Station]:
+        """A full-duplex link: (towards the host, towards the device) stations, one transfer at a time each."""
+        t = _bytes_time(gbs)
+        return self.station(f"{name}.to_host", 1, t), self.station(f"{name}.to_device", 1, t)
+
+    def cpu(self, host: ResolvedHost) -> tuple[Station | None, Hop | None, Hop | None]:
+        """The host CPU station and the submit / completion hops that charge it (None when it costs nothing)."""
+        if host.cpu_us_per_io <= 0:
+            return None, None, None
+        st = self.station("host_cpu", host.cores, lambda job: job.cost)
+        submit_us = host.cpu_us_per_io * host.submit_fraction
+        complete_us = host.cpu_us_per_io - submit_us
+        return st, _charge(st, submit_us), _charge(st, complete_us)
+
+
+def _charge(cpu: Station, us: float) -> Hop | None:
+    """A hop that occupies one core of the host CPU for ``us`` microseconds."""
+    if us <= 0:
+        return None
+
+    def hop(job: Job) -> None:
+        job.cost = us
+        cpu(job)
+
+    return hop
+
+
+class FlashDevice:
+    """A flash drive or DIMM (seeds 001, 002, 003).
+
+    Reads occupy one of P_r parallel NAND read units for the QD1 read latency
+    (P_r = read IOPS x read latency, so the IOPS limit and the QD1 latency are both
+    honoured), then the read-bandwidth channel for size / bandwidth. Writes take a
+    slot of the power-protected write cache, are acknowledged after the cache
+    acknowledgement time, and are destaged in the background through the
+    write-bandwidth channel and one of P_w program units (P_w = write IOPS x program
+    time); when the cache is full, writes wait for a destage, so sustained write
+    IOPS and bandwidth obey the datasheet and latency grows past the knee. A write
+    cache of one slot reproduces eXFlash WriteNow: back-to-back writes wait for the
+    previous destage, writes separated by think time do not (seed 002, Figure 11).
+    """
+
+    def __init__(self, b: Builder, name: str, spec: FlashDeviceSpec):
+        beh = spec.behaviour
+        cv = beh.service_cv if beh.service_cv is not None else float(parameter("device_behaviour.service_cv"))
+        slots = beh.write_cache_slots or int(parameter("device_behaviour.write_cache_slots"))
+        t_prog = beh.program_time_us or float(parameter("device_behaviour.program_time_us"))
+        ack = beh.write_ack_us or spec.write_latency_us
+        law = "lognormal" if cv > 0 else "deterministic"
+        read_units = max(1, round(spec.read_kiops * 1e3 * spec.read_latency_us * 1e-6))
+        program_units = max(1, round(spec.write_kiops * 1e3 * t_prog * 1e-6))
+        # program time consistent with the write IOPS limit for the rounded unit count
+        t_prog_eff = program_units / (spec.write_kiops * 1e3) * 1e6
+        random = b.access == "random"
+        read_bw = (spec.random_read_bw_gbs if random and spec.random_read_bw_gbs else spec.read_bw_gbs)
+        write_bw = (spec.random_write_bw_gbs if random and spec.random_write_bw_gbs else spec.write_bw_gbs)
+        self.read_units = b.station(f"{name}.read_units", read_units, _scaled(spec.read_latency_us, b.streams.unit(law, cv)))
+        self.read_bw = b.station(f"{name}.read_bw", 1, _bytes_time(read_bw))
+        self.write_cache = b.pool(f"{name}.write_cache", slots)
+        ack_unit = b.streams.unit(law, cv)
+        self.ack = Delay(b.env, lambda job: ack * ack_unit())
+        self.write_bw = b.station(f"{name}.write_bw", 1, _bytes_time(write_bw))
+        self.program_units = b.station(f"{name}.program_units", program_units, _scaled(t_prog_eff, b.streams.unit(law, cv)))
+        destage = make_route(self.write_bw, self.program_units, self.write_cache.release)
+        self.read_hops: tuple[Hop, ...] = (self.read_units, self.read_bw)
+        self.write_hops: tuple[Hop, ...] = (self.write_cache.acquire, self.ack, Fork(destage, b.jobs))
+        self.parallelism = {"read_units": read_units, "program_units": program_units, "write_cache_slots": slots}
+
+
+def _pcie(gen: int | None, lanes: int | None) -> float | None:
+    if gen is None or lanes is None:
+        return None
+    return PcieLink(generation=gen, lanes=lanes).gbs  # type: ignore[arg-type]
+
+
+class RouteTable:
+    """Device routes per (member, op[, variant]), built on first use."""
+
+    def __init__(self, make: Callable[..., Sequence[Hop]]):
+        self.make = make
+        self.cache: dict[tuple[Any, ...], Sequence[Hop]] = {}
+
+    def get(self, *key: Any) -> Sequence[Hop]:
+        route = self.cache.get(key)
+        if route is None:
+            route = self.cache[key] = tuple(self.make(*key))
+        return route
+
+
+def _volume_planner(volume: Volume, routes: Callable[[int, int], Sequence[Hop]]) -> Callable[[Job], list[list[Child]]]:
+    def plan(job: Job) -> list[list[Child]]:
+        phases = volume.plan(job.op, job.offset, job.size, job.slot)
+        return [[(routes(m, op), n, op, m) for m, op, n in phase] for phase in phases]
+
+    return plan
+
+
+def build(env: simpy.Environment, scenario: Scenario, streams: Streams, jobs: JobFactory) -> Model:
+    """Build the model of ``scenario.topology``."""
+    b = Builder(env, streams, jobs, scenario.workload.access)
+    closed = scenario.workload.kind == "closed"
+    topo = scenario.topology
+    if isinstance(topo, Generic):
+        return _build_generic(b, topo)
+    if isinstance(topo, DirectNvme):
+        return _build_direct(b, topo, closed)
+    if isinstance(topo, San):
+        return _build_san(b, topo, scenario, closed)
+    if isinstance(topo, Exflash):
+        return _build_exflash(b, topo, closed)
+    if isinstance(topo, ZvmEdev):
+        return _build_zvm(b, topo, closed)
+    raise TypeError(f"unknown topology {type(topo).__name__}")  # pragma: no cover - the union is closed
+
+
+def _build_generic(b: Builder, topo: Generic) -> Model:
+    host = resolve_host(topo.host, "none")
+    cpu, submit, complete = b.cpu(host)
+    hops: list[Hop | None] = [submit]
+    for st in topo.stations:
+        law = st.distribution
+        unit = b.streams.unit(law, st.cv)
+        hops.append(b.station(st.name, st.servers, _scaled(st.service_time_us, unit)))
+    hops.append(complete)
+    return Model(route=make_route(*hops), meters=b.meters, cpu=cpu, capacity_bytes=1 << 40, closed_affinity=False)
+
+
+def _build_direct(b: Builder, topo: DirectNvme, closed: bool) -> Model:
+    host = resolve_host(topo.host, "linux_nvme")
+    cpu, submit, complete = b.cpu(host)
+    spec = topo.drive_spec
+    adapter = lookup("adapters", topo.adapter)
+    uplinks = [b.link(f"adapter{a}.uplink", adapter.uplink.gbs) for a in range(topo.adapters)]
+    drives = []
+    for d in range(topo.drives):
+        gbs = _pcie(spec.pcie_generation, spec.pcie_lanes)
+        link = b.link(f"drive{d}.link", gbs) if gbs else None
+        queues = b.pool(f"drive{d}.nvme_queues", topo.nvme_queues.count * topo.nvme_queues.depth)
+        drives.append((FlashDevice(b, f"drive{d}", spec), link, queues, uplinks[d % topo.adapters]))
+    per_drive = topo.namespaces.per_drive
+    members = topo.drives * per_drive
+    ns_pools = [b.pool(f"drive{i % topo.drives}.ns{i // topo.drives}", topo.namespaces.queue_depth) for i in range(members)]
+    ns_bytes = int((topo.namespaces.size_gb or spec.capacity_tb * 1000 / per_drive) * 1e9)
+    split: Split
+
+    def make(member: int, op: int) -> list[Hop]:
+        dev, link, queues, uplink = drives[member % topo.drives]
+        ns = ns_pools[member]
+        if op == READ:
+            path = [*dev.read_hops, link[0] if link else None, uplink[0]]
+        else:
+            path = [uplink[1], link[1] if link else None, *dev.write_hops]
+        return list(make_route(ns.acquire, submit, queues.acquire, *path, queues.release, ns.release, complete, split.join))
+
+    table = RouteTable(make)
+    volume = Volume(topo.layout, members, topo.chunk_kib * 1024, ns_bytes, lambda m: ns_pools[m].load, closed)
+    split = Split(_volume_planner(volume, table.get), b.jobs)
+    return Model(route=(split,), meters=b.meters, cpu=cpu, capacity_bytes=volume.capacity, closed_affinity=closed,
+                 notes={"device": drives[0][0].parallelism, "members": members})
+
+
+def _build_san(b: Builder, topo: San, scenario: Scenario, closed: bool) -> Model:
+    host = resolve_host(topo.host, "scsi_fcp" if topo.protocol == "fcp" else "nvme_fc")
+    cpu, submit, complete = b.cpu(host)
+    hba = lookup("san_adapters", topo.host_adapter)
+    server = lookup("storage_servers", topo.storage_server)
+    cv = float(parameter("storage_server.service_cv"))
+    law = "lognormal" if cv > 0 else "deterministic"
+
+    def port(name: str, gbs: float, kiops: float) -> tuple[Station, Station]:
+        per_byte = 1.0 / (gbs * 1e3)
+        handling = 1e3 / kiops
+        to_host = b.station(f"{name}.to_host", 1, lambda job: (job.size * per_byte) if job.op == READ else 0.0)
+        to_dev = b.station(f"{name}.to_device", 1,
+                           lambda job: handling + (job.size * per_byte if job.op == WRITE else 0.0))
+        return to_host, to_dev
+
+    host_ports = [port(f"hba{i // hba.ports}.port{i % hba.ports}", hba.port_gbs, hba.port_kiops)
+                  for i in range(topo.host_adapters * hba.ports)]
+    fe_ports = [port(f"server.port{i}", server.port_gbs, server.port_kiops) for i in range(topo.front_end_ports)]
+    paths = max(len(host_ports), len(fe_ports))
+    if topo.protocol == "fcp":
+        lun_pools = [b.pool(f"lun{i}.queue", topo.lun_queue_depth) for i in range(topo.luns)]
+        def concurrency(member: int) -> Pool:
+            return lun_pools[member]
+        load = lambda m: lun_pools[m].load  # noqa: E731
+    else:
+        per_assoc = max(1, topo.nvme_queues.count // topo.associations) * topo.nvme_queues.depth
+        assoc_pools = [b.pool(f"association{i}.queues", per_assoc) for i in range(topo.associations)]
+        def concurrency(member: int) -> Pool:
+            return assoc_pools[member % topo.associations]
+        load = lambda m: assoc_pools[m % topo.associations].load  # noqa: E731
+    fabric = Delay(b.env, lambda job: topo.fabric_latency_us)
+    controller = b.station("server.controller", server.controller_cores,
+                           _scaled(server.controller_us_per_io, b.streams.unit(law, cv)))
+    hit_unit = b.streams.unit(law, cv)
+    cache_hit = Delay(b.env, lambda job: server.cache_hit_latency_us * hit_unit())
+    backend = b.station("server.backend", server.backend_parallelism,
+                        _scaled(server.backend_read_latency_us, b.streams.unit(law, cv)))
+    backend_bw = b.station("server.backend_bw", 1, _bytes_time(server.backend_read_gbs))
+    destage = b.station("server.destage", 1, _bytes_time(server.destage_gbs))
+    cache_gb = topo.cache.size_gb or server.cache_gb
+    mean_write = max(512.0, scenario.workload.mean_bytes())
+    cache_slots = max(1, min(10**9, int(cache_gb * 1e9 / mean_write)))
+    write_cache = b.pool("server.write_cache", cache_slots)
+    destage_route = make_route(destage, write_cache.release)
+    hit_ratio = topo.cache.read_hit_ratio
+    choose = b.streams.uniform()
+    rr = [0]
+    split: Split
+
+    def make(member: int, op: int, path: int, hit: bool) -> list[Hop]:
+        hp = host_ports[path % len(host_ports)]
+        fp = fe_ports[path % len(fe_ports)]
+        pool = concurrency(member)
+        if op == READ:
+            inside = [cache_hit] if hit else [backend, backend_bw]
+        elif topo.cache.write_back:
+            inside = [write_cache.acquire, cache_hit, Fork(destage_route, b.jobs)]
+        else:
+            inside = [destage]
+        return list(make_route(pool.acquire, submit, hp[1], fabric, fp[1], controller, *inside,
+                               fp[0], fabric, hp[0], pool.release, complete, split.join))
+
+    table = RouteTable(make)
+
+    def routes(member: int, op: int) -> Sequence[Hop]:
+        rr[0] += 1
+        hit = op == READ and choose() < hit_ratio
+        return table.get(member, op, rr[0] % paths, hit)
+
+    lun_bytes = int(server.raw_capacity_tb * 1e12 / topo.luns)
+    volume = Volume(topo.layout, topo.luns, topo.chunk_kib * 1024, lun_bytes, load, closed)
+    split = Split(_volume_planner(volume, routes), b.jobs)
+    return Model(route=(split,), meters=b.meters, cpu=cpu, capacity_bytes=volume.capacity, closed_affinity=closed,
+                 notes={"paths": paths, "write_cache_slots": cache_slots})
+
+
+def _build_exflash(b: Builder, topo: Exflash, closed: bool) -> Model:
+    host = resolve_host(topo.host, "exflash_driver")
+    cpu, submit, complete = b.cpu(host)
+    spec = topo.dimm_spec
+    per_thread = 1 if topo.max_occupancy else 2
+    threads = [b.pool(f"driver_thread{t}", 1) for t in range(topo.driver_threads)]
+    dimms = []
+    for d in range(topo.dimms):
+        channel = b.link(f"dimm{d}.memory_channel", spec.memory_channel_gbs) if spec.memory_channel_gbs else None
+        dimms.append((FlashDevice(b, f"dimm{d}", spec), channel, threads[d // per_thread]))
+    split: Split
+
+    def make(member: int, op: int) -> list[Hop]:
+        dev, channel, thread = dimms[member]
+        submit_part = [thread.acquire, submit, thread.release] if submit else []
+        complete_part = [thread.acquire, complete, thread.release] if complete else []
+        if op == READ:
+            path = [*dev.read_hops, channel[0] if channel else None]
+        else:
+            path = [channel[1] if channel else None, *dev.write_hops]
+        return list(make_route(*submit_part, *path, *complete_part, split.join))
+
+    table = RouteTable(make)
+    dimm_bytes = int(spec.capacity_tb * 1e12)
+    volume = Volume(topo.layout, topo.dimms, topo.chunk_kib * 1024, dimm_bytes, lambda m: 0, closed)
+    split = Split(_volume_planner(volume, table.get), b.jobs)
+    return Model(route=(split,), meters=b.meters, cpu=cpu, capacity_bytes=volume.capacity, closed_affinity=closed,
+                 notes={"device": dimms[0][0].parallelism})
+
+
+def _build_zvm(b: Builder, topo: ZvmEdev, closed: bool) -> Model:
+    host = resolve_host(topo.host, "zvm_cp")
+    cpu, submit, complete = b.cpu(host)
+    spec = topo.drive_spec
+    adapter = lookup("adapters", topo.adapter)
+    subchannels = SubchannelPool(b.env, "edev.subchannels", topo.base_devices, topo.aliases)
+    b.meters.append(subchannels)
+    drives = []
+    for d in range(topo.drives):
+        gbs = _pcie(spec.pcie_generation, spec.pcie_lanes)
+        link = b.link(f"drive{d}.link", min(gbs, adapter.uplink.gbs) if gbs else adapter.uplink.gbs)
+        drives.append((FlashDevice(b, f"drive{d}", spec), link))
+    split: Split
+
+    def make(member: int, op: int) -> list[Hop]:
+        dev, link = drives[member % topo.drives]
+        path = [*dev.read_hops, link[0]] if op == READ else [link[1], *dev.write_hops]
+        return list(make_route(submit, subchannels.acquire, *path, subchannels.release, complete, split.join))
+
+    table = RouteTable(make)
+    base_bytes = int(spec.capacity_tb * 1e12 * topo.drives / topo.base_devices)
+    volume = Volume("jbod", topo.base_devices, 256 * 1024, base_bytes, lambda m: 0, closed)
+    split = Split(_volume_planner(volume, table.get), b.jobs)
+    return Model(route=(split,), meters=b.meters, cpu=cpu, capacity_bytes=volume.capacity, closed_affinity=closed,
+                 notes={"device": drives[0][0].parallelism})
+
+
+def describe(model: Model) -> dict[str, Any]:
+    """Structure of a built model (component names and capacities), for reports and checks."""
+    return {"components": {m.name: m.capacity for m in model.meters}, **model.notes}

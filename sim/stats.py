@@ -1,0 +1,148 @@
+"""Streaming statistics: a log-bucket latency histogram and batch-means confidence intervals.
+
+The histogram keeps counts in buckets whose width is 1/32 of their octave
+(relative resolution about 3%, HdrHistogram-style), so p99.9 of a billion I/Os costs
+the same memory as of a thousand. Confidence intervals use the method of batch means:
+the measured window is cut into batches of completions, each batch gives one sample of
+every metric, and the Student-t interval over the batch samples estimates the 95% CI.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from scipy import stats as _scipy_stats
+
+SUB = 32  # buckets per octave
+MIN_EXP = -12  # 2**-12 us ~ 0.25 ns
+MAX_EXP = 40  # 2**40 us ~ 12.7 days
+NBUCKETS = (MAX_EXP - MIN_EXP + 1) * SUB
+
+
+def bucket_of(value_us: float) -> int:
+    """Index of the bucket holding ``value_us`` (values outside the range are clamped)."""
+    if value_us <= 0.0:
+        return 0
+    m, e = math.frexp(value_us)  # value = m * 2**e, 0.5 <= m < 1
+    if e <= MIN_EXP:
+        return 0
+    if e > MAX_EXP:
+        return NBUCKETS - 1
+    return (e - MIN_EXP) * SUB + int((m - 0.5) * 2 * SUB)
+
+
+def bucket_value(index: int) -> float:
+    """Geometric midpoint of a bucket."""
+    e, k = divmod(index, SUB)
+    e += MIN_EXP
+    lo = (0.5 + k / (2 * SUB)) * 2.0**e
+    hi = (0.5 + (k + 1) / (2 * SUB)) * 2.0**e
+    return math.sqrt(lo * hi)
+
+
+def percentile(counts: list[int], q: float) -> float:
+    """The q-quantile (0 < q < 1) of a bucket-count list; NaN if empty."""
+    total = sum(counts)
+    if total == 0:
+        return float("nan")
+    rank = q * total
+    running = 0
+    for i, c in enumerate(counts):
+        running += c
+        if running >= rank and c:
+            return bucket_value(i)
+    return bucket_value(len(counts) - 1)
+
+
+def t_half_width(samples: list[float], confidence: float = 0.95) -> float:
+    """Half-width of the Student-t confidence interval of the mean of ``samples``."""
+    n = len(samples)
+    if n < 2:
+        return float("inf")
+    mean = sum(samples) / n
+    var = sum((x - mean) ** 2 for x in samples) / (n - 1)
+    t = float(_scipy_stats.t.ppf(0.5 + confidence / 2, n - 1))
+    return t * math.sqrt(var / n)
+
+
+@dataclass
+class Batch:
+    """Totals over one batch of completions."""
+
+    duration_s: float = 0.0
+    ios: int = 0
+    reads: int = 0
+    writes: int = 0
+    latency_sum_us: float = 0.0
+    read_latency_sum_us: float = 0.0
+    write_latency_sum_us: float = 0.0
+    bytes: int = 0
+    cpu_busy_us: float = 0.0
+    outstanding_area_s: float = 0.0
+    histogram: list[int] = field(default_factory=list)
+
+    def merged(self, other: Batch) -> Batch:
+        return Batch(
+            duration_s=self.duration_s + other.duration_s,
+            ios=self.ios + other.ios,
+            reads=self.reads + other.reads,
+            writes=self.writes + other.writes,
+            latency_sum_us=self.latency_sum_us + other.latency_sum_us,
+            read_latency_sum_us=self.read_latency_sum_us + other.read_latency_sum_us,
+            write_latency_sum_us=self.write_latency_sum_us + other.write_latency_sum_us,
+            bytes=self.bytes + other.bytes,
+            cpu_busy_us=self.cpu_busy_us + other.cpu_busy_us,
+            outstanding_area_s=self.outstanding_area_s + other.outstanding_area_s,
+            histogram=[a + b for a, b in zip(self.histogram, other.histogram, strict=True)],
+        )
+
+
+def _ratio(num: float, den: float) -> float:
+    return num / den if den > 0 else 0.0
+
+
+BATCH_METRICS = {
+    "iops": lambda b: _ratio(b.ios, b.duration_s),
+    "read_iops": lambda b: _ratio(b.reads, b.duration_s),
+    "write_iops": lambda b: _ratio(b.writes, b.duration_s),
+    "mbps": lambda b: _ratio(b.bytes, b.duration_s) / 1e6,
+    "latency_mean_us": lambda b: _ratio(b.latency_sum_us, b.ios),
+    "read_latency_mean_us": lambda b: _ratio(b.read_latency_sum_us, b.reads),
+    "write_latency_mean_us": lambda b: _ratio(b.write_latency_sum_us, b.writes),
+    "cpu_us_per_io": lambda b: _ratio(b.cpu_busy_us, b.ios),
+    "mean_outstanding_ios": lambda b: _ratio(b.outstanding_area_s, b.duration_s),
+}
+PERCENTILES = {"latency_p50_us": 0.50, "latency_p95_us": 0.95, "latency_p99_us": 0.99, "latency_p999_us": 0.999}
+
+
+def estimate(batches: list[Batch], metric: str, confidence: float = 0.95) -> tuple[float, float, float]:
+    """(point estimate, CI low, CI high) of ``metric`` over ``batches``.
+
+    The point estimate pools all batches (a ratio of totals); the interval's
+    half-width comes from the spread of the per-batch values.
+    """
+    total = batches[0]
+    for b in batches[1:]:
+        total = total.merged(b)
+    if metric in PERCENTILES:
+        q = PERCENTILES[metric]
+        value = percentile(total.histogram, q)
+        samples = [percentile(b.histogram, q) for b in batches if sum(b.histogram)]
+    else:
+        fn = BATCH_METRICS[metric]
+        value = fn(total)
+        if metric == "read_latency_mean_us":
+            samples = [fn(b) for b in batches if b.reads]
+        elif metric == "write_latency_mean_us":
+            samples = [fn(b) for b in batches if b.writes]
+        else:
+            samples = [fn(b) for b in batches]
+    if math.isnan(value):
+        return 0.0, 0.0, 0.0
+    if len(samples) < 2:
+        return value, value, value
+    hw = t_half_width(samples, confidence)
+    if all(s == samples[0] for s in samples):
+        hw = 0.0
+    return value, value - hw, value + hw

@@ -1,0 +1,127 @@
+"""The volume layer: how a logical I/O becomes device I/Os on the members of a layout.
+
+Members are namespaces (direct NVMe), LUNs (SAN) or DIMMs (eXFlash), numbered so that
+member i lives on drive ``i % drives``; mirror pairs (2p, 2p+1) therefore sit on
+different drives, and, with drives spread round-robin over adapters, behind different
+adapters too (IBM i planar / bus protection, seed 001).
+
+* jbod - independent devices: a closed workload's job j uses member j mod M (one fio
+  instance per device, seed 002); open workloads pick by address.
+* raid0 - stripes of ``chunk`` bytes over all members.
+* raid1 - every member holds a copy: writes go to all, reads to the least-loaded one.
+* raid10 / ibmi_mirror - md "near 2" layout: chunk c lives on pair c mod M/2; writes go
+  to both copies, reads to the less-loaded one (mdadm --level=10, chunk 256K, seed 000;
+  IBM i mirrored protection, which also spreads data over all units, seed 001).
+* raid5 / raid6 - left-symmetric rotating parity. A write that covers a whole stripe
+  writes data and parity at once; a smaller write reads old data and parity, then
+  writes both (read-modify-write: 2 reads + 2 writes per chunk for RAID-5, 3 + 3 for RAID-6).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sim.components import READ, WRITE
+
+Piece = tuple[int, int, int]
+"""(member, op, bytes)."""
+
+
+class Volume:
+    """Maps (op, offset, size, job) to phases of (member, op, bytes) device I/Os."""
+
+    def __init__(self, layout: str, members: int, chunk_bytes: int, member_bytes: int,
+                 load: Callable[[int], int], closed_affinity: bool):
+        self.layout = layout
+        self.members = members
+        self.chunk = chunk_bytes
+        self.member_bytes = member_bytes
+        self.load = load
+        self.closed_affinity = closed_affinity
+        data_members = {
+            "jbod": members, "raid0": members, "raid1": 1, "raid10": members // 2,
+            "ibmi_mirror": members // 2, "raid5": members - 1, "raid6": members - 2,
+        }[layout]
+        self.data_members = data_members
+        self.capacity = data_members * member_bytes
+        self.parities = {"raid5": 1, "raid6": 2}.get(layout, 0)
+
+    # -- helpers ---------------------------------------------------------------
+    def _pieces(self, offset: int, size: int) -> list[tuple[int, int]]:
+        """(chunk index, bytes) pieces of [offset, offset + size)."""
+        chunk = self.chunk
+        out = []
+        end = offset + size
+        while offset < end:
+            c = offset // chunk
+            stop = min(end, (c + 1) * chunk)
+            out.append((c, stop - offset))
+            offset = stop
+        return out
+
+    def _less_loaded(self, a: int, b: int) -> int:
+        return a if self.load(a) <= self.load(b) else b
+
+    # -- the mapping -------------------------------------------------------------
+    def plan(self, op: int, offset: int, size: int, job_index: int) -> list[list[Piece]]:
+        layout = self.layout
+        m = self.members
+        if layout == "jbod":
+            if self.closed_affinity and job_index >= 0:
+                member = job_index % m
+            else:
+                member = min(m - 1, offset // self.member_bytes)
+            return [[(member, op, size)]]
+        if layout == "raid0":
+            if size <= self.chunk and offset % self.chunk + size <= self.chunk:
+                return [[((offset // self.chunk) % m, op, size)]]
+            return [[(c % m, op, n) for c, n in self._pieces(offset, size)]]
+        if layout == "raid1":
+            if op == READ:
+                best = min(range(m), key=self.load)
+                return [[(best, READ, size)]]
+            return [[(i, WRITE, size) for i in range(m)]]
+        if layout in ("raid10", "ibmi_mirror"):
+            pairs = m // 2
+            out: list[Piece] = []
+            for c, n in self._pieces(offset, size):
+                p = c % pairs
+                a, b = 2 * p, 2 * p + 1
+                if op == READ:
+                    out.append((self._less_loaded(a, b), READ, n))
+                else:
+                    out.append((a, WRITE, n))
+                    out.append((b, WRITE, n))
+            return [out]
+        return self._plan_parity(op, offset, size)
+
+    def _plan_parity(self, op: int, offset: int, size: int) -> list[list[Piece]]:
+        m = self.members
+        k = self.parities
+        dps = m - k  # data chunks per stripe
+        stripes: dict[int, list[tuple[int, int]]] = {}
+        for c, n in self._pieces(offset, size):
+            stripes.setdefault(c // dps, []).append((c % dps, n))
+        reads: list[Piece] = []
+        writes: list[Piece] = []
+        for s, pieces in stripes.items():
+            parity = (m - 1) - s % m
+            parity_members = [(parity + j) % m for j in range(k)]
+            first_data = parity + k
+
+            def data_member(idx: int, first: int = first_data) -> int:
+                return (first + idx) % m
+
+            if op == READ:
+                reads.extend((data_member(i), READ, n) for i, n in pieces)
+                continue
+            full = len(pieces) == dps and all(n == self.chunk for _, n in pieces)
+            parity_bytes = max(n for _, n in pieces) if not full else self.chunk
+            if not full:
+                reads.extend((data_member(i), READ, n) for i, n in pieces)
+                reads.extend((pm, READ, parity_bytes) for pm in parity_members)
+            writes.extend((data_member(i), WRITE, n) for i, n in pieces)
+            writes.extend((pm, WRITE, parity_bytes) for pm in parity_members)
+        if op == READ:
+            return [reads]
+        return [reads, writes] if reads else [writes]

@@ -92,7 +92,7 @@ def _load(extra_dir: str | None) -> Catalog:
         for name, entry in raw.get(section, {}).items():
             try:
                 entries[str(name)] = cls.model_validate(entry)
-            except Exception as exc:  # noqa: BLE001 - re-raised with the entry named
+            except Exception as exc:
                 raise CatalogError(f"catalog {section}.{name}: {exc}") from exc
         parsed[section] = entries
     parsed["parameters"] = raw.get("parameters", {})

@@ -49,9 +49,10 @@ class WorkloadBase(StrictModel):
     def mean_bytes(self) -> float:
         """Mean transfer size over reads and writes."""
         mean = 0.0
-        for op, frac in (("read", self.read_fraction), ("write", 1 - self.read_fraction)):
-            if frac > 0:
-                mean += frac * sum(b * p for b, p in self.size_table(op))  # type: ignore[arg-type]
+        if self.read_fraction > 0:
+            mean += self.read_fraction * sum(b * p for b, p in self.size_table("read"))
+        if self.read_fraction < 1:
+            mean += (1 - self.read_fraction) * sum(b * p for b, p in self.size_table("write"))
         return mean
 
 

@@ -30,8 +30,22 @@ Child = tuple[Sequence[Hop], int, int, int]
 class Job:
     """One logical I/O or one device-level piece of it (a child of a split)."""
 
-    __slots__ = ("route", "step", "op", "size", "t0", "parent", "member", "slot", "offset",
-                 "pending", "phases", "phase", "token", "cost")
+    __slots__ = (
+        "cost",
+        "member",
+        "offset",
+        "op",
+        "parent",
+        "pending",
+        "phase",
+        "phases",
+        "route",
+        "size",
+        "slot",
+        "step",
+        "t0",
+        "token",
+    )
 
     def __init__(self) -> None:
         self.route: Sequence[Hop] = ()
@@ -58,7 +72,7 @@ def advance(job: Job) -> None:
 
 
 def _advance_event(event: simpy.Event) -> None:
-    advance(event._value)  # noqa: SLF001 - the job rides in the event's value
+    advance(event._value)
 
 
 class Meter:
@@ -68,7 +82,7 @@ class Meter:
     at least one unit in use. Both cover the window since the last ``reset``.
     """
 
-    __slots__ = ("env", "name", "capacity", "in_use", "area", "busy_area", "t_last", "t_reset", "waited")
+    __slots__ = ("area", "busy_area", "capacity", "env", "in_use", "name", "t_last", "t_reset", "waited")
 
     def __init__(self, env: simpy.Environment, name: str, capacity: int):
         self.env = env
@@ -122,7 +136,7 @@ class Station(Meter):
     (one server, time = bytes / bandwidth) or a textbook queue.
     """
 
-    __slots__ = ("service", "queue", "_finish_cb")
+    __slots__ = ("_finish_cb", "queue", "service")
 
     def __init__(self, env: simpy.Environment, name: str, servers: int, service: Callable[[Job], float]):
         super().__init__(env, name, servers)
@@ -147,13 +161,13 @@ class Station(Meter):
         self.in_use -= 1
         if self.queue:
             self._start(self.queue.popleft())
-        advance(event._value)  # noqa: SLF001
+        advance(event._value)
 
 
 class Delay:
     """A pure delay with unlimited parallelism (fabric latency, cache acknowledgement, think time)."""
 
-    __slots__ = ("env", "delay")
+    __slots__ = ("delay", "env")
 
     def __init__(self, env: simpy.Environment, delay: Callable[[Job], float]):
         self.env = env
@@ -210,7 +224,7 @@ class SubchannelPool(Meter):
     (the base, or -1 for an alias). Utilization counts bases and aliases together.
     """
 
-    __slots__ = ("bases_busy", "aliases", "aliases_free", "waiting", "alias_tries", "alias_fails")
+    __slots__ = ("alias_fails", "alias_tries", "aliases", "aliases_free", "bases_busy", "waiting")
 
     def __init__(self, env: simpy.Environment, name: str, bases: int, aliases: int):
         super().__init__(env, name, bases + aliases)
@@ -285,10 +299,10 @@ class JobFactory:
 class Fork:
     """Start a background child on ``route`` (e.g. destaging a cached write) and move on at once."""
 
-    __slots__ = ("route", "jobs")
+    __slots__ = ("jobs", "route")
 
     def __init__(self, route: Sequence[Hop], jobs: JobFactory):
-        self.route = tuple(route) + (jobs.recycle,)
+        self.route = (*tuple(route), jobs.recycle)
         self.jobs = jobs
 
     def __call__(self, job: Job) -> None:
@@ -315,7 +329,7 @@ class Split:
     Child routes must end with ``split.join``.
     """
 
-    __slots__ = ("planner", "jobs")
+    __slots__ = ("jobs", "planner")
 
     def __init__(self, planner: Planner, jobs: JobFactory):
         self.planner = planner

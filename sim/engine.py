@@ -6,7 +6,9 @@ and, when 64 have accumulated, adjacent pairs are merged, so batches grow with t
 and stay long compared with the system's correlation time. After ``run.min_batches``
 batches the run stops as soon as the relative 95% half-width of both IOPS and mean
 latency is at most ``run.target_rel_ci`` ("precision reached"), or when ``run.max_ios``
-completions or ``run.max_wall_s`` seconds are spent ("budget: ..."). An open workload
+completions or ``run.max_wall_s`` seconds are spent ("budget: ..."). Leading batches
+that still drift (a write cache filling up, a backlog building) are dropped by MSER
+truncation before any estimate is made. An open workload
 whose backlog keeps growing past what any queue could hold stops as "unstable".
 """
 
@@ -26,12 +28,24 @@ from models.workload import BurstyWorkload, ClosedWorkload, OpenWorkload
 from sim.components import READ, WRITE, Job, JobFactory, Station, advance
 from sim.model import Model, build
 from sim.rng import Streams, UnitSampler
-from sim.stats import NBUCKETS, SUB, Batch, estimate
+from sim.stats import BATCH_METRICS, NBUCKETS, SUB, Batch, estimate, mser_truncation
 from sim.stats import MIN_EXP as _MIN_EXP
 
 MAX_BATCHES = 64
 DEFAULT_BATCH_IOS = 1_000
 UNSTABLE_BACKLOG = 2_000_000
+
+
+def default_batch_ios(scenario: Scenario) -> int:
+    """Completions per batch at the start of a run: 1,000, or 8 per I/O slot of a closed workload.
+
+    A closed system's completions are correlated over about one cycle of its N slots, so
+    batches of several N completions keep the batch means close to independent.
+    """
+    wl = scenario.workload
+    if isinstance(wl, ClosedWorkload):
+        return min(100_000, max(DEFAULT_BATCH_IOS, 8 * wl.jobs * wl.queue_depth))
+    return DEFAULT_BATCH_IOS
 
 
 class _SizeChooser:
@@ -60,7 +74,7 @@ class Run:
         self.streams = Streams(settings.seed)
         self.jobs = JobFactory()
         self.model: Model = build(self.env, scenario, self.streams, self.jobs)
-        self.route = self.model.route + (self._complete,)
+        self.route = (*self.model.route, self._complete)
         wl = scenario.workload
         self.read_fraction = wl.read_fraction
         self.op_unit = self.streams.uniform()
@@ -79,9 +93,10 @@ class Run:
         self.out_t = 0.0
         self.warm = settings.warmup_ios == 0
         self.warmup_ios = settings.warmup_ios
-        self.batch_target = settings.batch_ios or DEFAULT_BATCH_IOS
+        self.batch_target = settings.batch_ios or default_batch_ios(scenario)
         self.batch_fixed = settings.batch_ios is not None
         self.batches: list[Batch] = []
+        self.marks: list[tuple[float, list[float], list[float]]] = []
         self.stop_reason = ""
         self.stop_event = self.env.event()
         self.stopped = False
@@ -101,6 +116,12 @@ class Run:
         self.b_start = self.env.now
         self.b_out_area = self._out_area_now()
         self.b_cpu = self.model.cpu.unit_time() if self.model.cpu else 0.0
+        self.marks.append(self._meter_mark())
+
+    def _meter_mark(self) -> tuple[float, list[float], list[float]]:
+        """(time, occupancy area, busy area) of every meter: taken at each batch boundary."""
+        meters = self.model.meters
+        return self.env.now, [m.unit_time() for m in meters], [m.busy_area for m in meters]
 
     def _out_area_now(self) -> float:
         now = self.env.now
@@ -121,17 +142,39 @@ class Run:
         ))
         if len(self.batches) >= MAX_BATCHES and not self.batch_fixed:
             self.batches = [a.merged(b) for a, b in zip(self.batches[::2], self.batches[1::2], strict=True)]
+            self.marks = self.marks[::2]
             self.batch_target *= 2
         if check:
             self._check_stop()
         self._new_batch()
 
+    def truncation(self) -> int:
+        """Leading batches to drop: MSER warm-up truncation on the IOPS and latency batch means."""
+        return max(mser_truncation([BATCH_METRICS[key](b) for b in self.batches]) for key in ("iops", "latency_mean_us"))
+
+    def steady_batches(self) -> list[Batch]:
+        return self.batches[self.truncation():]
+
+    def _occupancy(self) -> tuple[dict[str, float], dict[str, float]]:
+        """Utilization and busy fraction of every meter over the steady batches."""
+        cut = self.truncation()
+        t0, area0, busy0 = self.marks[cut]
+        t1, area1, busy1 = self.marks[len(self.batches)] if len(self.marks) > len(self.batches) else self._meter_mark()
+        window = t1 - t0
+        util: dict[str, float] = {}
+        busy: dict[str, float] = {}
+        for i, m in enumerate(self.model.meters):
+            util[m.name] = min(1.0, (area1[i] - area0[i]) / (m.capacity * window)) if window > 0 else 0.0
+            busy[m.name] = min(1.0, (busy1[i] - busy0[i]) / window) if window > 0 else 0.0
+        return util, busy
+
     def _check_stop(self) -> None:
         s = self.scenario.run
-        if len(self.batches) >= s.min_batches:
+        steady = self.steady_batches()
+        if len(steady) >= s.min_batches:
             rel = []
             for key in ("iops", "latency_mean_us"):
-                v, lo, hi = estimate(self.batches, key)
+                v, lo, hi = estimate(steady, key)
                 rel.append((hi - lo) / 2 / abs(v) if v else math.inf)
             if max(rel) <= s.target_rel_ci:
                 self._stop(f"precision reached: relative 95% half-width <= {s.target_rel_ci:g}")
@@ -218,6 +261,7 @@ class Run:
         self.warm = True
         for meter in self.model.meters:
             meter.reset()
+        self.marks = []
         self._new_batch()
 
     # -- workload generators ----------------------------------------------------------
@@ -231,7 +275,7 @@ class Run:
 
         def reissue_event(event: simpy.Event) -> None:
             if not self.stopped:
-                self._issue(event._value)  # noqa: SLF001
+                self._issue(event._value)
 
         if think > 0:
             def on_complete(job: Job) -> None:
@@ -266,7 +310,7 @@ class Run:
                 Timeout(env, 1e6 / rate[0] * gap_unit(), epoch).callbacks.append(arrive)  # type: ignore[union-attr]
 
         def arrive(event: simpy.Event) -> None:
-            epoch = event._value  # noqa: SLF001
+            epoch = event._value
             if self.stopped or epoch != state["epoch"]:
                 return
             job = jobs.new()
@@ -280,7 +324,7 @@ class Run:
             def toggle(event: simpy.Event) -> None:
                 if self.stopped:
                     return
-                on = not event._value  # noqa: SLF001
+                on = not event._value
                 rate[0] = wl.on_rate_iops if on else wl.off_rate_iops
                 state["epoch"] += 1
                 schedule(state["epoch"])
@@ -307,23 +351,21 @@ class Run:
         return self._result(wall)
 
     def _result(self, wall: float) -> Result:
-        batches = self.batches
-        if not batches:
+        if not self.batches:
             if self.b_ios:
                 self.stopped = True
                 self._close_batch(check=False)
-                batches = self.batches
             else:
                 raise RuntimeError(
                     f"the run ended ({self.stop_reason or 'no completions'}) before any I/O was measured; "
                     f"raise run.max_ios / run.max_wall_s or lower run.warmup_ios"
                 )
+        batches = self.steady_batches()
         metrics = {}
         for key in METRIC_KEYS:
             v, lo, hi = estimate(batches, key)
             metrics[key] = Metric(value=v, ci95=(lo, hi))
-        utilization = {m.name: m.utilization() for m in self.model.meters}
-        busy = {m.name: m.busy() for m in self.model.meters}
+        utilization, busy = self._occupancy()
         # stations always compete; a concurrency limit only if an I/O ever waited for it
         candidates = {m.name: utilization[m.name] for m in self.model.meters
                       if isinstance(m, Station) or m.waited}

@@ -324,6 +324,7 @@ def _build_san(b: Builder, topo: San, scenario: Scenario, closed: bool) -> Model
         hp = host_ports[path % len(host_ports)]
         fp = fe_ports[path % len(fe_ports)]
         pool = concurrency(member)
+        inside: list[Hop]
         if op == READ:
             inside = [cache_hit] if hit else [backend, backend_bw]
         elif topo.cache.write_back:

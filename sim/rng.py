@@ -36,7 +36,7 @@ class Streams:
 class UnitSampler:
     """Unit-mean samples (or U(0,1) for ``uniform``), drawn in blocks of 4096."""
 
-    __slots__ = ("_gen", "_law", "_sigma", "_buf", "_i", "_n")
+    __slots__ = ("_buf", "_gen", "_i", "_law", "_n", "_sigma")
 
     def __init__(self, gen: np.random.Generator, law: str, cv: float):
         if law not in ("exponential", "deterministic", "lognormal", "uniform"):

@@ -116,22 +116,56 @@ BATCH_METRICS = {
 PERCENTILES = {"latency_p50_us": 0.50, "latency_p95_us": 0.95, "latency_p99_us": 0.99, "latency_p999_us": 0.999}
 
 
+def mser_truncation(series: list[float]) -> int:
+    """How many leading batches to drop as warm-up: MSER (White, 1997) over batch means.
+
+    Picks d in [0, n/2] minimising sum((x_i - mean(x[d:]))**2 for i >= d) / (n - d)**2,
+    i.e. the truncation that leaves the tightest confidence interval. A run still
+    drifting (a write cache filling, a backlog building) loses its early batches.
+    """
+    n = len(series)
+    if n < 4:
+        return 0
+    best_d, best = 0, math.inf
+    for d in range(n // 2 + 1):
+        tail = series[d:]
+        m = sum(tail) / len(tail)
+        stat = sum((x - m) ** 2 for x in tail) / len(tail) ** 2
+        if stat < best:
+            best_d, best = d, stat
+    return best_d
+
+
+def _pooled(batches: list[Batch]) -> Batch:
+    """Totals of the scalar fields over ``batches`` (histograms are pooled only where needed)."""
+    return Batch(
+        duration_s=sum(b.duration_s for b in batches),
+        ios=sum(b.ios for b in batches),
+        reads=sum(b.reads for b in batches),
+        writes=sum(b.writes for b in batches),
+        latency_sum_us=sum(b.latency_sum_us for b in batches),
+        read_latency_sum_us=sum(b.read_latency_sum_us for b in batches),
+        write_latency_sum_us=sum(b.write_latency_sum_us for b in batches),
+        bytes=sum(b.bytes for b in batches),
+        cpu_busy_us=sum(b.cpu_busy_us for b in batches),
+        outstanding_area_s=sum(b.outstanding_area_s for b in batches),
+    )
+
+
 def estimate(batches: list[Batch], metric: str, confidence: float = 0.95) -> tuple[float, float, float]:
     """(point estimate, CI low, CI high) of ``metric`` over ``batches``.
 
     The point estimate pools all batches (a ratio of totals); the interval's
     half-width comes from the spread of the per-batch values.
     """
-    total = batches[0]
-    for b in batches[1:]:
-        total = total.merged(b)
     if metric in PERCENTILES:
         q = PERCENTILES[metric]
-        value = percentile(total.histogram, q)
+        pooled_hist = [sum(col) for col in zip(*(b.histogram for b in batches), strict=True)]
+        value = percentile(pooled_hist, q)
         samples = [percentile(b.histogram, q) for b in batches if sum(b.histogram)]
     else:
         fn = BATCH_METRICS[metric]
-        value = fn(total)
+        value = fn(_pooled(batches))
         if metric == "read_latency_mean_us":
             samples = [fn(b) for b in batches if b.reads]
         elif metric == "write_latency_mean_us":

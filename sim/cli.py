@@ -1,0 +1,234 @@
+"""The ``flashplan`` command.
+
+    flashplan simulate FILE [--set dotted.path=VALUE ...] [--json]
+    flashplan schema
+    flashplan catalog [--json]
+    flashplan app [--port N]
+
+Bad input exits with code 2 and one ``field.path: message`` line per problem on
+stderr; an unexpected failure exits 1 with one line (``FLASHPLAN_DEBUG=1`` shows the traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+from rich.console import Console
+from rich.table import Table
+
+from models.catalog import CatalogError, load_catalog
+from models.result import Result
+from models.scenario import (
+    Scenario,
+    ScenarioFileError,
+    format_validation_error,
+    parse_override,
+    read_scenario_data,
+    scenario_from_data,
+)
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_BAD_INPUT = 2
+
+
+class BadInput(Exception):
+    """Problems with the user's input, as (field path, message) pairs."""
+
+    def __init__(self, problems: list[tuple[str, str]]):
+        super().__init__("; ".join(f"{f}: {m}" for f, m in problems))
+        self.problems = problems
+
+
+def load_with_overrides(path: str, sets: Sequence[str]) -> Scenario:
+    """Read FILE, apply ``--set`` overrides, validate; raise BadInput with every problem found."""
+    try:
+        data = read_scenario_data(path)
+        overrides = dict(parse_override(s) for s in sets)
+        return scenario_from_data(data, overrides)
+    except ScenarioFileError as exc:
+        raise BadInput(exc.problems) from None
+    except ValidationError as exc:
+        raise BadInput(format_validation_error(exc)) from None
+
+
+def _fmt(value: float) -> str:
+    a = abs(value)
+    if a >= 1e5:
+        return f"{value:,.0f}"
+    if a >= 100:
+        return f"{value:,.1f}"
+    if a >= 1:
+        return f"{value:.2f}"
+    return f"{value:.3f}"
+
+
+METRIC_LABELS = [
+    ("iops", "IOPS", ""),
+    ("read_iops", "read IOPS", ""),
+    ("write_iops", "write IOPS", ""),
+    ("mbps", "throughput", "MB/s"),
+    ("latency_mean_us", "latency mean", "us"),
+    ("latency_p50_us", "latency p50", "us"),
+    ("latency_p95_us", "latency p95", "us"),
+    ("latency_p99_us", "latency p99", "us"),
+    ("latency_p999_us", "latency p99.9", "us"),
+    ("read_latency_mean_us", "read latency mean", "us"),
+    ("write_latency_mean_us", "write latency mean", "us"),
+    ("cpu_us_per_io", "host CPU per I/O", "us"),
+    ("mean_outstanding_ios", "I/Os in flight (mean)", ""),
+]
+
+
+def print_result(result: Result, console: Console, top: int = 8) -> None:
+    """The human-readable report of ``flashplan simulate``."""
+    title = result.scenario.name or "scenario"
+    table = Table(title=f"{title}  (seed {result.seed})", title_justify="left")
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    table.add_column("95% CI", justify="right")
+    table.add_column("unit")
+    for key, label, unit in METRIC_LABELS:
+        m = getattr(result, key)
+        table.add_row(label, _fmt(m.value), f"{_fmt(m.ci95[0])} .. {_fmt(m.ci95[1])}", unit)
+    console.print(table)
+    util = Table(title=f"utilization (top {top}; bottleneck: {result.bottleneck})", title_justify="left")
+    util.add_column("component")
+    util.add_column("utilization", justify="right")
+    util.add_column("busy", justify="right")
+    for name, u in sorted(result.utilization.items(), key=lambda kv: -kv[1])[:top]:
+        util.add_row(name, f"{u:6.1%}", f"{result.busy[name]:6.1%}")
+    console.print(util)
+    console.print(
+        f"stop: {result.stop_reason}; {result.simulated_ios:,} I/Os simulated "
+        f"({result.measured_ios:,} measured in {result.batches} batches), "
+        f"{result.simulated_seconds:.3f} s simulated in {result.wall_seconds:.2f} s wall"
+    )
+
+
+def cmd_simulate(args: argparse.Namespace, out: Console) -> int:
+    from sim.engine import simulate
+
+    scenario = load_with_overrides(args.file, args.set or [])
+    result = simulate(scenario)
+    if args.json:
+        print(json.dumps(result.summary(), indent=2))
+    else:
+        print_result(result, out)
+    return EXIT_OK
+
+
+def cmd_schema(args: argparse.Namespace, out: Console) -> int:
+    print(json.dumps(Scenario.model_json_schema(), indent=2))
+    return EXIT_OK
+
+
+def catalog_as_data() -> dict[str, Any]:
+    cat = load_catalog()
+    sections = ("drives", "dimms", "adapters", "san_adapters", "storage_servers", "hosts")
+    return {s: {k: v.model_dump(mode="json", exclude_none=True) for k, v in cat.section(s).items()} for s in sections}
+
+
+def cmd_catalog(args: argparse.Namespace, out: Console) -> int:
+    data = catalog_as_data()
+    if args.json:
+        print(json.dumps(data, indent=2))
+        return EXIT_OK
+    cat = load_catalog()
+    drives = Table(title="NVMe drives and flash DIMMs", title_justify="left")
+    for col in ("model", "description", "TB", "read GB/s", "write GB/s", "read kIOPS", "write kIOPS",
+                "read us", "write us", "namespaces", "list price $"):
+        drives.add_column(col, justify="left" if col in ("model", "description") else "right")
+    for name, d in {**cat.drives, **cat.dimms}.items():
+        drives.add_row(name, d.description, f"{d.capacity_tb:g}", f"{d.read_bw_gbs:g}", f"{d.write_bw_gbs:g}",
+                       f"{d.read_kiops:g}", f"{d.write_kiops:g}", f"{d.read_latency_us:g}", f"{d.write_latency_us:g}",
+                       str(d.max_namespaces), f"{d.price.usd:,.0f}" if d.price else "-")
+    out.print(drives)
+    adapters = Table(title="NVMe adapters and carriers", title_justify="left")
+    for col in ("model", "description", "max drives", "uplink", "list price $"):
+        adapters.add_column(col)
+    for name, a in cat.adapters.items():
+        adapters.add_row(name, a.description, str(a.max_drives), f"PCIe Gen{a.uplink_generation} x{a.uplink_lanes}",
+                         f"{a.price.usd:,.0f}" if a.price else "-")
+    out.print(adapters)
+    san = Table(title="SAN adapters and storage servers", title_justify="left")
+    for col in ("model", "description", "ports", "Gb/s per port", "list price $"):
+        san.add_column(col)
+    for name, s in cat.san_adapters.items():
+        san.add_row(name, s.description, str(s.ports), f"{s.port_gbps:g}", f"{s.price.usd:,.0f}" if s.price else "-")
+    for name, srv in cat.storage_servers.items():
+        san.add_row(name, srv.description, str(srv.max_front_end_ports), f"{srv.port_gbps:g}",
+                    f"{srv.price.usd:,.0f}" if srv.price else "-")
+    out.print(san)
+    hosts = Table(title="Hosts (CPU us per I/O by stack)", title_justify="left")
+    for col in ("model", "description", "cores", "path lengths"):
+        hosts.add_column(col)
+    for name, h in cat.hosts.items():
+        hosts.add_row(name, h.description, str(h.cores), ", ".join(f"{k} {v:g}" for k, v in h.cpu_us_per_io.items()))
+    out.print(hosts)
+    out.print("Prices are list-price assumptions (see each entry's price.source); override with FLASHPLAN_CATALOG_DIR.")
+    return EXIT_OK
+
+
+def cmd_app(args: argparse.Namespace, out: Console) -> int:
+    app = Path(__file__).resolve().parent.parent / "app" / "main.py"
+    cmd = [sys.executable, "-m", "streamlit", "run", str(app), "--server.headless", "true",
+           "--server.port", str(args.port), "--browser.gatherUsageStats", "false"]
+    out.print(f"flashplan web app: http://localhost:{args.port}")
+    return subprocess.call(cmd)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="flashplan", description="Performance simulator and capacity planner for flash storage.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("simulate", help="simulate one scenario file (YAML, TOML or JSON)")
+    p.add_argument("file")
+    p.add_argument("--set", action="append", metavar="dotted.path=VALUE",
+                   help="override a field, e.g. --set workload.queue_depth=16 (repeatable; list items by index)")
+    p.add_argument("--json", action="store_true", help="print the Result as JSON")
+    p.set_defaults(func=cmd_simulate)
+    p = sub.add_parser("schema", help="print the scenario JSON Schema")
+    p.set_defaults(func=cmd_schema)
+    p = sub.add_parser("catalog", help="list the hardware catalog")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_catalog)
+    p = sub.add_parser("app", help="start the web app")
+    p.add_argument("--port", type=int, default=8501)
+    p.set_defaults(func=cmd_app)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    out = Console()
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    try:
+        return int(args.func(args, out))
+    except BadInput as exc:
+        for field, message in exc.problems:
+            err.print(f"{field}: {message}", markup=False)
+        return EXIT_BAD_INPUT
+    except CatalogError as exc:
+        err.print(f"catalog: {exc}", markup=False)
+        return EXIT_FAILURE
+    except KeyboardInterrupt:
+        err.print("interrupted", markup=False)
+        return 130
+    except Exception as exc:
+        if os.environ.get("FLASHPLAN_DEBUG"):
+            raise
+        err.print(f"error: {type(exc).__name__}: {exc}", markup=False)
+        return EXIT_FAILURE
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,170 @@
+"""The flashplan command: every example simulates, bad input exits 2 with field-named messages."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sim.cli import main
+from tests.conftest import EXAMPLES, FAST_RUN
+
+REQUIRED_METRICS = (
+    "iops", "read_iops", "write_iops", "mbps", "latency_mean_us", "latency_p50_us", "latency_p95_us",
+    "latency_p99_us", "read_latency_mean_us", "write_latency_mean_us", "cpu_us_per_io",
+)
+FAST_SETS = [f"--set={k}={v}" for k, v in FAST_RUN.items()]
+
+
+def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(args)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("example", sorted(EXAMPLES.glob("*.yaml")), ids=lambda p: p.stem)
+def test_every_example_simulates_to_json(example: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli(["simulate", str(example), "--json", *FAST_SETS], capsys)
+    assert code == 0, err
+    data = json.loads(out)
+    for key in REQUIRED_METRICS:
+        value, (lo, hi) = data[key]["value"], data[key]["ci95"]
+        assert lo <= value <= hi, key
+    assert data["iops"]["value"] > 0
+    assert data["latency_mean_us"]["value"] > 0
+    assert data["bottleneck"] in data["utilization"]
+    assert all(0.0 <= u <= 1.0 for u in data["utilization"].values())
+    assert data["stop_reason"]
+    assert data["simulated_ios"] >= 1_000
+    assert data["seed"] == 1
+
+
+def test_human_output_is_a_table(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(["simulate", str(EXAMPLES / "mm1.yaml"), *FAST_SETS], capsys)
+    assert code == 0
+    assert "latency p99" in out and "95% CI" in out and "bottleneck: server" in out
+
+
+def test_overrides_change_the_run(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(["simulate", str(EXAMPLES / "mm1.yaml"), "--json", *FAST_SETS,
+                            "--set", "workload.rate_iops=50000", "--set", "topology.stations.0.service_time_us=5"], capsys)
+    assert code == 0
+    data = json.loads(out)
+    assert data["scenario"]["workload"]["rate_iops"] == 50000
+    assert data["utilization"]["server"] == pytest.approx(0.25, abs=0.02)
+
+
+def test_toml_and_json_scenarios(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    toml_file = tmp_path / "q.toml"
+    toml_file.write_text(
+        '[topology]\nkind = "generic"\n[[topology.stations]]\nservers = 2\nservice_time_us = 10\n'
+        '[workload]\nkind = "open"\nrate_iops = 100000\n[run]\nmax_ios = 20000\nwarmup_ios = 1000\nmin_batches = 5\n'
+    )
+    json_file = tmp_path / "q.json"
+    json_file.write_text(json.dumps({
+        "topology": {"kind": "generic", "stations": [{"servers": 2, "service_time_us": 10}]},
+        "workload": {"kind": "open", "rate_iops": 100000},
+        "run": {"max_ios": 20000, "warmup_ios": 1000, "min_batches": 5},
+    }))
+    for f in (toml_file, json_file):
+        code, out, err = run_cli(["simulate", str(f), "--json"], capsys)
+        assert code == 0, err
+        assert json.loads(out)["utilization"]["device"] == pytest.approx(0.5, abs=0.03)
+
+
+def test_schema_and_catalog(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(["schema"], capsys)
+    assert code == 0
+    schema = json.loads(out)
+    assert {"topology", "workload", "run"} <= set(schema["properties"])
+    code, out, _ = run_cli(["catalog", "--json"], capsys)
+    assert code == 0
+    cat = json.loads(out)
+    assert cat["drives"]["ES5F"]["read_kiops"] == 1600
+    code, out, _ = run_cli(["catalog"], capsys)
+    assert code == 0 and "ECTB" in out and "EJ1Y" in out
+
+
+def _write(tmp_path: Path, text: str, name: str = "s.yaml") -> str:
+    p = tmp_path / name
+    p.write_text(text)
+    return str(p)
+
+
+DIRECT = """
+topology:
+  kind: direct_nvme
+  drive: {drive}
+  drives: {drives}
+  adapter: {adapter}
+  adapters: 1
+  layout: {layout}
+  namespaces: {{per_drive: {ns}}}
+workload:
+  kind: closed
+  jobs: 4
+  queue_depth: {qd}
+"""
+
+
+def direct(**kw: object) -> str:
+    values = {"drive": "ES5F", "drives": 4, "adapter": "EJ1Y", "layout": "raid10", "ns": 1, "qd": 4}
+    values.update(kw)
+    return DIRECT.format(**values)
+
+
+BAD_INPUTS = {
+    "raid10_odd_drives": (direct(drives=3), "topology.layout: raid10 needs an even number of drives >= 4, got 3"),
+    "unknown_drive": (direct(drive="XYZ123"), "topology.drive: unknown catalog model 'XYZ123'"),
+    "unknown_adapter": (direct(adapter="EJ9Z"), "topology.adapter: unknown catalog model 'EJ9Z'"),
+    "too_many_drives_for_jbof": (direct(drives=10, adapter="EJ1X", layout="raid0"), "topology.drives: 10 drives on 1 EJ1X adapter(s)"),
+    "too_many_namespaces": (direct(ns=65, drive="ECTB"), "topology.namespaces.per_drive: ECTB supports at most 64 namespaces, got 65"),
+    "negative_queue_depth": (direct(qd=-4), "workload.queue_depth: Input should be greater than or equal to 1"),
+    "unknown_key": (direct() + "bogus: 1\n", "bogus: unknown field"),
+    "unknown_nested_key": (direct().replace("adapters: 1", "adapters: 1\n  colour: blue"), "topology.colour: unknown field"),
+    "unknown_kind": (direct().replace("kind: direct_nvme", "kind: floppy"), "topology: unknown kind 'floppy'"),
+    "yaml_syntax": ("topology: [kind: generic\n", "not valid YAML"),
+    "not_a_mapping": ("- 1\n- 2\n", "expected a mapping at the top level"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_INPUTS))
+def test_bad_input_exits_2_with_field_messages(name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text, expected = BAD_INPUTS[name]
+    code, out, err = run_cli(["simulate", _write(tmp_path, text)], capsys)
+    assert code == 2
+    assert expected in err, err
+    assert "Traceback" not in err and out == ""
+
+
+def test_missing_file(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_cli(["simulate", "/nonexistent/scenario.yaml"], capsys)
+    assert code == 2
+    assert "/nonexistent/scenario.yaml: no such file" in err
+
+
+def test_unknown_suffix(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_cli(["simulate", _write(tmp_path, "x", "s.txt")], capsys)
+    assert code == 2 and "unknown format '.txt'" in err
+
+
+def test_bad_overrides(capsys: pytest.CaptureFixture[str]) -> None:
+    mm1 = str(EXAMPLES / "mm1.yaml")
+    code, _, err = run_cli(["simulate", mm1, "--set", "topology.stations.5.servers=2"], capsys)
+    assert code == 2 and "topology.stations.5: list index must be 0..0" in err
+    code, _, err = run_cli(["simulate", mm1, "--set", "noequals"], capsys)
+    assert code == 2 and "dotted.path=VALUE" in err
+    code, _, err = run_cli(["simulate", mm1, "--set", "workload.read_fraction=1.5", "--set", "run.seed=-1"], capsys)
+    assert code == 2
+    assert "workload.read_fraction: Input should be less than or equal to 1, got 1.5" in err
+    assert "run.seed: Input should be greater than or equal to 0, got -1" in err
+
+
+def test_console_script_exit_code() -> None:
+    """The installed entry point returns 2 on bad input, with no traceback."""
+    proc = subprocess.run([sys.executable, "-m", "sim.cli", "simulate", "missing.yaml"], capture_output=True, text=True, check=False)
+    assert proc.returncode == 2
+    assert "missing.yaml: no such file" in proc.stderr and "Traceback" not in proc.stderr

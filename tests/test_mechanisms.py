@@ -1,0 +1,179 @@
+"""The storage mechanisms of DESIGN.md section 4 behave as the evidence says they do.
+
+Each test builds a small scenario through the public API and checks a direction or a
+limit that follows from the mechanism (not a calibrated number: that is the calibration's job).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from models import Result, scenario_from_data
+from sim import simulate
+from tests.conftest import fast
+
+RUN = {"max_ios": 40_000, "warmup_ios": 3_000, "min_batches": 10, "target_rel_ci": 0.02, "seed": 3}
+
+
+def run(topology: dict[str, Any], workload: dict[str, Any], **overrides: Any) -> Result:
+    return simulate(scenario_from_data({"topology": topology, "workload": workload, "run": dict(RUN)}, overrides))
+
+
+def direct(**kw: Any) -> dict[str, Any]:
+    topo = {"kind": "direct_nvme", "drive": "ES5F", "drives": 4, "adapter": "EJ1Y", "layout": "raid10"}
+    topo.update(kw)
+    return topo
+
+
+def closed(jobs: int, qd: int = 1, read_fraction: float = 1.0, kib: float = 4, **kw: Any) -> dict[str, Any]:
+    return {"kind": "closed", "jobs": jobs, "queue_depth": qd, "read_fraction": read_fraction, "block_size_kib": kib, **kw}
+
+
+def test_drive_qd1_latency_and_iops_ceiling_follow_the_datasheet() -> None:
+    """P_r = read IOPS x QD1 latency: QD1 sees the datasheet latency, deep queues the datasheet IOPS."""
+    topo = direct(drives=1, layout="jbod", namespaces={"per_drive": 1, "queue_depth": 4096}, host={"stack": "none"})
+    qd1 = run(topo, closed(1))
+    assert qd1.read_latency_mean_us.value == pytest.approx(80, rel=0.05)  # ES5F QD1 read latency, seed 001
+    deep = run(topo, closed(1, qd=1024))
+    assert deep.iops.value == pytest.approx(1_600_000, rel=0.05)  # ES5F read IOPS, seed 001
+    assert deep.bottleneck == "drive0.read_units"
+
+
+def test_writes_are_acknowledged_from_the_drive_cache() -> None:
+    topo = direct(drives=1, layout="jbod", host={"stack": "none"})
+    writes = run(topo, closed(1, read_fraction=0.0))
+    assert writes.write_latency_mean_us.value == pytest.approx(15, rel=0.1)  # ES5F write latency, seed 001
+    reads = run(topo, closed(1))
+    assert writes.latency_mean_us.value < reads.latency_mean_us.value / 3
+
+
+def test_sustained_writes_are_limited_by_nand_programs() -> None:
+    topo = direct(drives=1, layout="jbod", host={"stack": "none"}, namespaces={"per_drive": 1, "queue_depth": 4096})
+    res = run(topo, closed(1, qd=512, read_fraction=0.0))
+    assert res.iops.value == pytest.approx(280_000, rel=0.05)  # ES5F write IOPS, seed 001
+    assert res.utilization["drive0.program_units"] > 0.97
+
+
+def test_bandwidth_cap_for_large_reads() -> None:
+    topo = direct(drives=1, layout="jbod", host={"stack": "none"}, namespaces={"per_drive": 1, "queue_depth": 256})
+    res = run(topo, closed(1, qd=64, kib=1024, access="sequential"))
+    assert res.mbps.value == pytest.approx(7_000, rel=0.05)  # ES5F read bandwidth 7.0 GB/s, seed 001
+    assert res.bottleneck == "drive0.read_bw"
+
+
+def test_jbof_uplink_is_shared_by_its_drives() -> None:
+    """Eight 7 GB/s drives behind one Gen4 x16 EJ1Y (31.5 GB/s) are uplink-bound (seed 001 Power10 slides)."""
+    topo = direct(drives=8, layout="raid0", host={"stack": "none"}, namespaces={"per_drive": 1, "queue_depth": 256})
+    res = run(topo, closed(8, qd=32, kib=1024, access="sequential"))
+    assert res.bottleneck == "adapter0.uplink.to_host"
+    assert res.mbps.value == pytest.approx(16 * 1.969 * 1000 * 1.048576, rel=0.05)  # MiB transfers, MB/s reported
+    two = run({**topo, "adapters": 2}, closed(8, qd=32, kib=1024, access="sequential"))
+    assert two.mbps.value > 1.6 * res.mbps.value
+
+
+def test_mirrored_writes_go_to_both_copies() -> None:
+    topo = direct(drives=4, host={"stack": "none"}, namespaces={"per_drive": 1, "queue_depth": 4096})
+    r0 = run({**topo, "layout": "raid0"}, closed(4, qd=256, read_fraction=0.0))
+    r10 = run(topo, closed(4, qd=256, read_fraction=0.0))
+    assert r10.iops.value == pytest.approx(r0.iops.value / 2, rel=0.06)
+    reads0 = run({**topo, "layout": "raid0"}, closed(4, qd=256))
+    reads10 = run(topo, closed(4, qd=256))
+    assert reads10.iops.value == pytest.approx(reads0.iops.value, rel=0.06)
+
+
+def test_raid5_small_writes_pay_read_modify_write() -> None:
+    topo = direct(drives=4, host={"stack": "none"}, namespaces={"per_drive": 1, "queue_depth": 4096})
+    r5 = run({**topo, "layout": "raid5"}, closed(1, read_fraction=0.0))
+    r10 = run(topo, closed(1, read_fraction=0.0))
+    # at light load a RAID-5 small write first reads old data and parity (in parallel, 80 us each)
+    # before the cached writes; the slower of two variable reads takes a little longer than one
+    assert r10.write_latency_mean_us.value == pytest.approx(15, rel=0.15)
+    assert 80 <= r5.write_latency_mean_us.value - r10.write_latency_mean_us.value <= 80 * 1.3
+    # at saturation RAID-6 programs three pages per small write, RAID-5 and RAID-10 two
+    sat = closed(4, qd=256, read_fraction=0.0)
+    five, six, ten = (run({**topo, "layout": lay}, sat).iops.value for lay in ("raid5", "raid6", "raid10"))
+    assert six == pytest.approx(five * 2 / 3, rel=0.06)
+    assert five == pytest.approx(ten, rel=0.06)
+
+
+def test_more_namespaces_lower_the_busy_of_each_disk_arm() -> None:
+    """IBM i: one namespace = one disk arm with its own queue; more arms share the same load (seed 001)."""
+    base = direct(drives=2, layout="ibmi_mirror", host={"model": "Power10-S1024-LPAR32", "stack": "ibmi_nvme"})
+    busy = []
+    for ns in (1, 4, 16):
+        res = run({**base, "namespaces": {"per_drive": ns, "queue_depth": 1}}, closed(32, read_fraction=0.0))
+        arms = [v for k, v in res.busy.items() if ".ns" in k]
+        busy.append(max(arms))
+    assert busy[0] > busy[1] > busy[2]
+
+
+def test_zvm_base_runs_one_io_and_aliases_add_paths() -> None:
+    """A base EDEV runs one I/O at a time; each HyperPAV alias adds a path until the drive saturates (seed 003)."""
+    topo = {"kind": "zvm_edev", "host": {"model": "z14-M05-LPAR4"}, "drive": "P4510-4TB", "base_devices": 1}
+    iops = []
+    for aliases in (0, 1, 3, 7):
+        res = run({**topo, "aliases": aliases}, closed(20, read_fraction=1.0))
+        assert res.mean_outstanding_ios.value == pytest.approx(20, rel=0.01)
+        assert res.utilization["edev.subchannels"] > 0.95
+        iops.append(res.iops.value)
+    assert iops[0] * 1.8 < iops[1] < iops[2] < iops[3]
+    no_alias = run({**topo, "aliases": 0}, closed(20, read_fraction=1.0))
+    assert no_alias.bottleneck == "edev.subchannels"
+    assert no_alias.cpu_us_per_io.value == pytest.approx(12.85, rel=0.01)  # seed 003 Table 1 CP CPU per transfer
+
+
+def test_think_time_lets_the_write_cache_drain() -> None:
+    """eXFlash WriteNow: with one cache slot, back-to-back writes wait for the previous destage;
+    writes separated by think time find the cache empty (seed 002, Figure 11)."""
+    dimm = {"kind": "exflash", "host": {"model": "x3850-X6"}, "dimm": {
+        "description": "test DIMM", "interface": "memory_channel", "pcie_generation": None, "pcie_lanes": None,
+        "memory_channel_gbs": 12.8, "capacity_tb": 0.4, "read_bw_gbs": 0.9, "write_bw_gbs": 0.4, "read_kiops": 142,
+        "write_kiops": 44, "read_latency_us": 119, "write_latency_us": 18.8,
+        "behaviour": {"write_cache_slots": 1, "write_ack_us": 5.35, "program_time_us": 22}}}
+    busy = run(dimm, closed(1, read_fraction=0.0))
+    paused = run(dimm, closed(1, read_fraction=0.0, think_time_us=16))
+    assert paused.write_latency_mean_us.value < 0.6 * busy.write_latency_mean_us.value
+    assert paused.iops.value < busy.iops.value
+
+
+def test_san_cache_hits_are_faster_than_backend_reads() -> None:
+    topo = {"kind": "san", "host": {"model": "LinuxONE-Emperor4-LPAR30"}, "luns": 4, "storage_server": "DS8950F"}
+    hits = run({**topo, "cache": {"read_hit_ratio": 1.0}}, closed(8))
+    misses = run({**topo, "cache": {"read_hit_ratio": 0.0}}, closed(8))
+    assert hits.latency_mean_us.value < misses.latency_mean_us.value
+    assert misses.utilization["server.backend"] > 0 and hits.utilization["server.backend"] == 0
+
+
+def test_write_back_cache_absorbs_a_burst_that_write_through_cannot() -> None:
+    """Seed 000: the storage server's cache buffers BDI write bursts; without write-back the burst waits on destage."""
+    topo = {"kind": "san", "host": {"model": "LinuxONE-Emperor4-LPAR30"}, "luns": 4, "storage_server": "DS8950F"}
+    burst = {"kind": "bursty", "on_rate_iops": 60_000, "off_rate_iops": 2_000, "mean_on_ms": 5, "mean_off_ms": 45,
+             "read_fraction": 0.0, "block_size_kib": 256}
+    wb = run({**topo, "cache": {"write_back": True}}, burst)
+    wt = run({**topo, "cache": {"write_back": False}}, burst)
+    assert wb.write_latency_mean_us.value < wt.write_latency_mean_us.value
+
+
+def test_host_cpu_limits_iops_when_the_stack_is_expensive() -> None:
+    topo = {"kind": "generic", "host": {"cores": 2, "cpu_us_per_io": 20}, "stations": [{"servers": 64, "service_time_us": 50}]}
+    res = run(topo, closed(64))
+    assert res.iops.value == pytest.approx(2 / 20e-6, rel=0.03)
+    assert res.bottleneck == "host_cpu" and res.cpu_us_per_io.value == pytest.approx(20, rel=0.01)
+
+
+def test_bursty_open_workload_mean_rate() -> None:
+    topo = {"kind": "generic", "stations": [{"servers": 4, "service_time_us": 10}]}
+    wl = {"kind": "bursty", "on_rate_iops": 200_000, "off_rate_iops": 20_000, "mean_on_ms": 1, "mean_off_ms": 3}
+    res = simulate(scenario_from_data({"topology": topo, "workload": wl}, fast({"run.max_ios": 200_000})))
+    assert res.iops.value == pytest.approx((200_000 * 1 + 20_000 * 3) / 4, rel=0.1)
+
+
+def test_overload_is_reported_not_hidden() -> None:
+    topo = {"kind": "generic", "stations": [{"servers": 1, "service_time_us": 10}]}
+    res = simulate(scenario_from_data({"topology": topo, "workload": {"kind": "open", "rate_iops": 150_000}},
+                                      fast({"run.max_ios": 50_000})))
+    assert res.iops.value == pytest.approx(100_000, rel=0.03)  # the server's capacity, not the offered load
+    assert res.utilization["device"] > 0.99
+    assert res.issued_ios - res.simulated_ios == res.in_flight_ios > 10_000

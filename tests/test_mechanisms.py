@@ -89,7 +89,7 @@ def test_raid5_small_writes_pay_read_modify_write() -> None:
     r10 = run(topo, closed(1, read_fraction=0.0))
     # at light load a RAID-5 small write first reads old data and parity (in parallel, 80 us each)
     # before the cached writes; the slower of two variable reads takes a little longer than one
-    assert r10.write_latency_mean_us.value == pytest.approx(15, rel=0.15)
+    assert 15 <= r10.write_latency_mean_us.value <= 15 * 1.3  # the slower of the two mirror copies
     assert 80 <= r5.write_latency_mean_us.value - r10.write_latency_mean_us.value <= 80 * 1.3
     # at saturation RAID-6 programs three pages per small write, RAID-5 and RAID-10 two
     sat = closed(4, qd=256, read_fraction=0.0)

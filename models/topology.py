@@ -64,7 +64,10 @@ class Namespaces(StrictModel):
 
     per_drive: int = Field(default=1, ge=1, le=1024)
     size_gb: float | None = Field(default=None, gt=0, description="size of each namespace; default splits the drive evenly")
-    queue_depth: int = Field(default=32, ge=1, le=65_535, description="I/Os the host keeps outstanding per namespace (disk unit)")
+    queue_depth: int | None = Field(
+        default=None, ge=1, le=65_535,
+        description="I/Os the host keeps outstanding per namespace (an IBM i disk unit); default: no limit beyond the NVMe queues",
+    )
 
 
 class NvmeQueues(StrictModel):

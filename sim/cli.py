@@ -100,13 +100,14 @@ def print_result(result: Result, console: Console, top: int = 8) -> None:
         m = getattr(result, key)
         table.add_row(label, _fmt(m.value), f"{_fmt(m.ci95[0])} .. {_fmt(m.ci95[1])}", unit)
     console.print(table)
-    util = Table(title=f"utilization (top {top}; bottleneck: {result.bottleneck})", title_justify="left")
+    util = Table(title=f"utilization (top {top})", title_justify="left")
     util.add_column("component")
     util.add_column("utilization", justify="right")
     util.add_column("busy", justify="right")
     for name, u in sorted(result.utilization.items(), key=lambda kv: -kv[1])[:top]:
         util.add_row(name, f"{u:6.1%}", f"{result.busy[name]:6.1%}")
     console.print(util)
+    console.print(f"bottleneck: {result.bottleneck}", markup=False)
     console.print(
         f"stop: {result.stop_reason}; {result.simulated_ios:,} I/Os simulated "
         f"({result.measured_ios:,} measured in {result.batches} batches), "
@@ -144,11 +145,11 @@ def cmd_catalog(args: argparse.Namespace, out: Console) -> int:
         return EXIT_OK
     cat = load_catalog()
     drives = Table(title="NVMe drives and flash DIMMs", title_justify="left")
-    for col in ("model", "description", "TB", "read GB/s", "write GB/s", "read kIOPS", "write kIOPS",
+    for col in ("model", "vendor", "TB", "read GB/s", "write GB/s", "read kIOPS", "write kIOPS",
                 "read us", "write us", "namespaces", "list price $"):
-        drives.add_column(col, justify="left" if col in ("model", "description") else "right")
+        drives.add_column(col, justify="left" if col in ("model", "vendor") else "right")
     for name, d in {**cat.drives, **cat.dimms}.items():
-        drives.add_row(name, d.description, f"{d.capacity_tb:g}", f"{d.read_bw_gbs:g}", f"{d.write_bw_gbs:g}",
+        drives.add_row(name, d.vendor, f"{d.capacity_tb:g}", f"{d.read_bw_gbs:g}", f"{d.write_bw_gbs:g}",
                        f"{d.read_kiops:g}", f"{d.write_kiops:g}", f"{d.read_latency_us:g}", f"{d.write_latency_us:g}",
                        str(d.max_namespaces), f"{d.price.usd:,.0f}" if d.price else "-")
     out.print(drives)
@@ -209,7 +210,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    out = Console()
+    out = Console(width=None if sys.stdout.isatty() else 120)
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     try:
         return int(args.func(args, out))

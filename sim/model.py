@@ -250,7 +250,8 @@ def _build_direct(b: Builder, topo: DirectNvme, closed: bool) -> Model:
         drives.append((FlashDevice(b, f"drive{d}", spec), link, queues, uplinks[d % topo.adapters]))
     per_drive = topo.namespaces.per_drive
     members = topo.drives * per_drive
-    ns_pools = [b.pool(f"drive{i % topo.drives}.ns{i // topo.drives}", topo.namespaces.queue_depth) for i in range(members)]
+    ns_depth = topo.namespaces.queue_depth or topo.nvme_queues.count * topo.nvme_queues.depth
+    ns_pools = [b.pool(f"drive{i % topo.drives}.ns{i // topo.drives}", ns_depth) for i in range(members)]
     ns_bytes = int((topo.namespaces.size_gb or spec.capacity_tb * 1000 / per_drive) * 1e9)
     split: Split
 

@@ -109,5 +109,5 @@ def test_user_catalog_overrides_prices(tmp_path: Path, monkeypatch: pytest.Monke
 
 
 def test_unknown_model_lists_known_names() -> None:
-    with pytest.raises(KeyError, match="known drives: .*ES5F"):
+    with pytest.raises(KeyError, match=r"known drives: .*ES5F"):
         lookup("drives", "nope")

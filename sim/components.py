@@ -18,7 +18,7 @@ from heapq import heappush
 from typing import Any
 
 import simpy
-from simpy.events import NORMAL, Event, Timeout
+from simpy.events import NORMAL, Event
 
 READ = 0
 WRITE = 1
@@ -70,6 +70,20 @@ def advance(job: Job) -> None:
     step = job.step + 1
     job.step = step
     job.route[step](job)
+
+
+def schedule(env: simpy.Environment, delay: float, value: Any, callback: Callable[[Event], None]) -> None:
+    """Fire ``callback(event)`` after ``delay`` us, ``event._value`` being ``value``.
+
+    The same as ``Timeout(env, delay, value).callbacks.append(callback)`` without the
+    constructor's checks and method calls: it relies on SimPy 4's event queue layout
+    (``env._queue`` entries ``(time, priority, id, event)``), as ``Station`` does.
+    """
+    ev = Event(env)
+    ev._ok = True
+    ev._value = value
+    ev.callbacks = [callback]
+    heappush(env._queue, (env._now + delay, NORMAL, next(env._eid), ev))
 
 
 def _advance_event(event: simpy.Event) -> None:
@@ -206,7 +220,7 @@ class Delay:
         if d <= 0.0:
             advance(job)
         else:
-            Timeout(self.env, d, job).callbacks.append(_advance_event)  # type: ignore[union-attr]
+            schedule(self.env, d, job, _advance_event)
 
 
 class Pool(Meter):

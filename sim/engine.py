@@ -19,17 +19,16 @@ import time
 from bisect import bisect_left
 from itertools import accumulate
 
+import numpy as np
 import simpy
-from simpy.events import Timeout
 
 from models.result import METRIC_KEYS, Metric, Result
 from models.scenario import Scenario
 from models.workload import BurstyWorkload, ClosedWorkload, OpenWorkload
-from sim.components import READ, WRITE, Job, JobFactory, Station, advance
+from sim.components import READ, WRITE, Job, JobFactory, Station, advance, schedule
 from sim.model import Model, build
 from sim.rng import Streams, UnitSampler
-from sim.stats import BATCH_METRICS, NBUCKETS, SUB, Batch, estimate, mser_truncation
-from sim.stats import MIN_EXP as _MIN_EXP
+from sim.stats import BATCH_METRICS, Batch, estimate, histogram, mser_truncation
 
 MAX_BATCHES = 64
 DEFAULT_BATCH_IOS = 1_000
@@ -97,6 +96,7 @@ class Run:
         self.batch_fixed = settings.batch_ios is not None
         self.batches: list[Batch] = []
         self.marks: list[tuple[float, list[float], list[float]]] = []
+        self._cut: tuple[tuple[int, int], int] = ((-1, -1), 0)
         self.stop_reason = ""
         self.stop_event = self.env.event()
         self.stopped = False
@@ -106,13 +106,9 @@ class Run:
     # -- batches -----------------------------------------------------------------
     def _new_batch(self) -> None:
         self.b_ios = 0
-        self.b_reads = 0
-        self.b_writes = 0
-        self.b_lat = 0.0
-        self.b_rlat = 0.0
-        self.b_wlat = 0.0
+        self.b_rlats: list[float] = []
+        self.b_wlats: list[float] = []
         self.b_bytes = 0
-        self.b_hist = [0] * NBUCKETS
         self.b_start = self.env.now
         self.b_out_area = self._out_area_now()
         self.b_cpu = self.model.cpu.unit_time() if self.model.cpu else 0.0
@@ -132,13 +128,16 @@ class Run:
     def _close_batch(self, check: bool = True) -> None:
         now = self.env.now
         cpu_now = self.model.cpu.unit_time() if self.model.cpu else 0.0
+        reads = np.asarray(self.b_rlats)
+        writes = np.asarray(self.b_wlats)
         self.batches.append(Batch(
             duration_s=(now - self.b_start) * 1e-6,
-            ios=self.b_ios, reads=self.b_reads, writes=self.b_writes,
-            latency_sum_us=self.b_lat, read_latency_sum_us=self.b_rlat, write_latency_sum_us=self.b_wlat,
+            ios=self.b_ios, reads=len(reads), writes=len(writes),
+            latency_sum_us=float(reads.sum() + writes.sum()),
+            read_latency_sum_us=float(reads.sum()), write_latency_sum_us=float(writes.sum()),
             bytes=self.b_bytes, cpu_busy_us=cpu_now - self.b_cpu,
             outstanding_area_s=(self._out_area_now() - self.b_out_area) * 1e-6,
-            histogram=self.b_hist,
+            histogram=histogram(reads) + histogram(writes),
         ))
         if len(self.batches) >= MAX_BATCHES and not self.batch_fixed:
             self.batches = [a.merged(b) for a, b in zip(self.batches[::2], self.batches[1::2], strict=True)]
@@ -150,7 +149,11 @@ class Run:
 
     def truncation(self) -> int:
         """Leading batches to drop: MSER warm-up truncation on the IOPS and latency batch means."""
-        return max(mser_truncation([BATCH_METRICS[key](b) for b in self.batches]) for key in ("iops", "latency_mean_us"))
+        key = (len(self.batches), self.batch_target)
+        if self._cut[0] != key:
+            cut = max(mser_truncation([BATCH_METRICS[m](b) for b in self.batches]) for m in ("iops", "latency_mean_us"))
+            self._cut = (key, cut)
+        return self._cut[1]
 
     def steady_batches(self) -> list[Batch]:
         return self.batches[self.truncation():]
@@ -192,7 +195,8 @@ class Run:
 
     # -- issuing and completing ----------------------------------------------------
     def _issue(self, job: Job) -> None:
-        if self.op_unit() < self.read_fraction:
+        rf = self.read_fraction
+        if rf >= 1.0 or (rf > 0.0 and self.op_unit() < rf):
             job.op = READ
             size = self.read_size()  # type: ignore[misc]
         else:
@@ -208,10 +212,10 @@ class Run:
                 start = 0
             job.offset = start
             self.cursors[key] = start + size
-        else:
+        elif self.model.uses_offsets:
             off = int(self.addr_unit() * self.blocks) * 4096
             job.offset = off if off + size <= self.capacity else max(0, self.capacity - size)
-        now = self.env.now
+        now = self.env._now
         job.t0 = now
         job.route = self.route
         job.step = -1
@@ -224,33 +228,18 @@ class Run:
         advance(job)
 
     def _complete(self, job: Job) -> None:
-        now = self.env.now
+        now = self.env._now
         self.out_area += self.outstanding * (now - self.out_t)
         self.out_t = now
         self.outstanding -= 1
         self.completed += 1
         if self.warm:
-            lat = now - job.t0
-            self.b_ios += 1
-            self.b_lat += lat
-            self.b_bytes += job.size
             if job.op == READ:
-                self.b_reads += 1
-                self.b_rlat += lat
+                self.b_rlats.append(now - job.t0)
             else:
-                self.b_writes += 1
-                self.b_wlat += lat
-            if lat > 0.0:
-                m, e = math.frexp(lat)
-                if e <= _MIN_EXP:
-                    idx = 0
-                elif e > _MAX_E:
-                    idx = NBUCKETS - 1
-                else:
-                    idx = (e - _MIN_EXP) * SUB + int((m - 0.5) * _TWO_SUB)
-                self.b_hist[idx] += 1
-            else:
-                self.b_hist[0] += 1
+                self.b_wlats.append(now - job.t0)
+            self.b_bytes += job.size
+            self.b_ios += 1
             if self.b_ios >= self.batch_target and not self.stopped:
                 self._close_batch()
         elif self.completed >= self.warmup_ios:
@@ -280,7 +269,7 @@ class Run:
         if think > 0:
             def on_complete(job: Job) -> None:
                 if not self.stopped:
-                    Timeout(env, think * think_unit(), job).callbacks.append(reissue_event)  # type: ignore[union-attr]
+                    schedule(env, think * think_unit(), job, reissue_event)
         else:
             def on_complete(job: Job) -> None:
                 if not self.stopped:
@@ -305,9 +294,9 @@ class Run:
         state = {"epoch": 0}
         rate = [wl.on_rate_iops if isinstance(wl, BurstyWorkload) else wl.rate_iops]
 
-        def schedule(epoch: int) -> None:
+        def next_arrival(epoch: int) -> None:
             if rate[0] > 0:
-                Timeout(env, 1e6 / rate[0] * gap_unit(), epoch).callbacks.append(arrive)  # type: ignore[union-attr]
+                schedule(env, 1e6 / rate[0] * gap_unit(), epoch, arrive)
 
         def arrive(event: simpy.Event) -> None:
             epoch = event._value
@@ -316,7 +305,7 @@ class Run:
             job = jobs.new()
             job.slot = -1
             self._issue(job)
-            schedule(epoch)
+            next_arrival(epoch)
 
         if isinstance(wl, BurstyWorkload):
             period_unit = self.streams.unit("exponential")
@@ -327,12 +316,12 @@ class Run:
                 on = not event._value
                 rate[0] = wl.on_rate_iops if on else wl.off_rate_iops
                 state["epoch"] += 1
-                schedule(state["epoch"])
+                next_arrival(state["epoch"])
                 mean_ms = wl.mean_on_ms if on else wl.mean_off_ms
-                Timeout(env, mean_ms * 1e3 * period_unit(), on).callbacks.append(toggle)  # type: ignore[union-attr]
+                schedule(env, mean_ms * 1e3 * period_unit(), on, toggle)
 
-            Timeout(env, wl.mean_on_ms * 1e3 * period_unit(), True).callbacks.append(toggle)  # type: ignore[union-attr]
-        schedule(0)
+            schedule(env, wl.mean_on_ms * 1e3 * period_unit(), True, toggle)
+        next_arrival(0)
 
     # -- the run ---------------------------------------------------------------------------
     def run(self) -> Result:
@@ -386,10 +375,6 @@ class Run:
             seed=self.scenario.run.seed,
             scenario=self.scenario,
         )
-
-_MAX_E = 40
-_TWO_SUB = 2 * SUB
-
 
 def simulate(scenario: Scenario) -> Result:
     """Simulate ``scenario`` with the discrete-event engine and return its Result."""

@@ -48,6 +48,7 @@ class Model:
     cpu: Station | None
     capacity_bytes: int
     closed_affinity: bool
+    uses_offsets: bool = True
     notes: dict[str, Any] = field(default_factory=dict)
 
 
@@ -233,7 +234,8 @@ def _build_generic(b: Builder, topo: Generic) -> Model:
         unit = b.streams.unit(law, st.cv)
         hops.append(b.station(st.name, st.servers, _scaled(st.service_time_us, unit)))
     hops.append(complete)
-    return Model(route=make_route(*hops), meters=b.meters, cpu=cpu, capacity_bytes=1 << 40, closed_affinity=False)
+    return Model(route=make_route(*hops), meters=b.meters, cpu=cpu, capacity_bytes=1 << 40, closed_affinity=False,
+                 uses_offsets=False)
 
 
 def _build_direct(b: Builder, topo: DirectNvme, closed: bool) -> Model:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+import numpy as np
 from scipy import stats as _scipy_stats
 
 SUB = 32  # buckets per octave
@@ -41,18 +42,26 @@ def bucket_value(index: int) -> float:
     return math.sqrt(lo * hi)
 
 
-def percentile(counts: list[int], q: float) -> float:
-    """The q-quantile (0 < q < 1) of a bucket-count list; NaN if empty."""
-    total = sum(counts)
+def histogram(latencies_us: np.ndarray) -> np.ndarray:
+    """Bucket counts of an array of latencies (the vector form of ``bucket_of``)."""
+    counts = np.zeros(NBUCKETS, dtype=np.int64)
+    if latencies_us.size == 0:
+        return counts
+    m, e = np.frexp(latencies_us)
+    idx = (e - MIN_EXP) * SUB + ((m - 0.5) * (2 * SUB)).astype(np.int64)
+    idx = np.where(e <= MIN_EXP, 0, np.where(e > MAX_EXP, NBUCKETS - 1, idx))
+    idx = np.where(latencies_us <= 0.0, 0, idx)
+    return counts + np.bincount(idx, minlength=NBUCKETS)
+
+
+def percentile(counts: np.ndarray, q: float) -> float:
+    """The q-quantile (0 < q < 1) of bucket counts; NaN if empty."""
+    cum = np.cumsum(counts)
+    total = int(cum[-1]) if len(cum) else 0
     if total == 0:
         return float("nan")
-    rank = q * total
-    running = 0
-    for i, c in enumerate(counts):
-        running += c
-        if running >= rank and c:
-            return bucket_value(i)
-    return bucket_value(len(counts) - 1)
+    i = int(np.searchsorted(cum, q * total, side="left"))
+    return bucket_value(min(i, len(counts) - 1))
 
 
 def t_half_width(samples: list[float], confidence: float = 0.95) -> float:
@@ -80,7 +89,7 @@ class Batch:
     bytes: int = 0
     cpu_busy_us: float = 0.0
     outstanding_area_s: float = 0.0
-    histogram: list[int] = field(default_factory=list)
+    histogram: np.ndarray = field(default_factory=lambda: np.zeros(NBUCKETS, dtype=np.int64))
 
     def merged(self, other: Batch) -> Batch:
         return Batch(
@@ -94,7 +103,7 @@ class Batch:
             bytes=self.bytes + other.bytes,
             cpu_busy_us=self.cpu_busy_us + other.cpu_busy_us,
             outstanding_area_s=self.outstanding_area_s + other.outstanding_area_s,
-            histogram=[a + b for a, b in zip(self.histogram, other.histogram, strict=True)],
+            histogram=self.histogram + other.histogram,
         )
 
 
@@ -160,9 +169,8 @@ def estimate(batches: list[Batch], metric: str, confidence: float = 0.95) -> tup
     """
     if metric in PERCENTILES:
         q = PERCENTILES[metric]
-        pooled_hist = [sum(col) for col in zip(*(b.histogram for b in batches), strict=True)]
-        value = percentile(pooled_hist, q)
-        samples = [percentile(b.histogram, q) for b in batches if sum(b.histogram)]
+        value = percentile(np.sum([b.histogram for b in batches], axis=0), q)
+        samples = [percentile(b.histogram, q) for b in batches if b.histogram.any()]
     else:
         fn = BATCH_METRICS[metric]
         value = fn(_pooled(batches))

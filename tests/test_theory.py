@@ -6,7 +6,7 @@ simulated 95% confidence interval AND within 3% of the point estimate:
 
 * M/M/1, M/M/8 and M/D/1 open queues at utilization 0.5 and 0.9 (mean response time,
   plus throughput = arrival rate and station utilization = rho as sanity checks);
-* M/G/1 with lognormal service (Pollaczek-Khinchine) and a tandem of M/M/1 queues
+* M/G/1 with lognormal service, cv = 0.5 (Pollaczek-Khinchine) and a tandem of M/M/1 queues
   (Jackson / Burke: mean response = sum of M/M/1 responses);
 * a closed network of three exponential FCFS stations plus an exponential think time
   at bottleneck utilization 0.5 and 0.9, against exact MVA (throughput and mean
@@ -114,14 +114,19 @@ def test_md1(rho: float, seed: int, target: float, warmup: int) -> None:
 
 
 def test_mg1_lognormal() -> None:
-    """Pollaczek-Khinchine with lognormal service, cv = 2 (also checks the law's cv)."""
-    service, cv, rho, target = 10.0, 2.0, 0.5, 0.01
+    """Pollaczek-Khinchine with lognormal service, cv = 0.5 (also checks the law's cv).
+
+    A larger cv is legal but a poor test: the variance of the mean response of M/G/1
+    grows with E[S^4], which for a lognormal is (1 + cv^2)^6 S^4; at cv = 2 the run
+    needs far more than 8 million I/Os to reach a 1% interval.
+    """
+    service, cv, rho, target = 10.0, 0.5, 0.7, 0.01
     rate = rho / service * 1e6
     sc = open_scenario([{"name": "server", "service_time_us": service, "distribution": "lognormal", "cv": cv}],
-                       rate, _run(3, target, 20_000))
+                       rate, _run(4, target, 20_000))
     r = simulate(sc)
     assert_precise(r, target)
-    assert_analytic(r.latency_mean_us, mg1_response(rate * 1e-6, service, cv), "M/G/1 lognormal cv=2 rho=0.5 mean response (us)")
+    assert_analytic(r.latency_mean_us, mg1_response(rate * 1e-6, service, cv), "M/G/1 lognormal cv=0.5 rho=0.7 mean response (us)")
     assert_open_sanity(r, rate, "server", rho)
 
 

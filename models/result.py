@@ -72,7 +72,11 @@ class Result(StrictModel):
     scenario: Scenario
 
     def summary(self) -> dict[str, Any]:
-        """The JSON shape of ``flashplan simulate --json``."""
+        """The JSON shape of ``flashplan simulate --json``.
+
+        Wall time is left out: it is the machine's, not the prediction's, and without it
+        the same seed gives byte-identical JSON on any machine.
+        """
         out: dict[str, Any] = {}
         for key in METRIC_KEYS:
             m: Metric = getattr(self, key)
@@ -88,7 +92,6 @@ class Result(StrictModel):
             in_flight_ios=self.in_flight_ios,
             batches=self.batches,
             simulated_seconds=self.simulated_seconds,
-            wall_seconds=self.wall_seconds,
             seed=self.seed,
             scenario=self.scenario.model_dump(mode="json", exclude_none=True),
         )

@@ -4,8 +4,9 @@ The run discards ``run.warmup_ios`` completions, then cuts the measured window i
 batches of completions. Batches start at ``run.batch_ios`` completions (or 1,000)
 and, when 64 have accumulated, adjacent pairs are merged, so batches grow with the run
 and stay long compared with the system's correlation time. After ``run.min_batches``
-batches the run stops as soon as the relative 95% half-width of both IOPS and mean
-latency is at most ``run.target_rel_ci`` ("precision reached"), or when ``run.max_ios``
+batches the run stops once the relative 95% half-width of both IOPS and mean latency is
+at most ``run.target_rel_ci`` and still is after a further quarter of the run
+("precision reached"; the confirmation counters sequential-stopping bias), or when ``run.max_ios``
 completions or ``run.max_wall_s`` seconds are spent ("budget: ..."). Leading batches
 that still drift (a write cache filling up, a backlog building) are dropped by MSER
 truncation before any estimate is made. An open workload
@@ -30,7 +31,8 @@ from sim.model import Model, build
 from sim.rng import Streams, UnitSampler
 from sim.stats import BATCH_METRICS, Batch, estimate, histogram, mser_truncation
 
-MAX_BATCHES = 64
+MAX_BATCHES = 32
+CONFIRM_FACTOR = 1.25
 DEFAULT_BATCH_IOS = 1_000
 UNSTABLE_BACKLOG = 2_000_000
 
@@ -97,6 +99,7 @@ class Run:
         self.batches: list[Batch] = []
         self.marks: list[tuple[float, list[float], list[float]]] = []
         self._cut: tuple[tuple[int, int], int] = ((-1, -1), 0)
+        self._precision_met_at: int | None = None
         self.stop_reason = ""
         self.stop_event = self.env.event()
         self.stopped = False
@@ -180,8 +183,16 @@ class Run:
                 v, lo, hi = estimate(steady, key)
                 rel.append((hi - lo) / 2 / abs(v) if v else math.inf)
             if max(rel) <= s.target_rel_ci:
-                self._stop(f"precision reached: relative 95% half-width <= {s.target_rel_ci:g}")
-                return
+                # Stopping the first time the interval looks narrow enough favours runs whose
+                # variance estimate happens to be low (sequential-stopping bias): confirm the
+                # precision after a further quarter of the run before stopping.
+                if self._precision_met_at is None:
+                    self._precision_met_at = self.completed
+                elif self.completed >= CONFIRM_FACTOR * self._precision_met_at:
+                    self._stop(f"precision reached: relative 95% half-width <= {s.target_rel_ci:g}")
+                    return
+            else:
+                self._precision_met_at = None
         if self.completed >= s.max_ios:
             self._stop(f"budget: max_ios={s.max_ios} completions")
         elif time.perf_counter() - self.wall_start >= s.max_wall_s:

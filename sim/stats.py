@@ -129,8 +129,10 @@ def mser_truncation(series: list[float]) -> int:
     """How many leading batches to drop as warm-up: MSER (White, 1997) over batch means.
 
     Picks d in [0, n/2] minimising sum((x_i - mean(x[d:]))**2 for i >= d) / (n - d)**2,
-    i.e. the truncation that leaves the tightest confidence interval. A run still
-    drifting (a write cache filling, a backlog building) loses its early batches.
+    i.e. the truncation that leaves the tightest confidence interval, and keeps it only
+    when the dropped batches' mean lies more than 3 standard errors from the rest. A run
+    still drifting (a write cache filling, a backlog building) loses its early batches;
+    a stationary run keeps them all.
     """
     n = len(series)
     if n < 4:
@@ -142,7 +144,15 @@ def mser_truncation(series: list[float]) -> int:
         stat = sum((x - m) ** 2 for x in tail) / len(tail) ** 2
         if stat < best:
             best_d, best = d, stat
-    return best_d
+    if best_d == 0:
+        return 0
+    # Keep the cut only if the dropped batches really differ from the rest (a transient, not
+    # noise): trimming noise would only make the interval optimistically narrow.
+    tail = series[best_d:]
+    m = sum(tail) / len(tail)
+    sd = math.sqrt(sum((x - m) ** 2 for x in tail) / max(1, len(tail) - 1))
+    head_mean = sum(series[:best_d]) / best_d
+    return best_d if abs(head_mean - m) > 3 * sd / math.sqrt(best_d) else 0
 
 
 def _pooled(batches: list[Batch]) -> Batch:

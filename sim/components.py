@@ -93,11 +93,12 @@ def _advance_event(event: simpy.Event) -> None:
 class Meter:
     """Time-average occupancy of something with ``capacity`` units (servers or slots).
 
-    ``utilization`` = mean units in use / capacity; ``busy`` = fraction of time with
-    at least one unit in use. Both cover the window since the last ``reset``.
+    ``area`` integrates units in use over time (utilization = area / capacity / window),
+    ``busy_area`` the time with at least one unit in use; the engine reads both at batch
+    boundaries. ``Station`` inlines the same accounting in its hot path.
     """
 
-    __slots__ = ("area", "busy_area", "capacity", "env", "in_use", "name", "t_last", "t_reset", "waited")
+    __slots__ = ("area", "busy_area", "capacity", "env", "in_use", "name", "t_last", "waited")
 
     def __init__(self, env: simpy.Environment, name: str, capacity: int):
         self.env = env
@@ -107,7 +108,6 @@ class Meter:
         self.area = 0.0
         self.busy_area = 0.0
         self.t_last = 0.0
-        self.t_reset = 0.0
         self.waited = 0
 
     def _account(self) -> None:
@@ -125,22 +125,11 @@ class Meter:
         self.area = 0.0
         self.busy_area = 0.0
         self.waited = 0
-        self.t_reset = self.env.now
 
     def unit_time(self) -> float:
         """Unit-microseconds of occupancy since the last reset (e.g. CPU-busy us)."""
         self._account()
         return self.area
-
-    def utilization(self) -> float:
-        self._account()
-        window = self.env.now - self.t_reset
-        return min(1.0, self.area / (self.capacity * window)) if window > 0 else 0.0
-
-    def busy(self) -> float:
-        self._account()
-        window = self.env.now - self.t_reset
-        return min(1.0, self.busy_area / window) if window > 0 else 0.0
 
 
 class Station(Meter):

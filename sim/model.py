@@ -406,8 +406,3 @@ def _build_zvm(b: Builder, topo: ZvmEdev, closed: bool) -> Model:
     split = Split(_volume_planner(volume, table.get), b.jobs)
     return Model(route=(split,), meters=b.meters, cpu=cpu, capacity_bytes=volume.capacity, closed_affinity=closed,
                  notes={"device": drives[0][0].parallelism})
-
-
-def describe(model: Model) -> dict[str, Any]:
-    """Structure of a built model (component names and capacities), for reports and checks."""
-    return {"components": {m.name: m.capacity for m in model.meters}, **model.notes}

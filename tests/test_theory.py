@@ -75,40 +75,39 @@ LOADS = [
 ]
 
 
-@pytest.mark.parametrize(("rho", "seed", "target", "warmup"), LOADS)
-def test_mm1(rho: float, seed: int, target: float, warmup: int) -> None:
-    service = 10.0
-    rate = rho / service * 1e6
-    sc = open_scenario([{"name": "server", "servers": 1, "service_time_us": service, "distribution": "exponential"}],
+def run_single_station(servers: int, service: float, law: str, rho: float, seed: int, target: float, warmup: int,
+                       analytic: float, label: str) -> Result:
+    """Simulate one open station at utilization ``rho`` and check it against ``analytic`` mean response."""
+    rate = rho * servers / service * 1e6
+    name = "server" if servers == 1 else "servers"
+    sc = open_scenario([{"name": name, "servers": servers, "service_time_us": service, "distribution": law}],
                        rate, _run(seed, target, warmup))
     r = simulate(sc)
     assert_precise(r, target)
-    assert_analytic(r.latency_mean_us, mm1_response(rate * 1e-6, service), f"M/M/1 rho={rho} mean response (us)")
-    assert_open_sanity(r, rate, "server", rho)
+    assert_analytic(r.latency_mean_us, analytic, f"{label} rho={rho} mean response (us)")
+    assert_open_sanity(r, rate, name, rho)
+    return r
+
+
+@pytest.mark.parametrize(("rho", "seed", "target", "warmup"), LOADS)
+def test_mm1(rho: float, seed: int, target: float, warmup: int) -> None:
+    service = 10.0
+    run_single_station(1, service, "exponential", rho, seed, target, warmup,
+                       mm1_response(rho / service, service), "M/M/1")
 
 
 @pytest.mark.parametrize(("rho", "seed", "target", "warmup"), LOADS)
 def test_mmc(rho: float, seed: int, target: float, warmup: int) -> None:
     servers, service = 8, 80.0
-    rate = rho * servers / service * 1e6
-    sc = open_scenario([{"name": "servers", "servers": servers, "service_time_us": service, "distribution": "exponential"}],
-                       rate, _run(seed, target, warmup))
-    r = simulate(sc)
-    assert_precise(r, target)
-    assert_analytic(r.latency_mean_us, mmc_response(rate * 1e-6, service, servers), f"M/M/{servers} rho={rho} mean response (us)")
-    assert_open_sanity(r, rate, "servers", rho)
+    run_single_station(servers, service, "exponential", rho, seed, target, warmup,
+                       mmc_response(rho * servers / service, service, servers), f"M/M/{servers}")
 
 
 @pytest.mark.parametrize(("rho", "seed", "target", "warmup"), LOADS)
 def test_md1(rho: float, seed: int, target: float, warmup: int) -> None:
     service = 10.0
-    rate = rho / service * 1e6
-    sc = open_scenario([{"name": "server", "servers": 1, "service_time_us": service, "distribution": "deterministic"}],
-                       rate, _run(seed, target, warmup))
-    r = simulate(sc)
-    assert_precise(r, target)
-    assert_analytic(r.latency_mean_us, md1_response(rate * 1e-6, service), f"M/D/1 rho={rho} mean response (us)")
-    assert_open_sanity(r, rate, "server", rho)
+    r = run_single_station(1, service, "deterministic", rho, seed, target, warmup,
+                           md1_response(rho / service, service), "M/D/1")
     # deterministic service: no response can be shorter than the service time
     assert r.latency_p50_us.value >= service * 0.97  # histogram buckets are ~3% wide
 

@@ -12,6 +12,7 @@ stderr; an unexpected failure exits 1 with one line (``FLASHPLAN_DEBUG=1`` shows
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import subprocess
@@ -33,6 +34,12 @@ from models.scenario import (
     parse_override,
     read_scenario_data,
     scenario_from_data,
+)
+
+# Modules that add their own subcommands: each has ``register(subparsers)`` which adds
+# its parser(s) with ``set_defaults(func=handler)``; a handler takes (args, console) and
+# returns the exit code, raising BadInput for the user's mistakes.
+SUBCOMMAND_MODULES: tuple[str, ...] = (
 )
 
 EXIT_OK = 0
@@ -204,6 +211,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("app", help="start the web app")
     p.add_argument("--port", type=int, default=8501)
     p.set_defaults(func=cmd_app)
+    for module in SUBCOMMAND_MODULES:
+        importlib.import_module(module).register(sub)
     return parser
 
 

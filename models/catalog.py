@@ -80,10 +80,48 @@ def _load_dir(directory: Path, into: dict[str, dict[str, Any]]) -> None:
         into.setdefault("parameters", {}).update(_read_yaml(params))
 
 
-@lru_cache(maxsize=4)
-def _load(extra_dir: str | None) -> Catalog:
+FITTED_FILE = CATALOG_DIR / "fitted.yaml"
+
+
+def read_fitted(path: Path) -> dict[str, Any]:
+    """The fitted-parameter file: ``{version, fitted_on, ..., values: {dotted.path: value}}``."""
+    data = _read_yaml(path)
+    values = data.get("values", {})
+    if not isinstance(values, dict):
+        raise CatalogError(f"{path}: 'values' must map dotted paths to numbers")
+    return data
+
+
+def apply_fitted(raw: dict[str, dict[str, Any]], values: dict[str, Any], origin: str = "fitted") -> None:
+    """Overwrite catalog fields / parameters named by slash paths (model names contain dots).
+
+    ``parameters/a/b`` sets the value of parameter ``a.b`` (creating it if new);
+    ``section/Model/field[/key]`` sets a field of a catalog entry, which must exist.
+    """
+    for path, value in values.items():
+        head, *parts = str(path).split("/")
+        if head == "workloads":  # calibration workload descriptors, read by calibration/evaluate.py
+            continue
+        if head == "parameters":
+            node = raw.setdefault("parameters", {})
+            for part in parts[:-1]:
+                node = node.setdefault(part, {})
+            node[parts[-1]] = {"value": value, "source": f"{origin}: flashplan calibrate --fit"}
+            continue
+        if len(parts) < 2 or parts[0] not in raw.get(head, {}):
+            raise CatalogError(f"fitted value {path!r}: no catalog entry {head}/{parts[0] if parts else ''}")
+        node = raw[head][parts[0]]
+        for part in parts[1:-1]:
+            node = node.setdefault(part, {})
+        node[parts[-1]] = value
+
+
+@lru_cache(maxsize=8)
+def _load(extra_dir: str | None, fitted: str | None = None) -> Catalog:
     raw: dict[str, dict[str, Any]] = {}
     _load_dir(CATALOG_DIR, raw)
+    if fitted:
+        apply_fitted(raw, read_fitted(Path(fitted)).get("values", {}))
     if extra_dir:
         _load_dir(Path(extra_dir), raw)
     parsed: dict[str, Any] = {}
@@ -99,9 +137,20 @@ def _load(extra_dir: str | None) -> Catalog:
     return Catalog(**parsed)
 
 
+def fitted_path() -> Path | None:
+    """The fitted-parameter file in use: ``$FLASHPLAN_FITTED`` (``none`` for the unfitted
+    datasheet-and-assumption model), else models/catalog/fitted.yaml when it exists."""
+    env = os.environ.get("FLASHPLAN_FITTED")
+    if env:
+        return None if env.lower() == "none" else Path(env)
+    return FITTED_FILE if FITTED_FILE.exists() else None
+
+
 def load_catalog() -> Catalog:
-    """The built-in catalog, overlaid with ``$FLASHPLAN_CATALOG_DIR`` when that is set."""
-    return _load(os.environ.get("FLASHPLAN_CATALOG_DIR") or None)
+    """The built-in catalog with the fitted parameters applied, then overlaid with
+    ``$FLASHPLAN_CATALOG_DIR`` when that is set (a user's own entries win over the fit)."""
+    fitted = fitted_path()
+    return _load(os.environ.get("FLASHPLAN_CATALOG_DIR") or None, str(fitted) if fitted else None)
 
 
 def lookup(section: str, name: str) -> Any:
@@ -113,13 +162,21 @@ def lookup(section: str, name: str) -> Any:
     return entries[name]
 
 
-def parameter(path: str) -> Any:
+_MISSING = object()
+
+
+def parameter(path: str, default: Any = _MISSING) -> Any:
     """A default engine parameter from parameters.yaml by dotted path (e.g. ``device_behaviour.service_cv``).
 
-    Each parameter is stored as ``{value: ..., source: ...}``; this returns the value.
+    Each parameter is stored as ``{value: ..., source: ...}``; this returns the value, or
+    ``default`` when given and the parameter does not exist.
     """
     node: Any = load_catalog().parameters
     for part in path.split("."):
+        if not isinstance(node, dict) or part not in node:
+            if default is _MISSING:
+                raise KeyError(f"unknown engine parameter {path!r}")
+            return default
         node = node[part]
     if isinstance(node, dict) and "value" in node:
         return node["value"]

@@ -40,6 +40,7 @@ from models.scenario import (
 # its parser(s) with ``set_defaults(func=handler)``; a handler takes (args, console) and
 # returns the exit code, raising BadInput for the user's mistakes.
 SUBCOMMAND_MODULES: tuple[str, ...] = (
+    "calibration.cli",
 )
 
 EXIT_OK = 0

@@ -402,5 +402,14 @@ class Split:
 
 
 def make_route(*hops: Any) -> tuple[Hop, ...]:
-    """A route from hops, skipping ``None`` (a hop a configuration does not have)."""
-    return tuple(h for h in hops if h is not None)
+    """A route from hops, skipping ``None`` (a hop a configuration does not have); a tuple of
+    hops (a multi-hop stage, e.g. a CPU charge then a serialized section) is spliced in."""
+    route: list[Hop] = []
+    for h in hops:
+        if h is None:
+            continue
+        if isinstance(h, tuple):
+            route.extend(x for x in h if x is not None)
+        else:
+            route.append(h)
+    return tuple(route)

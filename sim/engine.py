@@ -41,11 +41,16 @@ def default_batch_ios(scenario: Scenario) -> int:
     """Completions per batch at the start of a run: 1,000, or 8 per I/O slot of a closed workload.
 
     A closed system's completions are correlated over about one cycle of its N slots, so
-    batches of several N completions keep the batch means close to independent.
+    batches of several N completions keep the batch means close to independent. A bursty
+    workload's completions are correlated over its on/off cycle, so a batch starts at the
+    I/Os of two mean cycles (the batches then grow by merging).
     """
     wl = scenario.workload
     if isinstance(wl, ClosedWorkload):
         return min(100_000, max(DEFAULT_BATCH_IOS, 8 * wl.jobs * wl.queue_depth))
+    if isinstance(wl, BurstyWorkload):
+        cycle_ios = wl.mean_rate_iops * (wl.mean_on_ms + wl.mean_off_ms) / 1e3
+        return int(min(1_000_000, max(DEFAULT_BATCH_IOS, 2 * cycle_ios)))
     return DEFAULT_BATCH_IOS
 
 

@@ -19,6 +19,7 @@ from models.catalog import lookup, parameter
 from models.hardware import FlashDeviceSpec, HostSpec, PcieLink
 from models.scenario import Scenario
 from models.topology import DirectNvme, Exflash, Generic, HostConfig, San, ZvmEdev
+from models.workload import WorkloadBase
 from sim.components import (
     READ,
     WRITE,
@@ -54,10 +55,20 @@ class Model:
 
 @dataclass
 class ResolvedHost:
+    """A host's CPU as the engine uses it.
+
+    ``cpu_us_per_io`` is charged per device I/O, ``cpu_us_per_kib`` per KiB it moves (z/VM CP
+    handles every 4 KiB page of a paging I/O, seed 003 Table 3), and ``serial_us_per_io`` is a
+    section of the stack that one I/O at a time can run (the SCSI midlayer's host lock: the SCSI
+    stack "hits a hockey stick" with CPU to spare, seed 004).
+    """
+
     cores: int
     stack: str
     cpu_us_per_io: float
     submit_fraction: float
+    cpu_us_per_kib: float = 0.0
+    serial_us_per_io: float = 0.0
 
 
 def resolve_host(config: HostConfig, default_stack: str) -> ResolvedHost:
@@ -77,13 +88,25 @@ def resolve_host(config: HostConfig, default_stack: str) -> ResolvedHost:
         frac = spec.submit_fraction
     else:
         frac = float(parameter("host_defaults.submit_fraction"))
-    return ResolvedHost(cores=cores, stack=stack, cpu_us_per_io=cpu, submit_fraction=frac)
+    per_kib = float(parameter(f"host_defaults.cpu_us_per_kib.{stack}", 0.0))
+    serial = float(parameter(f"host_defaults.serial_us_per_io.{stack}", 0.0))
+    return ResolvedHost(cores=cores, stack=stack, cpu_us_per_io=cpu, submit_fraction=frac,
+                        cpu_us_per_kib=per_kib, serial_us_per_io=serial)
+
+
+def us_per_byte(gbs: float) -> float:
+    """Transfer time in us of one byte at ``gbs`` GB/s (decimal GB)."""
+    return 1.0 / (gbs * 1e3)
 
 
 def _bytes_time(gbs: float) -> Callable[[Job], float]:
     """Transfer time in us of job.size bytes at ``gbs`` GB/s."""
-    per_byte = 1.0 / (gbs * 1e3)
+    per_byte = us_per_byte(gbs)
     return lambda job: job.size * per_byte
+
+
+def _constant(us: float) -> Callable[[Job], float]:
+    return lambda job: us
 
 
 def _scaled(mean_us: float, unit: UnitSampler) -> Callable[[Job], float]:
@@ -117,24 +140,81 @@ class Builder:
 
     def cpu(self, host: ResolvedHost) -> tuple[Station | None, Hop | None, Hop | None]:
         """The host CPU station and the submit / completion hops that charge it (None when it costs nothing)."""
-        if host.cpu_us_per_io <= 0:
+        if host.cpu_us_per_io <= 0 and host.cpu_us_per_kib <= 0:
             return None, None, None
         st = self.station("host_cpu", host.cores, lambda job: job.cost)
-        submit_us = host.cpu_us_per_io * host.submit_fraction
-        complete_us = host.cpu_us_per_io - submit_us
-        return st, _charge(st, submit_us), _charge(st, complete_us)
+        f = host.submit_fraction
+        submit = _charge(st, host.cpu_us_per_io * f, host.cpu_us_per_kib * f)
+        if host.serial_us_per_io > 0:
+            serial = self.station("host_stack.serial", 1, lambda job: host.serial_us_per_io)
+            submit = make_route(submit, serial)  # type: ignore[assignment]  # spliced by make_route
+        complete = _charge(st, host.cpu_us_per_io * (1 - f), host.cpu_us_per_kib * (1 - f))
+        return st, submit, complete
 
 
-def _charge(cpu: Station, us: float) -> Hop | None:
-    """A hop that occupies one core of the host CPU for ``us`` microseconds."""
-    if us <= 0:
+def _charge(cpu: Station, us: float, us_per_kib: float = 0.0) -> Hop | None:
+    """A hop that occupies one core of the host CPU for ``us`` + ``us_per_kib`` x KiB microseconds."""
+    if us <= 0 and us_per_kib <= 0:
         return None
+    if us_per_kib <= 0:
+        def hop(job: Job) -> None:
+            job.cost = us
+            cpu(job)
+        return hop
+    per_byte = us_per_kib / 1024.0
 
-    def hop(job: Job) -> None:
-        job.cost = us
+    def sized(job: Job) -> None:
+        job.cost = us + job.size * per_byte
         cpu(job)
 
-    return hop
+    return sized
+
+
+@dataclass(frozen=True)
+class FlashParameters:
+    """The internal mechanism of a flash drive or DIMM, derived from its datasheet (seeds 001, 002, 003).
+
+    ``read_units`` P_r = read IOPS x QD1 read latency and ``program_units`` P_w = write IOPS x
+    program time (Little's law at the IOPS knee); the program time is then adjusted so the
+    rounded unit count still gives exactly the datasheet write IOPS. Bandwidths are the
+    random-access caps when the workload is random and the datasheet gives them. What
+    datasheets do not publish defaults to parameters.yaml ``device_behaviour``.
+    """
+
+    service_cv: float
+    law: str
+    read_units: int
+    read_latency_us: float
+    read_bw_gbs: float
+    write_cache_slots: int
+    write_ack_us: float
+    write_bw_gbs: float
+    program_units: int
+    program_time_us: float
+
+
+def flash_parameters(spec: FlashDeviceSpec, access: str) -> FlashParameters:
+    """A device's parallelism, service means and bandwidth caps (shared by the DES and the analytic fast path)."""
+    beh = spec.behaviour
+    cv = beh.service_cv if beh.service_cv is not None else float(parameter("device_behaviour.service_cv"))
+    slots = beh.write_cache_slots or int(parameter("device_behaviour.write_cache_slots"))
+    t_prog = beh.program_time_us or float(parameter("device_behaviour.program_time_us"))
+    read_units = max(1, round(spec.read_kiops * 1e3 * spec.read_latency_us * 1e-6))
+    program_units = max(1, round(spec.write_kiops * 1e3 * t_prog * 1e-6))
+    random = access == "random"
+    return FlashParameters(
+        service_cv=cv,
+        law="lognormal" if cv > 0 else "deterministic",
+        read_units=read_units,
+        read_latency_us=spec.read_latency_us,
+        read_bw_gbs=spec.random_read_bw_gbs if random and spec.random_read_bw_gbs else spec.read_bw_gbs,
+        write_cache_slots=slots,
+        write_ack_us=beh.write_ack_us or spec.write_latency_us,
+        write_bw_gbs=spec.random_write_bw_gbs if random and spec.random_write_bw_gbs else spec.write_bw_gbs,
+        program_units=program_units,
+        # program time consistent with the write IOPS limit for the rounded unit count
+        program_time_us=program_units / (spec.write_kiops * 1e3) * 1e6,
+    )
 
 
 class FlashDevice:
@@ -150,39 +230,131 @@ class FlashDevice:
     IOPS and bandwidth obey the datasheet and latency grows past the knee. A write
     cache of one slot reproduces eXFlash WriteNow: back-to-back writes wait for the
     previous destage, writes separated by think time do not (seed 002, Figure 11).
+    The numbers come from ``flash_parameters``.
     """
 
     def __init__(self, b: Builder, name: str, spec: FlashDeviceSpec):
-        beh = spec.behaviour
-        cv = beh.service_cv if beh.service_cv is not None else float(parameter("device_behaviour.service_cv"))
-        slots = beh.write_cache_slots or int(parameter("device_behaviour.write_cache_slots"))
-        t_prog = beh.program_time_us or float(parameter("device_behaviour.program_time_us"))
-        ack = beh.write_ack_us or spec.write_latency_us
-        law = "lognormal" if cv > 0 else "deterministic"
-        read_units = max(1, round(spec.read_kiops * 1e3 * spec.read_latency_us * 1e-6))
-        program_units = max(1, round(spec.write_kiops * 1e3 * t_prog * 1e-6))
-        # program time consistent with the write IOPS limit for the rounded unit count
-        t_prog_eff = program_units / (spec.write_kiops * 1e3) * 1e6
-        random = b.access == "random"
-        read_bw = (spec.random_read_bw_gbs if random and spec.random_read_bw_gbs else spec.read_bw_gbs)
-        write_bw = (spec.random_write_bw_gbs if random and spec.random_write_bw_gbs else spec.write_bw_gbs)
-        self.read_units = b.station(f"{name}.read_units", read_units, _scaled(spec.read_latency_us, b.streams.unit(law, cv)))
-        self.read_bw = b.station(f"{name}.read_bw", 1, _bytes_time(read_bw))
-        self.write_cache = b.pool(f"{name}.write_cache", slots)
+        p = flash_parameters(spec, b.access)
+        law, cv, ack = p.law, p.service_cv, p.write_ack_us
+        self.read_units = b.station(f"{name}.read_units", p.read_units, _scaled(p.read_latency_us, b.streams.unit(law, cv)))
+        self.read_bw = b.station(f"{name}.read_bw", 1, _bytes_time(p.read_bw_gbs))
+        self.write_cache = b.pool(f"{name}.write_cache", p.write_cache_slots)
         ack_unit = b.streams.unit(law, cv)
         self.ack = Delay(b.env, lambda job: ack * ack_unit())
-        self.write_bw = b.station(f"{name}.write_bw", 1, _bytes_time(write_bw))
-        self.program_units = b.station(f"{name}.program_units", program_units, _scaled(t_prog_eff, b.streams.unit(law, cv)))
+        self.write_bw = b.station(f"{name}.write_bw", 1, _bytes_time(p.write_bw_gbs))
+        self.program_units = b.station(f"{name}.program_units", p.program_units,
+                                       _scaled(p.program_time_us, b.streams.unit(law, cv)))
         destage = make_route(self.write_bw, self.program_units, self.write_cache.release)
         self.read_hops: tuple[Hop, ...] = (self.read_units, self.read_bw)
         self.write_hops: tuple[Hop, ...] = (self.write_cache.acquire, self.ack, Fork(destage, b.jobs))
-        self.parallelism = {"read_units": read_units, "program_units": program_units, "write_cache_slots": slots}
+        self.parallelism = {"read_units": p.read_units, "program_units": p.program_units,
+                            "write_cache_slots": p.write_cache_slots}
 
 
-def _pcie(gen: int | None, lanes: int | None) -> float | None:
+def pcie_gbs(gen: int | None, lanes: int | None) -> float | None:
+    """GB/s per direction of a PCIe link, or None for a device without one (a DIMM)."""
     if gen is None or lanes is None:
         return None
     return PcieLink(generation=gen, lanes=lanes).gbs  # type: ignore[arg-type]
+
+
+def namespace_depth(topo: DirectNvme) -> int:
+    """I/Os one namespace (an IBM i disk arm) may have outstanding: its queue depth, else every NVMe queue entry."""
+    return topo.namespaces.queue_depth or topo.nvme_queues.count * topo.nvme_queues.depth
+
+
+def namespace_bytes(topo: DirectNvme, spec: FlashDeviceSpec) -> int:
+    """Size of one namespace: the configured size, else the drive split evenly."""
+    return int((topo.namespaces.size_gb or spec.capacity_tb * 1000 / topo.namespaces.per_drive) * 1e9)
+
+
+def dimms_per_driver_thread(topo: Exflash) -> int:
+    """DIMMs one eXFlash driver thread serves: 1 with max-occupancy, else 2 (seed 002)."""
+    return 1 if topo.max_occupancy else 2
+
+
+def zvm_link_gbs(spec: FlashDeviceSpec, adapter_uplink_gbs: float) -> float:
+    """An EDEV drive's link: the slower of its own PCIe link and the adapter's slot."""
+    gbs = pcie_gbs(spec.pcie_generation, spec.pcie_lanes)
+    return min(gbs, adapter_uplink_gbs) if gbs else adapter_uplink_gbs
+
+
+def zvm_base_bytes(topo: ZvmEdev, spec: FlashDeviceSpec) -> int:
+    """Capacity behind one base EDEV: all drives split evenly over the base devices."""
+    return int(spec.capacity_tb * 1e12 * topo.drives / topo.base_devices)
+
+
+def subchannel_turnaround_us(op: int) -> float:
+    """CP's turnaround on a z/VM subchannel after an I/O of kind ``op`` (parameters.yaml ``zvm``)."""
+    return float(parameter(f"zvm.subchannel_turnaround_us.{'read' if op == READ else 'write'}"))
+
+
+@dataclass(frozen=True)
+class SanParameters:
+    """The numbers of a SAN attachment, from the scenario and the catalog (seeds 000, 004).
+
+    A port spends ``1 / port IOPS`` handling each I/O towards the device plus the write
+    payload, and the read payload towards the host. I/Os take the ``paths`` host-port /
+    front-end-port pairs round-robin. FCP limits each LUN to ``lun_queue_depth``
+    outstanding I/Os; NVMe/FC gives each association its share of the queues
+    (``concurrency_pools`` x ``concurrency_slots``). The write cache holds
+    ``write_cache_slots`` writes of the workload's mean size.
+    """
+
+    host_ports: int
+    host_port_us_per_byte: float
+    host_port_handling_us: float
+    front_end_ports: int
+    front_end_port_us_per_byte: float
+    front_end_port_handling_us: float
+    paths: int
+    service_cv: float
+    law: str
+    concurrency_pools: int
+    concurrency_slots: int
+    controller_cores: int
+    controller_us_per_io: float
+    cache_hit_latency_us: float
+    backend_parallelism: int
+    backend_read_latency_us: float
+    backend_read_gbs: float
+    destage_gbs: float
+    write_cache_slots: int
+    lun_bytes: int
+
+
+def san_parameters(topo: San, workload: WorkloadBase) -> SanParameters:
+    """The SAN path's numbers (shared by the DES builder and the analytic fast path)."""
+    hba = lookup("san_adapters", topo.host_adapter)
+    server = lookup("storage_servers", topo.storage_server)
+    cv = float(parameter("storage_server.service_cv"))
+    host_ports = topo.host_adapters * hba.ports
+    fcp = topo.protocol == "fcp"
+    cache_gb = topo.cache.size_gb or server.cache_gb
+    mean_write = max(512.0, workload.mean_bytes())
+    return SanParameters(
+        host_ports=host_ports,
+        host_port_us_per_byte=us_per_byte(hba.port_gbs),
+        host_port_handling_us=1e3 / hba.port_kiops,
+        front_end_ports=topo.front_end_ports,
+        front_end_port_us_per_byte=us_per_byte(server.port_gbs),
+        front_end_port_handling_us=1e3 / server.port_kiops,
+        paths=max(host_ports, topo.front_end_ports),
+        service_cv=cv,
+        law="lognormal" if cv > 0 else "deterministic",
+        concurrency_pools=topo.luns if fcp else topo.associations,
+        concurrency_slots=(topo.lun_queue_depth if fcp
+                           else max(1, topo.nvme_queues.count // topo.associations) * topo.nvme_queues.depth),
+        controller_cores=server.controller_cores,
+        controller_us_per_io=server.controller_us_per_io,
+        cache_hit_latency_us=server.cache_hit_latency_us,
+        backend_parallelism=server.backend_parallelism,
+        backend_read_latency_us=server.backend_read_latency_us,
+        backend_read_gbs=server.backend_read_gbs,
+        destage_gbs=server.destage_gbs,
+        write_cache_slots=max(1, min(10**9, int(cache_gb * 1e9 / mean_write))),
+        lun_bytes=int(server.raw_capacity_tb * 1e12 / topo.luns),
+    )
 
 
 class RouteTable:
@@ -246,15 +418,15 @@ def _build_direct(b: Builder, topo: DirectNvme, closed: bool) -> Model:
     uplinks = [b.link(f"adapter{a}.uplink", adapter.uplink.gbs) for a in range(topo.adapters)]
     drives = []
     for d in range(topo.drives):
-        gbs = _pcie(spec.pcie_generation, spec.pcie_lanes)
+        gbs = pcie_gbs(spec.pcie_generation, spec.pcie_lanes)
         link = b.link(f"drive{d}.link", gbs) if gbs else None
         queues = b.pool(f"drive{d}.nvme_queues", topo.nvme_queues.count * topo.nvme_queues.depth)
         drives.append((FlashDevice(b, f"drive{d}", spec), link, queues, uplinks[d % topo.adapters]))
     per_drive = topo.namespaces.per_drive
     members = topo.drives * per_drive
-    ns_depth = topo.namespaces.queue_depth or topo.nvme_queues.count * topo.nvme_queues.depth
+    ns_depth = namespace_depth(topo)
     ns_pools = [b.pool(f"drive{i % topo.drives}.ns{i // topo.drives}", ns_depth) for i in range(members)]
-    ns_bytes = int((topo.namespaces.size_gb or spec.capacity_tb * 1000 / per_drive) * 1e9)
+    ns_bytes = namespace_bytes(topo, spec)
     split: Split
 
     def make(member: int, op: int) -> list[Hop]:
@@ -277,45 +449,41 @@ def _build_san(b: Builder, topo: San, scenario: Scenario, closed: bool) -> Model
     host = resolve_host(topo.host, "scsi_fcp" if topo.protocol == "fcp" else "nvme_fc")
     cpu, submit, complete = b.cpu(host)
     hba = lookup("san_adapters", topo.host_adapter)
-    server = lookup("storage_servers", topo.storage_server)
-    cv = float(parameter("storage_server.service_cv"))
-    law = "lognormal" if cv > 0 else "deterministic"
+    p = san_parameters(topo, scenario.workload)
+    cv, law = p.service_cv, p.law
 
-    def port(name: str, gbs: float, kiops: float) -> tuple[Station, Station]:
-        per_byte = 1.0 / (gbs * 1e3)
-        handling = 1e3 / kiops
+    def port(name: str, per_byte: float, handling: float) -> tuple[Station, Station]:
         to_host = b.station(f"{name}.to_host", 1, lambda job: (job.size * per_byte) if job.op == READ else 0.0)
         to_dev = b.station(f"{name}.to_device", 1,
                            lambda job: handling + (job.size * per_byte if job.op == WRITE else 0.0))
         return to_host, to_dev
 
-    host_ports = [port(f"hba{i // hba.ports}.port{i % hba.ports}", hba.port_gbs, hba.port_kiops)
-                  for i in range(topo.host_adapters * hba.ports)]
-    fe_ports = [port(f"server.port{i}", server.port_gbs, server.port_kiops) for i in range(topo.front_end_ports)]
-    paths = max(len(host_ports), len(fe_ports))
+    host_ports = [port(f"hba{i // hba.ports}.port{i % hba.ports}", p.host_port_us_per_byte, p.host_port_handling_us)
+                  for i in range(p.host_ports)]
+    fe_ports = [port(f"server.port{i}", p.front_end_port_us_per_byte, p.front_end_port_handling_us)
+                for i in range(p.front_end_ports)]
+    paths = p.paths
     if topo.protocol == "fcp":
-        lun_pools = [b.pool(f"lun{i}.queue", topo.lun_queue_depth) for i in range(topo.luns)]
+        lun_pools = [b.pool(f"lun{i}.queue", p.concurrency_slots) for i in range(topo.luns)]
         def concurrency(member: int) -> Pool:
             return lun_pools[member]
         load = lambda m: lun_pools[m].load  # noqa: E731
     else:
-        per_assoc = max(1, topo.nvme_queues.count // topo.associations) * topo.nvme_queues.depth
-        assoc_pools = [b.pool(f"association{i}.queues", per_assoc) for i in range(topo.associations)]
+        assoc_pools = [b.pool(f"association{i}.queues", p.concurrency_slots) for i in range(topo.associations)]
         def concurrency(member: int) -> Pool:
             return assoc_pools[member % topo.associations]
         load = lambda m: assoc_pools[m % topo.associations].load  # noqa: E731
     fabric = Delay(b.env, lambda job: topo.fabric_latency_us)
-    controller = b.station("server.controller", server.controller_cores,
-                           _scaled(server.controller_us_per_io, b.streams.unit(law, cv)))
+    controller = b.station("server.controller", p.controller_cores,
+                           _scaled(p.controller_us_per_io, b.streams.unit(law, cv)))
     hit_unit = b.streams.unit(law, cv)
-    cache_hit = Delay(b.env, lambda job: server.cache_hit_latency_us * hit_unit())
-    backend = b.station("server.backend", server.backend_parallelism,
-                        _scaled(server.backend_read_latency_us, b.streams.unit(law, cv)))
-    backend_bw = b.station("server.backend_bw", 1, _bytes_time(server.backend_read_gbs))
-    destage = b.station("server.destage", 1, _bytes_time(server.destage_gbs))
-    cache_gb = topo.cache.size_gb or server.cache_gb
-    mean_write = max(512.0, scenario.workload.mean_bytes())
-    cache_slots = max(1, min(10**9, int(cache_gb * 1e9 / mean_write)))
+    hit_us = p.cache_hit_latency_us
+    cache_hit = Delay(b.env, lambda job: hit_us * hit_unit())
+    backend = b.station("server.backend", p.backend_parallelism,
+                        _scaled(p.backend_read_latency_us, b.streams.unit(law, cv)))
+    backend_bw = b.station("server.backend_bw", 1, _bytes_time(p.backend_read_gbs))
+    destage = b.station("server.destage", 1, _bytes_time(p.destage_gbs))
+    cache_slots = p.write_cache_slots
     write_cache = b.pool("server.write_cache", cache_slots)
     destage_route = make_route(destage, write_cache.release)
     hit_ratio = topo.cache.read_hit_ratio
@@ -344,8 +512,7 @@ def _build_san(b: Builder, topo: San, scenario: Scenario, closed: bool) -> Model
         hit = op == READ and choose() < hit_ratio
         return table.get(member, op, rr[0] % paths, hit)
 
-    lun_bytes = int(server.raw_capacity_tb * 1e12 / topo.luns)
-    volume = Volume(topo.layout, topo.luns, topo.chunk_kib * 1024, lun_bytes, load, closed)
+    volume = Volume(topo.layout, topo.luns, topo.chunk_kib * 1024, p.lun_bytes, load, closed)
     split = Split(_volume_planner(volume, routes), b.jobs)
     return Model(route=(split,), meters=b.meters, cpu=cpu, capacity_bytes=volume.capacity, closed_affinity=closed,
                  notes={"paths": paths, "write_cache_slots": cache_slots})
@@ -355,7 +522,7 @@ def _build_exflash(b: Builder, topo: Exflash, closed: bool) -> Model:
     host = resolve_host(topo.host, "exflash_driver")
     cpu, submit, complete = b.cpu(host)
     spec = topo.dimm_spec
-    per_thread = 1 if topo.max_occupancy else 2
+    per_thread = dimms_per_driver_thread(topo)
     threads = [b.pool(f"driver_thread{t}", 1) for t in range(topo.driver_threads)]
     dimms = []
     for d in range(topo.dimms):
@@ -390,19 +557,23 @@ def _build_zvm(b: Builder, topo: ZvmEdev, closed: bool) -> Model:
     b.meters.append(subchannels)
     drives = []
     for d in range(topo.drives):
-        gbs = _pcie(spec.pcie_generation, spec.pcie_lanes)
-        link = b.link(f"drive{d}.link", min(gbs, adapter.uplink.gbs) if gbs else adapter.uplink.gbs)
+        link = b.link(f"drive{d}.link", zvm_link_gbs(spec, adapter.uplink.gbs))
         drives.append((FlashDevice(b, f"drive{d}", spec), link))
     split: Split
+
+    # CP's turnaround on a subchannel between one I/O's end and the next start (interrupt,
+    # completion, redrive): the subchannel stays held, so it bounds the I/O rate per base or
+    # alias (seed 003 Table 2: each added alias adds about one base's rate).
+    turnaround = {op: subchannel_turnaround_us(op) for op in (READ, WRITE)}
+    hold = {op: Delay(b.env, _constant(t)) if t > 0 else None for op, t in turnaround.items()}
 
     def make(member: int, op: int) -> list[Hop]:
         dev, link = drives[member % topo.drives]
         path = [*dev.read_hops, link[0]] if op == READ else [link[1], *dev.write_hops]
-        return list(make_route(submit, subchannels.acquire, *path, subchannels.release, complete, split.join))
+        return list(make_route(submit, subchannels.acquire, *path, hold[op], subchannels.release, complete, split.join))
 
     table = RouteTable(make)
-    base_bytes = int(spec.capacity_tb * 1e12 * topo.drives / topo.base_devices)
-    volume = Volume("jbod", topo.base_devices, 256 * 1024, base_bytes, lambda m: 0, closed)
+    volume = Volume("jbod", topo.base_devices, 256 * 1024, zvm_base_bytes(topo, spec), lambda m: 0, closed)
     split = Split(_volume_planner(volume, table.get), b.jobs)
     return Model(route=(split,), meters=b.meters, cpu=cpu, capacity_bytes=volume.capacity, closed_affinity=closed,
                  notes={"device": drives[0][0].parallelism})

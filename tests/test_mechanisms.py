@@ -121,7 +121,14 @@ def test_zvm_base_runs_one_io_and_aliases_add_paths() -> None:
     assert iops[0] * 1.8 < iops[1] < iops[2] < iops[3]
     no_alias = run({**topo, "aliases": 0}, closed(20, read_fraction=1.0))
     assert no_alias.bottleneck == "edev.subchannels"
-    assert no_alias.cpu_us_per_io.value == pytest.approx(12.85, rel=0.01)  # seed 003 Table 1 CP CPU per transfer
+    # CP CPU per I/O = per-SSCH path length + per-KiB page handling (seed 003 Tables 1 and 3)
+    from models.topology import HostConfig
+    from sim.model import resolve_host
+
+    host = resolve_host(HostConfig(model="z14-M05-LPAR4"), "zvm_cp")
+    assert host.cpu_us_per_kib > 0
+    expected = host.cpu_us_per_io + host.cpu_us_per_kib * 4  # 4 KiB per I/O
+    assert no_alias.cpu_us_per_io.value == pytest.approx(expected, rel=0.01)
 
 
 def test_think_time_lets_the_write_cache_drain() -> None:

@@ -1,0 +1,112 @@
+"""``flashplan calibrate [--json] [--only S1..S5] [--fit] [--quick] [--parity FILE]``.
+
+Runs every calibration record, prints record / measured / predicted (95% CI) / relative
+error / tolerance / pass and a per-system summary, writes the parity plot and
+calibration/results/latest.json, and exits 1 when any record is outside its tolerance.
+``--fit`` first refits the free parameters (calibration/fit.py) and saves them to
+models/catalog/fitted.yaml.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import math
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from calibration.evaluate import FULL_RUN, QUICK_RUN, evaluate
+from calibration.records import SYSTEMS, load_records
+from calibration.report import summary, write_parity, write_results
+
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("calibrate", help="run the calibration records against the seeds' measurements")
+    p.add_argument("--only", choices=SYSTEMS, help="one system's records")
+    p.add_argument("--json", action="store_true", help="print the records as a JSON list")
+    p.add_argument("--fit", action="store_true", help="refit the free parameters first (slow: minutes)")
+    p.add_argument("--quick", action="store_true", help="only the CI subset, with +-4%% run precision")
+    p.add_argument("--parity", type=Path, default=RESULTS_DIR / "parity.html", help="where to write the parity plot")
+    p.add_argument("--workers", type=int, default=None, help="simulation processes (default: all cores)")
+    p.set_defaults(func=cmd_calibrate)
+
+
+def _fmt(v: float | None) -> str:
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return "-"
+    a = abs(v)
+    return f"{v:,.0f}" if a >= 1e4 else f"{v:,.1f}" if a >= 100 else f"{v:.3g}"
+
+
+def _tol(row: dict[str, Any]) -> str:
+    if row["tolerance_kind"] == "bound":
+        return str(row["tolerance"])
+    if row["tolerance_kind"] == "rel":
+        return f"±{row['tolerance']:.0%}"
+    return f"±{row['tolerance']:g} pt"
+
+
+def cmd_calibrate(args: argparse.Namespace, out: Console) -> int:
+    from sim.cli import EXIT_FAILURE, EXIT_OK
+
+    records = load_records(only=args.only)
+    if args.quick:
+        records = [r for r in records if r.ci]
+    workers = args.workers or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
+    err = Console(stderr=True)
+    if args.fit:
+        from calibration.fit import fit, save
+
+        values = fit(load_records(), workers=workers, only=args.only, log=lambda m: err.print(m, markup=False))
+        save(values, load_records())
+        err.print(f"fitted parameters written to models/catalog/fitted.yaml ({len(values)} parameters)")
+        from models.catalog import _load
+
+        _load.cache_clear()
+    t0 = time.perf_counter()
+    with Progress(TextColumn("calibrating"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  console=err, transient=True, disable=args.json or not err.is_terminal) as progress:
+        n = len({ref.key() for r in records for ref in r.scenarios()})
+        task = progress.add_task("scenarios", total=n)
+        outcomes = evaluate(records, run=QUICK_RUN if args.quick else FULL_RUN, workers=workers,
+                            on_done=lambda _k: progress.advance(task))
+    wall = time.perf_counter() - t0
+    rows = [o.as_dict() for o in outcomes]
+    meta = {"run_at": dt.datetime.now().isoformat(timespec="seconds"), "quick": args.quick, "only": args.only,
+            "wall_seconds": round(wall, 1)}
+    if not args.quick and not args.only:
+        write_results(rows, RESULTS_DIR / "latest.json", meta)
+    parity = write_parity(rows, args.parity)
+    if args.json:
+        keys = ("id", "system", "source", "metric", "unit", "measured", "predicted", "ci95", "rel_error", "tolerance", "within")
+        print(json.dumps([{k: r[k] for k in keys} for r in rows], indent=1))
+    else:
+        table = Table(title=f"calibration records ({len(rows)})", title_justify="left")
+        for col in ("record", "measured", "predicted (95% CI)", "rel. error", "tolerance", "pass"):
+            table.add_column(col, justify="left" if col in ("record", "pass") else "right")
+        for r in rows:
+            ci = f" ({_fmt(r['ci95'][0])}..{_fmt(r['ci95'][1])})" if r["ci95"] else ""
+            err_txt = "-" if r["rel_error"] is None else f"{r['rel_error']:+.1%}"
+            table.add_row(r["id"], f"{_fmt(r['measured'])} {r['unit'][:18]}", f"{_fmt(r['predicted'])}{ci}", err_txt, _tol(r),
+                          "[green]yes[/]" if r["within"] else f"[red]NO[/] {r['error'] or ''}")
+        out.print(table)
+        s = Table(title="per system", title_justify="left")
+        for col in ("system", "records", "within tolerance", "median |rel. error|", "max |rel. error|", "bounds held"):
+            s.add_column(col, justify="right")
+        for row in summary(rows):
+            s.add_row(row["system"], str(row["records"]), str(row["within"]),
+                      "-" if row["median_abs_rel_error"] is None else f"{row['median_abs_rel_error']:.1%}",
+                      "-" if row["max_abs_rel_error"] is None else f"{row['max_abs_rel_error']:.1%}",
+                      f"{row['bounds_held']}/{row['bounds']}")
+        out.print(s)
+        out.print(f"parity plot: {parity}; {wall:.0f} s wall")
+    return EXIT_OK if all(r["within"] for r in rows) else EXIT_FAILURE

@@ -1,0 +1,242 @@
+"""Run calibration records through the simulator and compare with the measurements.
+
+Every distinct scenario (file + overrides) is simulated once, in worker processes when
+``workers > 1``, and every record reads its metric from those results. A ratio's 95%
+interval combines the two relative half-widths (independent runs).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import math
+import os
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from calibration.records import SCENARIO_DIR, Record, ScenarioRef
+from models.result import METRIC_KEYS, Result
+from models.scenario import Scenario, read_scenario_data, scenario_from_data
+
+# Run budgets: the full set aims at +-2% intervals, the quick (CI) subset at +-4%.
+FULL_RUN = {"run.target_rel_ci": 0.02, "run.max_wall_s": 20.0}
+QUICK_RUN = {"run.target_rel_ci": 0.04, "run.max_wall_s": 6.0}
+
+
+@dataclass
+class Outcome:
+    """A record and what the model predicts for it."""
+
+    record: Record
+    predicted: float = math.nan
+    ci95: tuple[float, float] = (math.nan, math.nan)
+    error: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def rel_error(self) -> float:
+        m = self.record.measured
+        return (self.predicted - m) / abs(m) if m else math.nan
+
+    @property
+    def within(self) -> bool:
+        return self.error is None and math.isfinite(self.predicted) and self.record.holds(self.predicted)
+
+    def as_dict(self) -> dict[str, Any]:
+        r = self.record
+        tol: float | str | None
+        if r.kind == "bound":
+            tol = (">= " if r.at_least else "<= ") + f"{r.measured:g}"
+        else:
+            assert r.tolerance is not None
+            tol = r.tolerance.rel if r.tolerance.rel is not None else r.tolerance.abs
+        src = r.source
+        return {
+            "id": r.id,
+            "system": r.system,
+            "source": ", ".join(x for x in (src.seed, src.where, src.row, src.column) if x),
+            "metric": r.metric,
+            "unit": r.unit,
+            "measured": r.measured,
+            "predicted": None if not math.isfinite(self.predicted) else self.predicted,
+            "ci95": None if not all(math.isfinite(c) for c in self.ci95) else list(self.ci95),
+            "rel_error": None if not math.isfinite(self.rel_error) else self.rel_error,
+            "tolerance": tol,
+            "tolerance_kind": "bound" if r.kind == "bound" else ("rel" if r.tolerance and r.tolerance.rel else "abs"),
+            "within": self.within,
+            "kind": r.kind,
+            "fit": r.fit,
+            "conflict": r.conflict,
+            "error": self.error,
+        }
+
+
+FIT_PREFIX = "@fit:"
+
+
+def fitted_workload_value(name: str) -> float:
+    """A fitted workload descriptor (``workloads/<name>`` in the fitted-parameter file).
+
+    Workload properties no seed states (a job's own work between I/Os) are fitted like
+    hardware parameters but belong to the calibration scenarios, not to the catalog.
+    """
+    from models.catalog import fitted_path, read_fitted
+
+    path = fitted_path()
+    values = read_fitted(path).get("values", {}) if path else {}
+    key = f"workloads/{name}"
+    if key not in values:
+        from calibration.fit import PARAMETERS
+
+        for p in PARAMETERS:
+            if p.path == key:
+                return p.initial
+        raise KeyError(f"no fitted workload value {name!r}")
+    return float(values[key])
+
+
+def _resolve(value: Any) -> Any:
+    if isinstance(value, str) and value.startswith(FIT_PREFIX):
+        return fitted_workload_value(value[len(FIT_PREFIX):])
+    return value
+
+
+def load_ref(ref: ScenarioRef, run: dict[str, Any] | None = None, base: Path = SCENARIO_DIR) -> Scenario:
+    """The scenario a record names, with its overrides (``@fit:name`` values resolved) and the run budget applied."""
+    data = read_scenario_data(str(ref.path(base)))
+    overrides = {**(run or {}), **{k: _resolve(v) for k, v in ref.set.items()}}
+    return scenario_from_data(data, overrides)
+
+
+def _simulate(scenario: Scenario) -> Result:
+    from sim.engine import simulate
+
+    return simulate(scenario)
+
+
+def metric_of(result: Result, metric: str) -> tuple[float, tuple[float, float]]:
+    """A metric's value and 95% interval from a Result.
+
+    ``busy:<glob>`` / ``util:<glob>``: the largest busy (time with at least one I/O in
+    service) / utilization among components whose name matches; ``cpu_cores``: host CPU
+    cores kept busy (CPU us per I/O x IOPS).
+    """
+    if metric in METRIC_KEYS:
+        m = getattr(result, metric)
+        return m.value, (m.ci95[0], m.ci95[1])
+    if metric.startswith(("busy:", "util:")):
+        kind, pattern = metric.split(":", 1)
+        table = result.busy if kind == "busy" else result.utilization
+        hits = [v for k, v in table.items() if fnmatch.fnmatchcase(k, pattern)]
+        if not hits:
+            raise KeyError(f"no component matches {pattern!r}; components: {', '.join(sorted(table))}")
+        v = 100.0 * max(hits)
+        return v, (v, v)
+    if metric == "device_iops":
+        # I/Os the drives see: mirrored layouts write every logical write twice (IBM i counts
+        # I/Os per disk unit, so both copies of a mirrored write count; seed 001).
+        copies = 2 if getattr(result.scenario.topology, "layout", "") in ("raid1", "raid10", "ibmi_mirror") else 1
+        r, w = result.read_iops, result.write_iops
+        v = r.value + copies * w.value
+        lo = r.ci95[0] + copies * w.ci95[0]
+        hi = r.ci95[1] + copies * w.ci95[1]
+        return v, (lo, hi)
+    if metric == "cpu_cores":
+        per, iops = result.cpu_us_per_io, result.iops
+        v = per.value * iops.value / 1e6
+        rel = math.hypot(_rel_half(per.value, per.ci95), _rel_half(iops.value, iops.ci95))
+        return v, (v * (1 - rel), v * (1 + rel))
+    if metric == "usd_per_kiops":
+        from models.cost import capex
+
+        cost = capex(result.scenario.topology).total_usd
+        iops = result.iops
+        v = cost / (iops.value / 1000.0)
+        rel = _rel_half(iops.value, iops.ci95)
+        return v, (v * (1 - rel), v * (1 + rel))
+    raise KeyError(f"unknown metric {metric!r}")
+
+
+def _rel_half(value: float, ci: Sequence[float]) -> float:
+    if not value or not all(math.isfinite(c) for c in ci):
+        return 0.0
+    return (ci[1] - ci[0]) / 2.0 / abs(value)
+
+
+def predict(record: Record, results: dict[str, Result]) -> Outcome:
+    """The record's predicted value from already simulated scenarios."""
+    try:
+        if not record.pairs:
+            assert record.scenario is not None
+            v, ci = metric_of(results[record.scenario.key()], record.metric)
+            return Outcome(record, v, ci)
+        best: Outcome | None = None
+        for pair in record.pairs:
+            a, ca = metric_of(results[pair.scenario.key()], record.metric)
+            b, cb = metric_of(results[pair.baseline.key()], record.metric)
+            r = a / b
+            rel = math.hypot(_rel_half(a, ca), _rel_half(b, cb))
+            o = Outcome(record, r, (r * (1 - rel), r * (1 + rel)), details={"pair": pair.label, "scenario": a, "baseline": b})
+            if best is None or r > best.predicted:
+                best = o
+        assert best is not None
+        return best
+    except Exception as exc:  # a record that cannot be predicted is reported, not fatal
+        return Outcome(record, error=f"{type(exc).__name__}: {exc}")
+
+
+def simulate_refs(refs: Iterable[ScenarioRef], run: dict[str, Any] | None = None, workers: int = 1,
+                  base: Path = SCENARIO_DIR, on_done: Callable[[str], None] | None = None) -> dict[str, Result | Exception]:
+    """Simulate each distinct scenario once; errors are returned, not raised."""
+    unique: dict[str, ScenarioRef] = {}
+    for ref in refs:
+        unique.setdefault(ref.key(), ref)
+    scenarios: dict[str, Scenario | Exception] = {}
+    for key, ref in unique.items():
+        try:
+            scenarios[key] = load_ref(ref, run, base)
+        except Exception as exc:
+            scenarios[key] = exc
+    todo = {k: s for k, s in scenarios.items() if isinstance(s, Scenario)}
+    out: dict[str, Result | Exception] = {k: s for k, s in scenarios.items() if isinstance(s, Exception)}
+    workers = max(1, min(workers, len(todo)))
+    if workers == 1:
+        for k, s in todo.items():
+            try:
+                out[k] = _simulate(s)
+            except Exception as exc:
+                out[k] = exc
+            if on_done:
+                on_done(k)
+        return out
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        futures = {k: pool.submit(_simulate, s) for k, s in todo.items()}
+        for k, fut in futures.items():
+            try:
+                out[k] = fut.result()
+            except Exception as exc:
+                out[k] = exc
+            if on_done:
+                on_done(k)
+    return out
+
+
+def evaluate(records: Sequence[Record], run: dict[str, Any] | None = None, workers: int | None = None,
+             base: Path = SCENARIO_DIR, on_done: Callable[[str], None] | None = None) -> list[Outcome]:
+    """Simulate what the records need and compare every record with its measurement."""
+    if workers is None:
+        workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    refs = [ref for r in records for ref in r.scenarios()]
+    raw = simulate_refs(refs, FULL_RUN if run is None else run, workers, base, on_done)
+    results = {k: v for k, v in raw.items() if isinstance(v, Result)}
+    outcomes = []
+    for r in records:
+        failed = [raw[ref.key()] for ref in r.scenarios() if isinstance(raw.get(ref.key()), Exception)]
+        if failed:
+            exc = failed[0]
+            outcomes.append(Outcome(r, error=f"{type(exc).__name__}: {exc}"))
+        else:
+            outcomes.append(predict(r, results))
+    return outcomes

@@ -1,0 +1,188 @@
+"""Calibration records: one published measurement each, with the scenario that reproduces it.
+
+A record says where a number comes from (seed file, table or figure, row, column), which
+scenario reproduces the measured setup (a scenario file plus dotted overrides, the same
+format as ``examples/``), which metric of the simulated Result it is compared with, the
+measured value with its unit, and a tolerance justified by the noise of the source.
+
+Three kinds of record:
+
+* ``value``: predicted = metric(scenario).
+* ``ratio``: predicted = metric(scenario) / metric(baseline); relative claims such as
+  "up to 16% more" are ratios between two scenarios. With ``alternatives`` the record is
+  "up to": the predicted value is the largest ratio over the listed scenario pairs.
+* ``bound``: a qualitative claim; the record holds when the predicted value (or ratio, with
+  a baseline) is at least (``at_least``) or at most (``at_most``) the measured bound.
+
+Records live in ``calibration/data/*.yaml`` (one file per system) and refer to scenario
+files in ``calibration/scenarios/`` by name. Nothing here runs a simulation.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import Field, model_validator
+
+from models.common import StrictModel, field_problem
+
+CALIBRATION_DIR = Path(__file__).resolve().parent
+DATA_DIR = CALIBRATION_DIR / "data"
+SCENARIO_DIR = CALIBRATION_DIR / "scenarios"
+
+System = Literal["S1", "S2", "S3", "S4", "S5", "user"]
+SYSTEMS: tuple[str, ...] = ("S1", "S2", "S3", "S4", "S5")
+SYSTEM_NAMES = {
+    "S1": "LinuxONE: direct NVMe RAID-10 vs DS8950F over FCP (seed 000)",
+    "S2": "IBM i on Power10: NVMe namespaces and mirroring (seed 001)",
+    "S3": "Lenovo eXFlash memory-channel DIMMs (seed 002)",
+    "S4": "z/VM NVMe EDEVs with HyperPAV aliases (seed 003)",
+    "S5": "FS9100: SCSI vs NVMe/FC (seed 004)",
+    "user": "user-imported measurements",
+}
+
+
+class Source(StrictModel):
+    """Where the measured value is printed."""
+
+    seed: str = Field(description="seed file name, e.g. 001_e64ce6f66bff4c7a.txt, or the user's file")
+    where: str = Field(description="table, figure or section")
+    row: str | None = None
+    column: str | None = None
+    quote: str | None = Field(default=None, description="the words of the source, when the value is stated in text")
+
+
+class ScenarioRef(StrictModel):
+    """A scenario: a file in calibration/scenarios/ (or a path) plus dotted overrides."""
+
+    file: str
+    set: dict[str, Any] = Field(default_factory=dict)
+
+    def path(self, base: Path = SCENARIO_DIR) -> Path:
+        p = Path(self.file)
+        return p if p.is_absolute() else base / p
+
+    def key(self) -> str:
+        """A stable identity, so records that share a scenario simulate it once."""
+        items = ",".join(f"{k}={self.set[k]!r}" for k in sorted(self.set))
+        return f"{self.file}|{items}"
+
+
+class Pair(StrictModel):
+    """One scenario pair of an "up to" ratio record."""
+
+    scenario: ScenarioRef
+    baseline: ScenarioRef
+    label: str = ""
+
+
+class Tolerance(StrictModel):
+    """How far the prediction may be from the measured value, and why that far."""
+
+    rel: float | None = Field(default=None, gt=0, le=1, description="relative, e.g. 0.15 for +-15%")
+    abs: float | None = Field(default=None, gt=0, description="absolute, in the record's unit (busy % points)")
+    why: str
+
+    @model_validator(mode="after")
+    def _one(self) -> Tolerance:
+        if (self.rel is None) == (self.abs is None):
+            raise field_problem("tolerance", "give exactly one of rel (fraction) or abs (points)")
+        return self
+
+    def allows(self, measured: float, predicted: float) -> bool:
+        if self.rel is not None:
+            return abs(predicted - measured) <= self.rel * abs(measured)
+        assert self.abs is not None
+        return abs(predicted - measured) <= self.abs
+
+
+class Record(StrictModel):
+    """One measured value from the seeds (or a user's own benchmark) and how to predict it."""
+
+    id: str = Field(pattern=r"^[A-Za-z0-9_.:-]+$")
+    system: System
+    source: Source
+    kind: Literal["value", "ratio", "bound"] = "value"
+    scenario: ScenarioRef | None = None
+    baseline: ScenarioRef | None = None
+    alternatives: list[Pair] = Field(default_factory=list)
+    metric: str = Field(description="a Result metric key, busy:<component glob>, util:<glob>, cpu_cores or price_performance")
+    measured: float
+    unit: str
+    tolerance: Tolerance | None = None
+    at_least: bool = False
+    at_most: bool = False
+    fit: bool = Field(default=True, description="False keeps the record out of the parameter fit (a check only)")
+    ci: bool = Field(default=False, description="part of the quick subset that make test runs")
+    conflict: str | None = Field(default=None, description="how this value disagrees with another source, and what we do")
+    note: str | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Record:
+        if self.alternatives:
+            if self.kind == "value" or self.scenario is not None or self.baseline is not None:
+                raise field_problem("alternatives", "alternatives are for ratio/bound records and replace scenario/baseline")
+        elif self.scenario is None:
+            raise field_problem("scenario", "a record needs a scenario (or alternatives)")
+        elif self.kind == "ratio" and self.baseline is None:
+            raise field_problem("baseline", "a ratio record needs a baseline scenario")
+        if self.kind == "bound":
+            if self.at_least == self.at_most:
+                raise field_problem("at_least", "a bound record sets exactly one of at_least / at_most")
+        elif self.tolerance is None:
+            raise field_problem("tolerance", f"a {self.kind} record needs a tolerance")
+        return self
+
+    @cached_property
+    def pairs(self) -> list[Pair]:
+        """The scenario pairs of a ratio record or bound-on-a-ratio (one unless "up to")."""
+        if self.alternatives:
+            return self.alternatives
+        if self.scenario is None or self.baseline is None:
+            return []
+        return [Pair(scenario=self.scenario, baseline=self.baseline)]
+
+    def scenarios(self) -> list[ScenarioRef]:
+        """Every scenario this record needs simulated."""
+        if not self.pairs:
+            assert self.scenario is not None
+            return [self.scenario]
+        return [s for p in self.pairs for s in (p.scenario, p.baseline)]
+
+    def holds(self, predicted: float) -> bool:
+        """Whether the prediction is within the record's tolerance (or satisfies its bound)."""
+        if self.kind == "bound":
+            return predicted >= self.measured if self.at_least else predicted <= self.measured
+        assert self.tolerance is not None
+        return self.tolerance.allows(self.measured, predicted)
+
+
+class RecordFile(StrictModel):
+    """A file of records for one system."""
+
+    system: System
+    description: str = ""
+    records: list[Record]
+
+
+def load_records(directory: Path = DATA_DIR, only: str | None = None) -> list[Record]:
+    """Every record in ``directory``, optionally only one system's; ids must be unique."""
+    records: list[Record] = []
+    for path in sorted(directory.glob("*.yaml")):
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        try:
+            rf = RecordFile.model_validate(data)
+        except Exception as exc:
+            raise ValueError(f"{path.name}: {exc}") from exc
+        records.extend(rf.records)
+    seen: set[str] = set()
+    for r in records:
+        if r.id in seen:
+            raise ValueError(f"duplicate calibration record id {r.id!r}")
+        seen.add(r.id)
+    if only is not None:
+        records = [r for r in records if r.system == only]
+    return records

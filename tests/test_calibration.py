@@ -1,0 +1,91 @@
+"""Calibration records: the data files are valid, the checks behave, and a CI subset holds."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from calibration.evaluate import QUICK_RUN, Outcome, evaluate, metric_of, predict
+from calibration.fit import PARAMETERS, residual
+from calibration.records import SYSTEMS, Record, load_records
+from calibration.report import parity_figure, summary
+from sim.cli import main
+
+RECORDS = load_records()
+
+
+def test_every_system_has_records_and_far_fewer_parameters():
+    by_system = {s: [r for r in RECORDS if r.system == s] for s in SYSTEMS}
+    assert all(len(v) >= 10 for v in by_system.values()), {k: len(v) for k, v in by_system.items()}
+    fitted = [r for r in RECORDS if r.fit]
+    assert len(PARAMETERS) * 4 < len(fitted)
+
+
+def test_conflicting_sources_are_documented_both_ways():
+    conflicts = {r.id for r in RECORDS if r.conflict}
+    assert {"s5.qd512.scsi_limit_220k", "s5.knee.scsi_270k"} <= conflicts
+    assert {"s2.p10.32ns_2nvme.bw", "s2.p10.32ns_2nvme.busy_write_slide"} <= conflicts
+
+
+def test_no_record_uses_a_withheld_value():
+    for r in RECORDS:
+        assert "withheld" not in json.dumps(r.model_dump()).lower() or (r.note and "withheld" in r.note)
+
+
+def _record(**kw):
+    base = {"id": "t", "system": "S1", "source": {"seed": "x", "where": "y"}, "scenario": {"file": "s3_exflash.yaml"},
+            "metric": "iops", "measured": 100.0, "unit": "IOPS", "tolerance": {"rel": 0.1, "why": "test"}}
+    base.update(kw)
+    return Record.model_validate(base)
+
+
+def test_tolerances_and_bounds():
+    r = _record()
+    assert r.holds(109) and not r.holds(111)
+    b = _record(kind="bound", at_least=True, tolerance=None, measured=1.0, baseline={"file": "s3_exflash.yaml"})
+    assert b.holds(1.2) and not b.holds(0.9)
+    assert residual(Outcome(b, 1.2)) == 0.0 and residual(Outcome(b, 0.9)) < 0
+    assert residual(Outcome(r, 110.0)) == pytest.approx(1.0)
+
+
+def test_a_record_without_tolerance_is_refused():
+    with pytest.raises(Exception, match="tolerance"):
+        _record(tolerance=None)
+
+
+def test_quick_subset_runs_and_reports(tmp_path):
+    subset = [r for r in RECORDS if r.id in ("s3.table5.lat_rr.2dimm", "s5.qd32.half_cpu", "s3.writenow.latency")]
+    outcomes = evaluate(subset, run=QUICK_RUN, workers=1)
+    rows = [o.as_dict() for o in outcomes]
+    assert all(r["error"] is None and math.isfinite(r["predicted"]) for r in rows)
+    assert {r["id"]: r["within"] for r in rows}["s5.qd32.half_cpu"]
+    s = summary(rows)
+    assert s[-1]["system"] == "all" and s[-1]["records"] == 3
+    assert parity_figure(rows).data
+
+
+def test_unknown_metric_is_reported_not_raised():
+    r = _record(metric="no_such_metric")
+    o = predict(r, {})
+    assert o.error and not o.within
+
+
+def test_metric_of_busy_needs_a_matching_component():
+    from calibration.evaluate import load_ref
+    from calibration.records import ScenarioRef
+    from sim.engine import simulate
+
+    res = simulate(load_ref(ScenarioRef(file="s3_exflash.yaml"), {"run.max_ios": 5000}))
+    assert metric_of(res, "busy:dimm0.*")[0] > 0
+    with pytest.raises(KeyError, match="no component"):
+        metric_of(res, "busy:nothing*")
+
+
+def test_cli_json_for_one_system(tmp_path, capsys):
+    code = main(["calibrate", "--only", "S5", "--quick", "--json", "--parity", str(tmp_path / "p.html")])
+    rows = json.loads(capsys.readouterr().out)
+    assert rows and {"id", "system", "source", "metric", "unit", "measured", "predicted", "ci95", "rel_error", "tolerance", "within"} <= set(rows[0])
+    assert code == (0 if all(r["within"] for r in rows) else 1)
+    assert (tmp_path / "p.html").exists()

@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import math
 import os
 import time
 from pathlib import Path
@@ -25,6 +24,7 @@ from rich.table import Table
 from calibration.evaluate import FULL_RUN, QUICK_RUN, evaluate
 from calibration.records import SYSTEMS, load_records
 from calibration.report import summary, write_parity, write_results
+from models.numbers import format_number as _fmt
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 
@@ -40,11 +40,6 @@ def register(sub: Any) -> None:
     p.set_defaults(func=cmd_calibrate)
 
 
-def _fmt(v: float | None) -> str:
-    if v is None or (isinstance(v, float) and not math.isfinite(v)):
-        return "-"
-    a = abs(v)
-    return f"{v:,.0f}" if a >= 1e4 else f"{v:,.1f}" if a >= 100 else f"{v:.3g}"
 
 
 def _tol(row: dict[str, Any]) -> str:
@@ -56,7 +51,7 @@ def _tol(row: dict[str, Any]) -> str:
 
 
 def cmd_calibrate(args: argparse.Namespace, out: Console) -> int:
-    from sim.cli import EXIT_FAILURE, EXIT_OK
+    from sim.errors import EXIT_FAILURE, EXIT_OK
 
     records = load_records(only=args.only)
     if args.quick:

@@ -26,6 +26,7 @@ from rich.console import Console
 from rich.table import Table
 
 from models.catalog import CatalogError, load_catalog
+from models.numbers import format_number as _fmt
 from models.result import Result
 from models.scenario import (
     Scenario,
@@ -35,6 +36,7 @@ from models.scenario import (
     read_scenario_data,
     scenario_from_data,
 )
+from sim.errors import EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_OK, BadInput
 
 # Modules that add their own subcommands: each has ``register(subparsers)`` which adds
 # its parser(s) with ``set_defaults(func=handler)``; a handler takes (args, console) and
@@ -42,19 +44,6 @@ from models.scenario import (
 SUBCOMMAND_MODULES: tuple[str, ...] = (
     "calibration.cli",
 )
-
-EXIT_OK = 0
-EXIT_FAILURE = 1
-EXIT_BAD_INPUT = 2
-
-
-class BadInput(Exception):
-    """Problems with the user's input, as (field path, message) pairs."""
-
-    def __init__(self, problems: list[tuple[str, str]]):
-        super().__init__("; ".join(f"{f}: {m}" for f, m in problems))
-        self.problems = problems
-
 
 def load_with_overrides(path: str, sets: Sequence[str]) -> Scenario:
     """Read FILE, apply ``--set`` overrides, validate; raise BadInput with every problem found."""
@@ -68,15 +57,6 @@ def load_with_overrides(path: str, sets: Sequence[str]) -> Scenario:
         raise BadInput(format_validation_error(exc)) from None
 
 
-def _fmt(value: float) -> str:
-    a = abs(value)
-    if a >= 1e5:
-        return f"{value:,.0f}"
-    if a >= 100:
-        return f"{value:,.1f}"
-    if a >= 1:
-        return f"{value:.2f}"
-    return f"{value:.3f}"
 
 
 METRIC_LABELS = [
@@ -190,7 +170,7 @@ def cmd_catalog(args: argparse.Namespace, out: Console) -> int:
 def cmd_app(args: argparse.Namespace, out: Console) -> int:
     app = Path(__file__).resolve().parent.parent / "app" / "main.py"
     cmd = [sys.executable, "-m", "streamlit", "run", str(app), "--server.headless", "true",
-           "--server.port", str(args.port), "--browser.gatherUsageStats", "false"]
+           "--server.port", str(args.port), "--browser.gatherUsageStats", "false", "--client.toolbarMode", "viewer"]
     out.print(f"flashplan web app: http://localhost:{args.port}")
     return subprocess.call(cmd)
 

@@ -19,7 +19,6 @@ from models.catalog import lookup, parameter
 from models.hardware import FlashDeviceSpec, HostSpec, PcieLink
 from models.scenario import Scenario
 from models.topology import DirectNvme, Exflash, Generic, HostConfig, San, ZvmEdev
-from models.workload import WorkloadBase
 from sim.components import (
     READ,
     WRITE,
@@ -323,15 +322,15 @@ class SanParameters:
     lun_bytes: int
 
 
-def san_parameters(topo: San, workload: WorkloadBase) -> SanParameters:
-    """The SAN path's numbers (shared by the DES builder and the analytic fast path)."""
+def san_parameters(topo: San, mean_bytes: float) -> SanParameters:
+    """The SAN path's numbers (shared by the DES builder and the analytic fast path); ``mean_bytes`` is the workload's mean I/O size."""
     hba = lookup("san_adapters", topo.host_adapter)
     server = lookup("storage_servers", topo.storage_server)
     cv = float(parameter("storage_server.service_cv"))
     host_ports = topo.host_adapters * hba.ports
     fcp = topo.protocol == "fcp"
     cache_gb = topo.cache.size_gb or server.cache_gb
-    mean_write = max(512.0, workload.mean_bytes())
+    mean_write = max(512.0, mean_bytes)
     return SanParameters(
         host_ports=host_ports,
         host_port_us_per_byte=us_per_byte(hba.port_gbs),
@@ -449,7 +448,7 @@ def _build_san(b: Builder, topo: San, scenario: Scenario, closed: bool) -> Model
     host = resolve_host(topo.host, "scsi_fcp" if topo.protocol == "fcp" else "nvme_fc")
     cpu, submit, complete = b.cpu(host)
     hba = lookup("san_adapters", topo.host_adapter)
-    p = san_parameters(topo, scenario.workload)
+    p = san_parameters(topo, scenario.workload.mean_bytes())
     cv, law = p.service_cv, p.law
 
     def port(name: str, per_byte: float, handling: float) -> tuple[Station, Station]:

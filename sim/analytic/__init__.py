@@ -1,0 +1,445 @@
+"""The analytic fast path: mean throughput, latency, utilization and bounds of a scenario in microseconds.
+
+``evaluate(scenario) -> FastResult`` solves the same I/O path the DES builds (sim/model.py),
+from the same parameters (``flash_parameters``, ``san_parameters``, ``resolve_host`` and the
+catalog), as a queueing network instead of a simulation (DESIGN.md section 7: rank thousands
+of candidates analytically, confirm the finalists with the DES):
+
+* closed workloads: approximate mean-value analysis (Schweitzer's arrival-theorem correction,
+  multi-server stations through Erlang C), N = X (Z + R(X)) solved for the throughput X;
+* open workloads: M/G/c waits per station (Erlang C with the Allen-Cunneen factor for the
+  service variability the parameters give);
+* bursty workloads: on and off periods as open regimes, plus a fluid backlog when an on
+  period outruns the capacity (a write-back cache absorbs what it can hold);
+* concurrency limits (namespace queue depth, NVMe queues, SCSI LUN depth, z/VM subchannels,
+  driver threads, write caches) as multi-slot centres whose service time is the time a slot
+  is held; fork-join (mirrored writes, RAID-5 read-modify-write, striped pieces) as the
+  expected maximum of the parallel device I/Os.
+
+The asymptotic bounds: Xmax = 1 / Dmax, the largest demand per logical I/O of any
+component (a c-server station counts demand / c, a limit of c slots hold time / c);
+Rmin = the latency with no queueing anywhere (the sum of the demands along the critical
+path: parallel copies overlap and background destage is left out); N* = (Rmin + Z) / Dmax,
+the number of I/Os in flight beyond which the bottleneck saturates.
+
+Beyond textbook MVA the model knows: exact MVA on a skeleton of the network near the knee
+(Schweitzer's (N-1)/N is off by up to ~6% there); deterministic tandems where a faster
+stage right behind a slower one never queues; siblings of a split crossing one shared single
+server in turn; a few-slot write cache emptied by one destage channel (geometric tail);
+sequential streams that stay on a stripe unit for a chunk (pinned for closed jobs, blended
+by dwell for an open stream); pieces that share a member running one after another.
+
+Known approximations (bench/analytic_accuracy.py measures them; bench.scenario_space.outside_claim
+lists what the 5% claim leaves out): bursty arrivals; the 2-slot eXFlash write cache under
+heavy or sequential writes; mirror reads that the DES sends to the less-loaded copy (split
+evenly here); z/VM bases and aliases pooled as one set of subchannels; sequential streams
+that collide on a stripe unit; a single-slot LUN queue that serializes a split I/O's pieces.
+Utilization of a concurrency limit is slots in use / slots; of a station, busy servers / servers.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, replace
+
+from pydantic import BaseModel
+
+from models.catalog import load_catalog
+from models.hardware import FlashDeviceSpec
+from models.scenario import Scenario
+from models.topology import ZvmEdev
+from models.workload import BurstyWorkload, ClosedWorkload, OpenWorkload
+from sim.analytic.network import READ, WRITE, Evaluation, Group, Network
+from sim.analytic.paths import STRIPED, Compiler, compile_scenario
+from sim.analytic.queueing import INF
+
+__all__ = ["Bounds", "FastResult", "clear_cache", "evaluate"]
+
+P_WAIT_CANDIDATE = 1e-3
+"""A concurrency limit counts as a bottleneck candidate once I/Os wait for it this often (the DES: once any did)."""
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """Asymptotic bounds of the I/O path (per logical I/O)."""
+
+    x_max_iops: float
+    """1 / D_max: the throughput no population can exceed."""
+    r_min_us: float
+    """Latency with no queueing (the sum of the demands along the critical path)."""
+    n_star: float
+    """(R_min + Z) / D_max, Z = think time: I/Os in flight at the knee."""
+    bottleneck: str = ""
+    """The component with the largest demand (the one that saturates first)."""
+
+
+@dataclass(frozen=True)
+class FastResult:
+    """The analytic prediction for one scenario (mean values; no confidence intervals, no percentiles)."""
+
+    iops: float
+    read_iops: float
+    write_iops: float
+    mbps: float
+    latency_mean_us: float
+    read_latency_mean_us: float
+    write_latency_mean_us: float
+    utilization: dict[str, float]
+    """Component name (as in the DES Result.utilization) -> busy servers / servers, or slots in use / slots."""
+    bottleneck: str
+    bounds: Bounds
+    cpu_us_per_io: float
+    stable: bool
+    """False when an open or bursty workload's mean rate exceeds Xmax (latency is then infinite)."""
+
+    def summary(self) -> dict[str, object]:
+        """A JSON-friendly dictionary (infinite latencies as None)."""
+        def num(v: float) -> float | None:
+            return v if math.isfinite(v) else None
+
+        return {
+            "iops": self.iops, "read_iops": self.read_iops, "write_iops": self.write_iops, "mbps": self.mbps,
+            "latency_mean_us": num(self.latency_mean_us), "read_latency_mean_us": num(self.read_latency_mean_us),
+            "write_latency_mean_us": num(self.write_latency_mean_us), "cpu_us_per_io": self.cpu_us_per_io,
+            "utilization": self.utilization, "bottleneck": self.bottleneck, "stable": self.stable,
+            "bounds": {"x_max_iops": self.bounds.x_max_iops, "r_min_us": self.bounds.r_min_us,
+                       "n_star": self.bounds.n_star, "bottleneck": self.bounds.bottleneck},
+        }
+
+
+def _op_visits(net: Network, g: Group) -> list[float]:
+    """Visits of group ``g`` per logical read and per logical write (for placing extra waiting)."""
+    out = [0.0, 0.0]  # per logical I/O, split by op
+    for kind in net.kinds:
+        for vprob, phases in kind.variants:
+            for phase in phases:
+                for count, child, _ in phase:
+                    for cprob, path in child:
+                        for grp, p, _, _, _ in path.visits:
+                            if grp is g:
+                                out[kind.op] += kind.prob * vprob * count * cprob * p
+                        for grp, p, _ in path.spans:
+                            if grp is g:
+                                out[kind.op] += kind.prob * vprob * count * cprob * p
+    return [out[op] / net.op_prob[op] if net.op_prob[op] > 0 else 0.0 for op in (READ, WRITE)]
+
+
+def _spread_extra(net: Network, latency: list[float], extra: float, bottleneck: Group) -> list[float]:
+    """Add ``extra`` us of mean waiting to the ops that visit the bottleneck, in proportion to their visits."""
+    visits = _op_visits(net, bottleneck)
+    share = [net.op_prob[op] * visits[op] for op in (READ, WRITE)]
+    total = share[0] + share[1]
+    out = list(latency)
+    for op in (READ, WRITE):
+        if net.op_prob[op] > 0:
+            if total > 0:
+                out[op] += extra * share[op] / total / net.op_prob[op]
+            else:
+                out[op] += extra
+    return out
+
+
+def _dispersion(wl: BurstyWorkload, t_us: float) -> float:
+    """Index of dispersion of on/off Poisson arrivals counted over ``t_us`` (1 = Poisson).
+
+    A two-state Markov-modulated Poisson process: I(t) = 1 + I_inf' (1 - (1 - e^{-rt}) / (rt)),
+    I_inf' = 2 pi_on pi_off (l_on - l_off)^2 / (l_mean r), r = 1/T_on + 1/T_off.
+    """
+    t_on, t_off = wl.mean_on_ms * 1e3, wl.mean_off_ms * 1e3
+    pi_on = t_on / (t_on + t_off)
+    r = 1.0 / t_on + 1.0 / t_off
+    mean = wl.mean_rate_iops * 1e-6
+    gap = (wl.on_rate_iops - wl.off_rate_iops) * 1e-6
+    if mean <= 0:
+        return 1.0
+    rt = r * t_us
+    shape = 1.0 - (1.0 - math.exp(-rt)) / rt if rt > 1e-9 else 0.5 * rt
+    return 1.0 + 2.0 * pi_on * (1.0 - pi_on) * gap * gap / (mean * r) * shape
+
+
+def _relaxation_us(service: float, scv: float, ca2: float, rho: float) -> float:
+    """Relaxation time of a queue at utilization ``rho``: S (ca^2 + cs^2) / 2 / (1 - sqrt(rho))^2 (M/M/1 scaled)."""
+    return service * max(0.5, 0.5 * (ca2 + scv)) / (1.0 - math.sqrt(min(rho, 0.999))) ** 2
+
+
+def _bursty(net: Network, wl: BurstyWorkload, x_max: float, bottleneck: Group) -> tuple[float, list[float]]:
+    """Mean rate and per-op latency of on/off Poisson arrivals.
+
+    Short on/off periods (next to the bottleneck queue's relaxation time tau, taken at the
+    mean rate with Poisson variability): the queues see the mean rate with the arrivals'
+    index of dispersion over tau as their arrival variability. Long periods: each
+    regime is an open system at its own rate, weighted by the arrivals it brings. A regime
+    is blended between the two by T / (T + tau). An on period faster than Xmax builds a
+    backlog at rate (on - Xmax) once a write-back cache in front of a background bottleneck
+    is full, and it drains during the off period (a fluid model with exponential periods).
+    """
+    mean_rate = wl.mean_rate_iops * 1e-6
+    t_on, t_off = wl.mean_on_ms * 1e3, wl.mean_off_ms * 1e3
+    pi_on = t_on / (t_on + t_off)
+    regimes = [(wl.on_rate_iops * 1e-6, pi_on, t_on), (wl.off_rate_iops * 1e-6, 1.0 - pi_on, t_off)]
+    if bottleneck.pool:
+        service, scv = net.zero_load_holding(bottleneck), 1.0
+    else:
+        service = bottleneck.work / bottleneck.visits if bottleneck.visits else 0.0
+        scv = bottleneck.work2 / bottleneck.visits / (service * service) - 1.0 if service > 0 else 0.0
+    ca2 = _dispersion(wl, _relaxation_us(service, scv, 1.0, mean_rate / x_max))
+    at_mean = net.evaluate(mean_rate, burstiness=ca2)
+    latency = [0.0, 0.0]
+    extra_sum = 0.0
+    for rate, share, period in regimes:
+        if rate <= 0:
+            continue
+        arrivals = rate * share / mean_rate
+        if rate < x_max:
+            ev = net.evaluate(rate)
+            w = period / (period + _relaxation_us(service, scv, 1.0, rate / x_max))
+            for op in (READ, WRITE):
+                latency[op] += arrivals * (w * ev.latency[op] + (1.0 - w) * at_mean.latency[op])
+            continue
+        # overloaded on period: the path runs at Xmax, the excess queues
+        mu = x_max
+        ev = net.evaluate(0.95 * mu)
+        for op in (READ, WRITE):
+            latency[op] += arrivals * ev.latency[op]
+        excess = rate - mu
+        buffer = 0.0
+        if bottleneck.background:
+            for g in net.groups:
+                if g.pool and any(bottleneck.index in span.terms for _, span, _ in g.holding.values()):
+                    buffer += g.servers * len(g.names) / max(g.visits, 1e-12)
+        decay = math.exp(-buffer / excess / t_on)
+        off_rate = regimes[1][0]
+        during = rate * excess * t_on * t_on * decay / mu
+        drain = off_rate * excess * excess * t_on * t_on * decay / (mu * (mu - off_rate)) if off_rate < mu else INF
+        extra_sum += during + drain
+    extra = extra_sum / (mean_rate * (t_on + t_off))
+    if extra > 0:
+        latency = _spread_extra(net, latency, extra, bottleneck)
+    return mean_rate, latency
+
+
+CACHE_SIZE = 512
+"""Compiled networks kept for reuse (the same hardware and I/O mix at another rate or queue depth)."""
+_cache: OrderedDict[tuple[object, ...], Compiler] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _freeze(value: object) -> object:
+    """A hashable copy of a model's field values (an inline device spec by identity)."""
+    if type(value) in _SCALARS:
+        return value
+    if isinstance(value, FlashDeviceSpec):
+        return ("inline spec", id(value))
+    if isinstance(value, BaseModel):
+        return (type(value).__name__, *[v if type(v) in _SCALARS else _freeze(v) for v in value.__dict__.values()])
+    if isinstance(value, list):
+        return tuple(_freeze(v) for v in value)
+    return value
+
+
+def clear_cache() -> None:
+    """Forget every compiled network (the next evaluations compile from scratch)."""
+    with _cache_lock:
+        _cache.clear()
+
+
+def _compiled(scenario: Scenario, spread: bool = False) -> Compiler:
+    """The compiled network of the scenario's hardware and I/O mix, from the cache when it has been seen.
+
+    The key leaves out what only the solver reads (rate, on/off periods, jobs x queue depth,
+    think time), except the job count where jobs stay on members (closed JBOD, sequential streams).
+    """
+    catalog = load_catalog()
+    topo = scenario.topology
+    wl = scenario.workload
+    layout = "jbod" if isinstance(topo, ZvmEdev) else getattr(topo, "layout", None)
+    jobs = (wl.jobs, wl.queue_depth) if isinstance(wl, ClosedWorkload) and (layout == "jbod" or wl.access == "sequential") else None
+    key = (id(catalog), _freeze(topo), wl.read_fraction, wl.block_size_kib, _freeze(wl.sizes), wl.access, jobs, spread)
+    with _cache_lock:
+        c = _cache.get(key)
+        if c is not None:
+            _cache.move_to_end(key)
+            return c
+    c = compile_scenario(scenario, catalog, finish=False, spread=spread)
+    c.keep = (topo, catalog)  # keeps inline specs (keyed by id) and the catalog alive while cached
+    with _cache_lock:
+        _cache[key] = c
+        while len(_cache) > CACHE_SIZE:
+            _cache.popitem(last=False)
+    return c
+
+
+def evaluate(scenario: Scenario) -> FastResult:
+    """The analytic fast path's prediction for ``scenario`` (no simulation; ~0.1 ms)."""
+    dwell = _stripe_dwell(scenario)
+    if dwell is None:
+        c = _compiled(scenario)
+        with c.lock:
+            return _solve(c, scenario)
+    spread_c = _compiled(scenario, spread=True)
+    with spread_c.lock:
+        spread = _solve(spread_c, scenario)
+    wl = scenario.workload
+    if not isinstance(wl, OpenWorkload):
+        return spread
+    pinned_c = _compiled(scenario)
+    with pinned_c.lock:
+        pinned = _solve(pinned_c, scenario)
+    return _sequential_blend(spread, pinned, dwell, wl.rate_iops * 1e-6)
+
+
+def _stripe_dwell(scenario: Scenario) -> float | None:
+    """I/Os an open sequential stream spends on one stripe unit (chunk / mean size), for striped layouts; else None."""
+    wl = scenario.workload
+    topo = scenario.topology
+    if isinstance(wl, ClosedWorkload) or wl.access != "sequential" or getattr(topo, "layout", None) not in STRIPED:
+        return None
+    return float(topo.chunk_kib * 1024) / wl.mean_bytes()  # type: ignore[union-attr]
+
+
+def _sequential_blend(spread: FastResult, pinned: FastResult, dwell: float, rate: float) -> FastResult:
+    """An open sequential stream on a stripe: D = ``dwell`` consecutive I/Os on one unit, then the next unit.
+
+    The member it sits on sees the whole rate for D I/Os, then rests while the stream goes
+    round the other units. If one unit keeps up with the stream (rate < its capacity mu), its
+    queue settles towards the pinned solution within about 1 / (1 - sqrt(rho))^2 arrivals; the
+    first I/O of a dwell finds the unit idle, so the latency blends the pinned and the spread
+    solutions by (D - 1) / (D - 1 + that). If it does not,
+    a backlog of D (1 - mu / rate) builds over the dwell and drains while the stream is
+    elsewhere (fluid): arrivals wait D (1 - mu / rate) / (2 mu) more on average. Throughput,
+    utilization (time averages) and the bounds are the spread solution's: the stream
+    pipelines over the units.
+    """
+    mu = pinned.bounds.x_max_iops * 1e-6
+    if not spread.stable:
+        return spread
+    if rate < mu:
+        # the first I/O of a dwell finds its unit idle (the stream was away for the other units)
+        w = max(0.0, dwell - 1.0) / (max(0.0, dwell - 1.0) + 1.0 / (1.0 - math.sqrt(rate / mu)) ** 2)
+        read = w * pinned.read_latency_mean_us + (1 - w) * spread.read_latency_mean_us
+        write = w * pinned.write_latency_mean_us + (1 - w) * spread.write_latency_mean_us
+    else:
+        extra = dwell * (1.0 - mu / rate) / (2.0 * mu)
+        read = spread.read_latency_mean_us + (extra if spread.read_iops > 0 else 0.0)
+        write = spread.write_latency_mean_us + (extra if spread.write_iops > 0 else 0.0)
+    total = spread.iops or 1.0
+    mean = (spread.read_iops * read + spread.write_iops * write) / total
+    return replace(spread, read_latency_mean_us=read, write_latency_mean_us=write, latency_mean_us=mean)
+
+
+def _solve(c: Compiler, scenario: Scenario) -> FastResult:
+    net = c.net
+    wl = scenario.workload
+    population = float(wl.jobs * wl.queue_depth) if isinstance(wl, ClosedWorkload) else INF
+    if population != c.population or population != INF:
+        # closed: the arrival-theorem factors depend on N, Z and the knee, so they are set afresh
+        net.finish(population, c.width)
+        c.population = population
+    caps = net.capacities()
+    x_max = min(caps) if caps else INF
+    bottleneck_index = caps.index(x_max) if caps else -1
+    ev0 = net.evaluate(0.0)
+    r_min = net.mean_latency(ev0)
+    think = wl.think_time_us if isinstance(wl, ClosedWorkload) else 0.0
+    stable = True
+    ev: Evaluation
+    if isinstance(wl, ClosedWorkload):
+        population = float(wl.jobs * wl.queue_depth)
+        net.exact_arrival_fractions(wl.jobs * wl.queue_depth, think, r_min, x_max)
+        ev, mean_latency = net.solve_closed(population, think, x_max)
+        x = ev.x
+        latency = list(ev.latency)
+        model_mean = net.mean_latency(ev)
+        if mean_latency > model_mean * (1 + 1e-6) and bottleneck_index >= 0:
+            latency = _spread_extra(net, latency, mean_latency - model_mean, net.groups[bottleneck_index])
+    elif isinstance(wl, OpenWorkload):
+        x = wl.rate_iops * 1e-6
+        stable = x < x_max
+        if stable:
+            ev = net.evaluate(x)
+            latency = list(ev.latency)
+        else:
+            x = x_max
+            ev = net.evaluate(0.0)
+            latency = [INF if net.op_prob[op] > 0 else 0.0 for op in (READ, WRITE)]
+    else:
+        assert isinstance(wl, BurstyWorkload)
+        mean_rate = wl.mean_rate_iops * 1e-6
+        stable = mean_rate < x_max
+        if stable:
+            x, latency = _bursty(net, wl, x_max, net.groups[bottleneck_index])
+            ev = net.evaluate(x)
+        else:
+            x = x_max
+            ev = net.evaluate(0.0)
+            latency = [INF if net.op_prob[op] > 0 else 0.0 for op in (READ, WRITE)]
+    for op in (READ, WRITE):
+        if net.op_prob[op] <= 0:
+            latency[op] = 0.0
+    mean = net.op_prob[READ] * latency[READ] + net.op_prob[WRITE] * latency[WRITE]
+    utilization, bottleneck = _utilization(c, ev, x, x_max, caps, stable)
+    cpu_us = sum((g.work for g, _ in c.cpu.station), 0.0) if c.cpu else 0.0
+    mean_bytes = sum(k.prob * k.nbytes for k in net.kinds)
+    bound_name = net.groups[bottleneck_index].names[0] if bottleneck_index >= 0 else "none"
+    return FastResult(
+        iops=x * 1e6,
+        read_iops=x * 1e6 * net.op_prob[READ],
+        write_iops=x * 1e6 * net.op_prob[WRITE],
+        mbps=x * mean_bytes,
+        latency_mean_us=mean,
+        read_latency_mean_us=latency[READ],
+        write_latency_mean_us=latency[WRITE],
+        utilization=utilization,
+        bottleneck=bottleneck,
+        bounds=Bounds(x_max_iops=x_max * 1e6, r_min_us=r_min, n_star=(r_min + think) * x_max, bottleneck=bound_name),
+        cpu_us_per_io=cpu_us,
+        stable=stable,
+    )
+
+
+def _utilization(c: Compiler, ev: Evaluation, x: float, x_max: float, caps: list[float], stable: bool) -> tuple[dict[str, float], str]:
+    """Utilization of every component (DES names) and the bottleneck (largest utilization among candidates)."""
+    net = c.net
+    util: dict[str, float] = {}
+    aggregate: dict[str, list[float]] = {}
+    rotating: dict[tuple[str, ...], list[float]] = {}
+    best = ("none", -1.0)
+    saturated = x >= x_max * (1 - 1e-9)
+    for g, cap in zip(net.groups, caps, strict=True):
+        n = len(g.names)
+        if g.pool:
+            hold = ev.holding[g.index] or net.holding_time(ev, g)
+            u = x * g.visits / n * hold / g.servers
+        else:
+            u = x * g.work / n / g.servers
+        u = min(1.0, u * g.servers / c.reported_slots.get(id(g), g.servers))
+        if saturated and cap <= x_max * (1 + 1e-9):
+            u = 1.0
+        if c.rotating and id(g) in c.component:
+            # sequential streams visit every instance in turn: the time average is spread over all of them
+            acc = rotating.setdefault(c.component[id(g)], [0.0, 0.0])
+            acc[0] += u * n
+        display = c.display.get(id(g))
+        if display:
+            acc = aggregate.setdefault(display, [0.0, 0.0])
+            acc[0] += u * n * g.servers
+            acc[1] += n * g.servers
+        else:
+            for name in g.names:
+                util[name] = u
+        candidate = not g.pool or ev.p_wait[g.index] >= P_WAIT_CANDIDATE or (saturated and cap <= x_max * (1 + 1e-9))
+        if candidate and u > best[1]:
+            best = (display or g.names[0], u)
+    for name, (busy, total) in aggregate.items():
+        util[name] = busy / total if total else 0.0
+    for labels, (busy, _) in rotating.items():
+        for name in labels:
+            util[name] = busy / len(labels)
+    for name in c.idle_names:
+        util.setdefault(name, 0.0)
+    return util, best[0]

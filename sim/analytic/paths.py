@@ -1,0 +1,734 @@
+"""Compile a Scenario into the analytic network: the same routes sim/model.py builds, as formulas.
+
+Every number comes from the functions the DES builder uses (``flash_parameters``,
+``san_parameters``, ``resolve_host``, ``pcie_gbs``, ``namespace_depth`` ...), so the two
+solvers read the same parameters; nothing numeric is defined here. Component names are
+the DES meter names, so utilization maps line up.
+
+Volume members are namespaces (direct NVMe), LUNs (SAN), DIMMs (eXFlash) or base EDEVs
+(z/VM). A device I/O goes to any member alike, except under closed affinity (a JBOD job
+keeps its member, ``sim/volume.py``), where members get their jobs' share and members
+without jobs get nothing. Instances of a component that carry the same share form one group.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Callable
+from functools import lru_cache
+
+from models.catalog import Catalog, load_catalog
+from models.hardware import FlashDeviceSpec
+from models.scenario import Scenario
+from models.topology import DirectNvme, Exflash, Generic, HostConfig, San, ZvmEdev
+from models.workload import ClosedWorkload
+from sim.analytic.network import READ, WRITE, ChildKind, Choice, Group, LogicalKind, Network, Path, Phase
+from sim.analytic.queueing import INF
+from sim.model import (
+    FlashParameters,
+    ResolvedHost,
+    SanParameters,
+    dimms_per_driver_thread,
+    flash_parameters,
+    namespace_depth,
+    pcie_gbs,
+    resolve_host,
+    san_parameters,
+    subchannel_turnaround_us,
+    us_per_byte,
+    zvm_link_gbs,
+)
+from sim.volume import Volume
+
+LAW_SCV = {"exponential": 1.0, "deterministic": 0.0}
+
+
+# -- cached parameter derivation (the catalog does not change within a process unless its env does) --
+
+_flash_cache: dict[tuple[int, int, str], tuple[FlashDeviceSpec, FlashParameters]] = {}
+_host_cache: dict[tuple[object, ...], ResolvedHost] = {}
+_san_cache: dict[tuple[object, ...], SanParameters] = {}
+
+
+def _spec(catalog: Catalog, section: str, value: str | FlashDeviceSpec) -> FlashDeviceSpec:
+    """A drive or DIMM: an inline spec, or the catalog entry (the scenario was validated, so it exists)."""
+    if isinstance(value, FlashDeviceSpec):
+        return value
+    spec: FlashDeviceSpec = getattr(catalog, section)[value]
+    return spec
+
+
+def _flash(catalog: Catalog, spec: FlashDeviceSpec, access: str) -> FlashParameters:
+    key = (id(catalog), id(spec), access)
+    hit = _flash_cache.get(key)
+    if hit is not None and hit[0] is spec:
+        return hit[1]
+    params = flash_parameters(spec, access)
+    if len(_flash_cache) > 4096:
+        _flash_cache.clear()
+    _flash_cache[key] = (spec, params)
+    return params
+
+
+def _host(catalog: Catalog, config: HostConfig, default_stack: str) -> ResolvedHost:
+    key = (id(catalog), config.model, config.stack, config.cores, config.cpu_us_per_io, config.submit_fraction, default_stack)
+    host = _host_cache.get(key)
+    if host is None:
+        if len(_host_cache) > 4096:
+            _host_cache.clear()
+        host = _host_cache[key] = resolve_host(config, default_stack)
+    return host
+
+
+def _san(catalog: Catalog, topo: San, mean_bytes: float) -> SanParameters:
+    key = (id(catalog), topo.protocol, topo.host_adapter, topo.host_adapters, topo.luns, topo.lun_queue_depth,
+           topo.nvme_queues.count, topo.nvme_queues.depth, topo.associations, topo.storage_server, topo.front_end_ports,
+           topo.cache.size_gb, mean_bytes)
+    params = _san_cache.get(key)
+    if params is None:
+        if len(_san_cache) > 4096:
+            _san_cache.clear()
+        params = _san_cache[key] = san_parameters(topo, mean_bytes)
+    return params
+
+
+# -- the volume layer ---------------------------------------------------------------------------
+
+VolumePlan = tuple[tuple[float, tuple[tuple[tuple[int, int, float], ...], ...]], ...]
+"""Variants (probability, phases); a phase is ((count, op, bytes), ...)."""
+
+
+@lru_cache(maxsize=4096)
+def volume_plan(layout: str, members: int, chunk: int, op: int, size: int) -> VolumePlan:
+    """How the volume layer splits one logical I/O of ``size`` bytes at a random 4 KiB-aligned offset.
+
+    Striped layouts (raid0, raid10, ibmi_mirror) cut the I/O at chunk boundaries: with
+    ``size = a chunks + b bytes`` it has a + 1 pieces, or a + 2 when it straddles one more
+    boundary (probability from the number of aligned offsets that make it straddle);
+    the two end pieces share the bytes that are not whole chunks. Mirrors write every
+    piece to both copies; RAID-1 reads one copy and writes all; parity layouts are taken
+    from ``Volume.plan`` itself at offsets spread over a stripe.
+    """
+    if layout == "jbod" or (layout == "raid1" and op == READ):
+        return ((1.0, (((1, op, float(size)),),)),)
+    if layout == "raid1":
+        return ((1.0, (((members, WRITE, float(size)),),)),)
+    if layout in ("raid5", "raid6"):
+        return _sampled_plan(layout, members, chunk, op, size)
+    copies = 2 if (layout in ("raid10", "ibmi_mirror") and op == WRITE) else 1
+    grid = math.gcd(4096, chunk)
+    positions = chunk // grid
+    a, b = divmod(size, chunk)
+    # (probability, whole chunks, bytes in the end pieces, number of end pieces)
+    variants: list[tuple[float, int, float, int]] = []
+    if b == 0:
+        variants.append((1.0 / positions, a, 0.0, 0))  # starts on a boundary: whole chunks only
+        if positions > 1:
+            variants.append(((positions - 1) / positions, a - 1, float(chunk), 2))
+    else:
+        straddle = max(0, positions - 1 - (chunk - b) // grid)  # starts so late that it crosses one more boundary
+        fits = positions - straddle
+        if a == 0:
+            variants.append((fits / positions, 0, float(b), 1))
+        else:
+            variants.append((1.0 / positions, a, float(b), 1))
+            if fits > 1:
+                variants.append(((fits - 1) / positions, a - 1, float(chunk + b), 2))
+        if straddle:
+            variants.append((straddle / positions, a, float(b), 2))
+    out = []
+    for prob, whole, ends, n_ends in variants:
+        pieces: list[tuple[int, int, float]] = []
+        if whole:
+            pieces.append((whole * copies, op, float(chunk)))
+        if n_ends == 1:
+            pieces.append((copies, op, ends))
+        elif n_ends == 2:
+            # the split point is uniform: the larger end piece averages 3/4 of the bytes, the smaller 1/4
+            pieces.append((copies, op, 0.75 * ends))
+            pieces.append((copies, op, 0.25 * ends))
+        out.append((prob, (tuple(pieces),)))
+    return tuple(out)
+
+
+def _sampled_plan(layout: str, members: int, chunk: int, op: int, size: int, samples: int = 64) -> VolumePlan:
+    """RAID-5/6: run the DES volume mapping at offsets spread evenly over one stripe.
+
+    Offsets that give the same shape (per phase and op: whole-chunk pieces and the number of
+    partial pieces) form one variant; its partial pieces, ranked by size, take the mean size
+    of their rank (the largest partial piece sets the phase's expected maximum).
+    """
+    parities = 1 if layout == "raid5" else 2
+    stripe = chunk * (members - parities)
+    vol = Volume(layout, members, chunk, 1 << 50, lambda m: 0, False)
+    step = max(4096, (stripe // samples) // 4096 * 4096)
+    shapes: dict[tuple[tuple[tuple[int, int, int], ...], ...], list[list[float]]] = {}
+    counts: dict[tuple[tuple[tuple[int, int, int], ...], ...], int] = {}
+    for off in range(0, stripe, step):
+        shape: list[tuple[tuple[int, int, int], ...]] = []
+        partials: list[list[int]] = []
+        for phase in vol.plan(op, off, size, -1):
+            per_op: dict[int, list[int]] = {}
+            full: dict[int, int] = {}
+            for _, child_op, nbytes in phase:
+                if nbytes == chunk:
+                    full[child_op] = full.get(child_op, 0) + 1
+                else:
+                    per_op.setdefault(child_op, []).append(nbytes)
+            ops = sorted(set(full) | set(per_op))
+            shape.append(tuple((o, full.get(o, 0), len(per_op.get(o, []))) for o in ops))
+            partials.extend(sorted(per_op.get(o, []), reverse=True) for o in ops)
+        key = tuple(shape)
+        counts[key] = counts.get(key, 0) + 1
+        flat = [float(b) for ranked in partials for b in ranked]
+        acc = shapes.setdefault(key, [[0.0] * len(flat)])[0]
+        for i, b in enumerate(flat):
+            acc[i] += b
+    total = sum(counts.values())
+    out = []
+    for key, n in counts.items():
+        means = [b / n for b in shapes[key][0]]
+        phases = []
+        k = 0
+        for shape_of_phase in key:
+            row: list[tuple[int, int, float]] = []
+            for o, n_full, n_part in shape_of_phase:
+                if n_full:
+                    row.append((n_full, o, float(chunk)))
+                for _ in range(n_part):
+                    row.append((1, o, means[k]))
+                    k += 1
+            phases.append(tuple(row))
+        out.append((n / total, tuple(phases)))
+    return tuple(out)
+
+
+# -- building blocks ----------------------------------------------------------------------------------
+
+
+Mapping = tuple[object, ...] | None
+"""Which instance volume member m uses: ("mod", n) m % n, ("div", k) m // k, ("id",) m,
+("mod_mod", d, a) (m % d) % a, None for one shared instance."""
+
+
+def _instance_of(mapping: tuple[object, ...], m: int) -> int:
+    kind = mapping[0]
+    if kind == "mod":
+        return m % int(mapping[1])  # type: ignore[call-overload]
+    if kind == "div":
+        return m // int(mapping[1])  # type: ignore[call-overload]
+    if kind == "mod_mod":
+        return (m % int(mapping[1])) % int(mapping[2])  # type: ignore[call-overload]
+    return m
+
+
+@lru_cache(maxsize=8192)
+def _buckets(members: int, jobs: tuple[int, ...] | None, mapping: Mapping, count: int,
+             shares: tuple[float, ...] | None) -> tuple[tuple[float, int, tuple[int, ...]], ...]:
+    """Instances grouped by (share of device I/Os, members served): ((share, cover, instance indices), ...).
+
+    ``jobs`` is the job count per member under closed affinity (None: members equally likely).
+    """
+    if shares is not None:
+        share = list(shares)
+        cover = [members] * count
+    elif mapping is None:
+        share, cover = [1.0], [members]
+    else:
+        share = [0.0] * count
+        cover = [0] * count
+        total = float(sum(jobs)) if jobs else float(members)
+        for m in range(members):
+            i = _instance_of(mapping, m)
+            share[i] += (jobs[m] if jobs else 1.0) / total
+            cover[i] += 1
+    buckets: dict[tuple[float, int], list[int]] = {}
+    for i in range(count):
+        buckets.setdefault((round(share[i], 12), cover[i]), []).append(i)
+    return tuple((s, c, tuple(idx)) for (s, c), idx in buckets.items())
+
+
+@lru_cache(maxsize=4096)
+def names(pattern: str, count: int) -> tuple[str, ...]:
+    """DES meter names ``pattern.format(i)`` for i < count."""
+    return tuple(pattern.format(i) for i in range(count))
+
+
+@lru_cache(maxsize=1024)
+def namespace_names(drives: int, members: int) -> tuple[str, ...]:
+    """Member m is namespace m // drives of drive m % drives (sim/model.py)."""
+    return tuple(f"drive{m % drives}.ns{m // drives}" for m in range(members))
+
+
+class Compiler:
+    """Shared state while compiling one scenario."""
+
+    def __init__(self, scenario: Scenario, members: int, jobs: tuple[int, ...] | None, catalog: Catalog):
+        self.scenario = scenario
+        self.catalog = catalog
+        self.net = Network()
+        self.net.members = members
+        self.members = members
+        self.jobs = jobs
+        self.affinity = jobs is not None
+        self.idle_names: list[str] = []
+        self.display: dict[int, str] = {}
+        self.width = 1
+        self.cpu: Cpu | None = None
+        self.rotating = jobs is not None and scenario.workload.access == "sequential" and getattr(
+            scenario.topology, "layout", "jbod") in STRIPED
+        """Closed sequential streams sit on some members at a time but move over all of them."""
+        self.reported_slots: dict[int, int] = {}
+        """Group id -> the DES meter's capacity where the model uses fewer slots (idle z/VM bases)."""
+        self.component: dict[int, tuple[str, ...]] = {}
+        """Group id -> all instance names of its component (for time-averaged utilization)."""
+        self.lock = threading.Lock()
+        self.population = -1.0
+        self.keep: object = None
+
+    def groups(self, labels: tuple[str, ...], servers: int, mapping: Mapping, pool: bool = False, ca2: float = 1.0,
+               display: str | None = None, shares: tuple[float, ...] | None = None) -> Choice:
+        """Instances ``labels`` of a component; ``mapping`` says which instance volume member m uses.
+
+        Instances with the same share of the traffic form one group; the choice lists each
+        group with the probability that a device I/O goes to one of its instances.
+        """
+        choice: Choice = []
+        for s, c, idx in _buckets(self.members, self.jobs, mapping, len(labels), shares):
+            if s <= 0.0:
+                self.idle_names.extend(labels[i] for i in idx)
+                continue
+            g = Group(names=labels if len(idx) == len(labels) else tuple(labels[i] for i in idx), servers=servers, pool=pool,
+                      cover=max(1, c), ca2=ca2, reach=s if self.affinity else 1.0, instances=len(labels),
+                      round_robin=shares is not None)
+            self.net.register(g)
+            if display:
+                self.display[id(g)] = display
+            self.component[id(g)] = labels
+            choice.append((g, s * len(idx)))
+        return choice
+
+    def link(self, name: str, n: int, mapping: Mapping) -> tuple[Choice, Choice]:
+        """(towards the host, towards the device) stations of ``n`` full-duplex links."""
+        return (self.groups(names(name + ".to_host", n), 1, mapping),
+                self.groups(names(name + ".to_device", n), 1, mapping))
+
+
+class Cpu:
+    """The host CPU station (cores, path length per device I/O and per KiB) and the serial stack section."""
+
+    def __init__(self, c: Compiler, host: ResolvedHost):
+        self.host = host
+        self.on = host.cpu_us_per_io > 0 or host.cpu_us_per_kib > 0
+        self.station = c.groups(("host_cpu",), host.cores, None) if self.on else []
+        self.serial = c.groups(("host_stack.serial",), 1, None) if self.on and host.serial_us_per_io > 0 else []
+        f = host.submit_fraction
+        self.submit = (host.cpu_us_per_io * f, host.cpu_us_per_kib * f / 1024.0)
+        self.complete = (host.cpu_us_per_io * (1 - f), host.cpu_us_per_kib * (1 - f) / 1024.0)
+
+    def has_submit(self) -> bool:
+        return self.on and (self.submit[0] > 0 or self.submit[1] > 0)
+
+    def has_complete(self) -> bool:
+        return self.on and (self.complete[0] > 0 or self.complete[1] > 0)
+
+    def charge_submit(self, path: Path) -> None:
+        if self.has_submit():
+            path.visit(self.station, self.submit[0], self.submit[1])
+            if self.serial:
+                path.visit(self.serial, self.host.serial_us_per_io)
+
+    def charge_complete(self, path: Path) -> None:
+        if self.has_complete():
+            path.visit(self.station, self.complete[0], self.complete[1])
+
+
+class FlashGroups:
+    """A flash device's stations and write cache (``FlashDevice`` in sim/model.py), for ``n`` devices."""
+
+    def __init__(self, c: Compiler, prefix: str, n: int, mapping: Mapping, p: FlashParameters):
+        self.p = p
+        self.scv = p.service_cv * p.service_cv if p.law == "lognormal" else 0.0
+        self.read_units = c.groups(names(prefix + ".read_units", n), p.read_units, mapping)
+        self.read_bw = c.groups(names(prefix + ".read_bw", n), 1, mapping)
+        self.write_cache = c.groups(names(prefix + ".write_cache", n), p.write_cache_slots, mapping, pool=True)
+        self.write_bw = c.groups(names(prefix + ".write_bw", n), 1, mapping)
+        self.program_units = c.groups(names(prefix + ".program_units", n), p.program_units, mapping)
+        self.read_per_byte = us_per_byte(p.read_bw_gbs)
+        self.write_per_byte = us_per_byte(p.write_bw_gbs)
+
+    def read(self, path: Path) -> None:
+        p = self.p
+        path.visit(self.read_units, p.read_latency_us, 0.0, self.scv)
+        path.visit(self.read_bw, 0.0, self.read_per_byte)
+
+    def write(self, path: Path) -> None:
+        """Take a cache slot, be acknowledged; the destage (bandwidth, program unit) holds the slot in the background."""
+        p = self.p
+        path.acquire(self.write_cache)
+        path.delay(p.write_ack_us, self.scv)
+        destage = Path()
+        destage.visit(self.write_bw, 0.0, self.write_per_byte)
+        destage.visit(self.program_units, p.program_time_us, 0.0, self.scv)
+        path.release(background=destage)
+
+
+def _sizes(scenario: Scenario, op: int) -> list[tuple[int, float]]:
+    wl = scenario.workload
+    if op == READ:
+        return wl.size_table("read") if wl.read_fraction > 0 else []
+    return wl.size_table("write") if wl.read_fraction < 1 else []
+
+
+def _add_kinds(c: Compiler, layout: str, chunk: int, child: Callable[[int], ChildKind]) -> int:
+    """Logical kinds for every op and size of the workload; returns the widest phase.
+
+    ``child(op)`` builds the route of a device I/O of kind ``op`` once; every size reuses it.
+    """
+    wl = c.scenario.workload
+    templates: dict[int, ChildKind] = {}
+    width = 1
+    for op, p_op in ((READ, wl.read_fraction), (WRITE, 1.0 - wl.read_fraction)):
+        if p_op <= 0:
+            continue
+        for nbytes, p_size in _sizes(c.scenario, op):
+            variants: list[tuple[float, list[Phase]]] = []
+            serial: list[tuple[float, list[Phase]]] = []
+            crowded = False
+            for vprob, phases in volume_plan(layout, c.members, chunk, op, nbytes):
+                built: list[Phase] = []
+                merged: list[Phase] = []
+                for phase in phases:
+                    row: Phase = []
+                    for count, child_op, child_bytes in phase:
+                        if child_op not in templates:
+                            templates[child_op] = child(child_op)
+                        row.append((count, templates[child_op], child_bytes))
+                    pieces = sum(n for n, _, _ in row)
+                    width = max(width, pieces)
+                    built.append(row)
+                    merged.append(_share_members(row, pieces, c.members))
+                    crowded |= pieces > c.members
+                variants.append((vprob, built))
+                serial.append((vprob, merged))
+            c.net.add_kind(LogicalKind(op=op, prob=p_op * p_size, nbytes=float(nbytes), variants=variants,
+                                       serial=serial if crowded else None))
+    return width
+
+
+def _share_members(row: Phase, pieces: int, members: int) -> Phase:
+    """A phase with more pieces than volume members, as latency sees it.
+
+    Pieces on the same member follow each other through its single-server stages (transfer
+    channels, a queue depth of one), so the phase is taken as ``members`` children each
+    moving an equal share of the bytes; their fixed latencies overlap. Loads are charged per
+    piece all the same (``LogicalKind.variants``).
+    """
+    if pieces <= members:
+        return row
+    by_kind: dict[int, tuple[ChildKind, float]] = {}
+    for count, kind, n in row:
+        entry = by_kind.get(id(kind))
+        by_kind[id(kind)] = (kind, (entry[1] if entry else 0.0) + count * n)
+    return [(members, kind, total / members) for kind, total in by_kind.values()]
+
+
+STRIPED = ("raid0", "raid10", "ibmi_mirror")
+"""Layouts whose chunks a sequential stream walks through member by member."""
+
+
+def _member_jobs(scenario: Scenario, members: int, layout: str, spread: bool = False) -> tuple[int, ...] | None:
+    """Jobs (or sequential streams) per volume member where they stay put, else None (members equally likely).
+
+    * Closed JBOD: job j keeps member j mod M (sim/volume.py).
+    * Sequential access: each stream (a closed job's slots share one cursor; all open arrivals
+      share one) walks its chunk, so for the chunk's length its I/Os stay on one stripe unit:
+      a member (RAID-0, open JBOD, whose cursor stays within one member) or a mirror pair
+      (RAID-10, IBM i mirroring). Stream s is taken to sit on unit s mod U (the DES starts the
+      streams at spread-out offsets; collisions are not modelled); a closed job's outstanding
+      I/Os cover 1 + (QD - 1) x size / chunk consecutive units. RAID-1 has no stripes and
+      RAID-5/6 keep the uniform spread (parity rotates with the stripe). With ``spread`` an open
+      stream on a striped layout is spread over every member instead (its time average).
+    """
+    wl = scenario.workload
+    jobs = wl.jobs if isinstance(wl, ClosedWorkload) else 0
+    if jobs and layout == "jbod":
+        return tuple(jobs // members + (1 if m < jobs % members else 0) for m in range(members))
+    if wl.access != "sequential" or layout not in ("jbod", *STRIPED) or (spread and not jobs and layout != "jbod"):
+        return None
+    streams = jobs or 1
+    per_unit = 2 if layout in ("raid10", "ibmi_mirror") else 1
+    units = members // per_unit
+    on_unit = [streams // units + (1 if u < streams % units else 0) for u in range(units)]
+    if jobs and layout != "jbod" and isinstance(wl, ClosedWorkload) and wl.queue_depth > 1:
+        # a job's outstanding I/Os cover queue_depth x size bytes: about 1 + (QD - 1) size / chunk units
+        chunk = getattr(scenario.topology, "chunk_kib", 256) * 1024
+        span = min(float(units), 1.0 + (wl.queue_depth - 1) * wl.mean_bytes() / chunk)
+        weights = [0.0] * units
+        for u, n in enumerate(on_unit):
+            for k in range(math.ceil(span)):
+                weights[(u + k) % units] += n * min(1.0, span - k)
+        scale = 1000.0 / max(weights)
+        on_unit = [round(w * scale) for w in weights]  # integer shares, as job counts
+    return tuple(on_unit[m // per_unit] for m in range(units * per_unit))
+
+
+# -- the attachments ---------------------------------------------------------------------------------------
+
+
+def compile_generic(scenario: Scenario, topo: Generic, catalog: Catalog) -> Compiler:
+    c = Compiler(scenario, 1, None, catalog)
+    cpu = Cpu(c, _host(catalog, topo.host, "none"))
+    stations = [(c.groups((st.name,), st.servers, None), st) for st in topo.stations]
+
+    def child(op: int) -> ChildKind:
+        path = Path()
+        cpu.charge_submit(path)
+        for choice, st in stations:
+            scv = st.cv * st.cv if st.distribution == "lognormal" else LAW_SCV[st.distribution]
+            path.visit(choice, st.service_time_us, 0.0, scv)
+        cpu.charge_complete(path)
+        return [(1.0, path)]
+
+    c.width = _add_kinds(c, "jbod", 1 << 20, child)
+    c.cpu = cpu
+    return c
+
+
+def compile_direct(scenario: Scenario, topo: DirectNvme, catalog: Catalog, spread: bool = False) -> Compiler:
+    drives, adapters, per_drive = topo.drives, topo.adapters, topo.namespaces.per_drive
+    members = drives * per_drive
+    c = Compiler(scenario, members, _member_jobs(scenario, members, topo.layout, spread), catalog)
+    cpu = Cpu(c, _host(catalog, topo.host, "linux_nvme"))
+    spec = _spec(catalog, "drives", topo.drive)
+    params = _flash(catalog, spec, scenario.workload.access)
+    adapter = catalog.adapters[topo.adapter]
+    up_host, up_dev = c.link("adapter{}.uplink", adapters, ("mod_mod", drives, adapters))
+    up_per_byte = us_per_byte(adapter.uplink.gbs)
+    drive_of = ("mod", drives)
+    gbs = pcie_gbs(spec.pcie_generation, spec.pcie_lanes)
+    link = c.link("drive{}.link", drives, drive_of) if gbs else None
+    link_per_byte = us_per_byte(gbs) if gbs else 0.0
+    queues = c.groups(names("drive{}.nvme_queues", drives), topo.nvme_queues.count * topo.nvme_queues.depth, drive_of, pool=True)
+    device = FlashGroups(c, "drive{}", drives, drive_of, params)
+    ns = c.groups(namespace_names(drives, members), namespace_depth(topo), ("id",), pool=True)
+
+    def child(op: int) -> ChildKind:
+        path = Path()
+        path.acquire(ns)
+        cpu.charge_submit(path)
+        path.acquire(queues)
+        if op == READ:
+            device.read(path)
+            if link:
+                path.visit(link[0], 0.0, link_per_byte)
+            path.visit(up_host, 0.0, up_per_byte)
+        else:
+            path.visit(up_dev, 0.0, up_per_byte)
+            if link:
+                path.visit(link[1], 0.0, link_per_byte)
+            device.write(path)
+        path.release()
+        path.release()
+        cpu.charge_complete(path)
+        return [(1.0, path)]
+
+    c.width = _add_kinds(c, topo.layout, topo.chunk_kib * 1024, child)
+    c.cpu = cpu
+    return c
+
+
+def compile_san(scenario: Scenario, topo: San, catalog: Catalog, spread: bool = False) -> Compiler:
+    members = topo.luns
+    c = Compiler(scenario, members, _member_jobs(scenario, members, topo.layout, spread), catalog)
+    fcp = topo.protocol == "fcp"
+    cpu = Cpu(c, _host(catalog, topo.host, "scsi_fcp" if fcp else "nvme_fc"))
+    p = _san(catalog, topo, scenario.workload.mean_bytes())
+    hba_ports = catalog.san_adapters[topo.host_adapter].ports
+    paths = p.paths
+
+    def port_groups(labels: tuple[str, ...]) -> tuple[Choice, Choice]:
+        # path r % paths takes port (r % paths) % n: round-robin, every n-th device I/O
+        n = len(labels)
+        shares = tuple((paths // n + (1 if i < paths % n else 0)) / paths for i in range(n))
+        to_host = c.groups(tuple(f"{x}.to_host" for x in labels), 1, ("shares",), ca2=1.0 / n, shares=shares)
+        to_dev = c.groups(tuple(f"{x}.to_device" for x in labels), 1, ("shares",), ca2=1.0 / n, shares=shares)
+        return to_host, to_dev
+
+    hp_host, hp_dev = port_groups(tuple(f"hba{i // hba_ports}.port{i % hba_ports}" for i in range(p.host_ports)))
+    fp_host, fp_dev = port_groups(names("server.port{}", p.front_end_ports))
+    if fcp:
+        limit = c.groups(names("lun{}.queue", members), p.concurrency_slots, ("id",), pool=True)
+    else:
+        limit = c.groups(names("association{}.queues", topo.associations), p.concurrency_slots, ("mod", topo.associations),
+                         pool=True)
+    scv = p.service_cv * p.service_cv if p.law == "lognormal" else 0.0
+    controller = c.groups(("server.controller",), p.controller_cores, None)
+    backend = c.groups(("server.backend",), p.backend_parallelism, None)
+    backend_bw = c.groups(("server.backend_bw",), 1, None)
+    destage = c.groups(("server.destage",), 1, None)
+    write_cache = c.groups(("server.write_cache",), p.write_cache_slots, None, pool=True)
+    hit_us = p.cache_hit_latency_us
+    backend_per_byte = us_per_byte(p.backend_read_gbs)
+    destage_per_byte = us_per_byte(p.destage_gbs)
+
+    def route(op: int, hit: bool) -> Path:
+        write = op == WRITE
+        path = Path()
+        path.acquire(limit)
+        cpu.charge_submit(path)
+        path.visit(hp_dev, p.host_port_handling_us, p.host_port_us_per_byte if write else 0.0)
+        path.delay(topo.fabric_latency_us)
+        path.visit(fp_dev, p.front_end_port_handling_us, p.front_end_port_us_per_byte if write else 0.0)
+        path.visit(controller, p.controller_us_per_io, 0.0, scv)
+        if not write and hit:
+            path.delay(hit_us, scv)
+        elif not write:
+            path.visit(backend, p.backend_read_latency_us, 0.0, scv)
+            path.visit(backend_bw, 0.0, backend_per_byte)
+        elif topo.cache.write_back:
+            path.acquire(write_cache)
+            path.delay(hit_us, scv)
+            bg = Path()
+            bg.visit(destage, 0.0, destage_per_byte)
+            path.release(background=bg)
+        else:
+            path.visit(destage, 0.0, destage_per_byte)
+        path.visit(fp_host, 0.0, 0.0 if write else p.front_end_port_us_per_byte)
+        path.delay(topo.fabric_latency_us)
+        path.visit(hp_host, 0.0, 0.0 if write else p.host_port_us_per_byte)
+        path.release()
+        cpu.charge_complete(path)
+        return path
+
+    def child(op: int) -> ChildKind:
+        if op == WRITE:
+            return [(1.0, route(op, False))]
+        h = topo.cache.read_hit_ratio
+        out: ChildKind = []
+        if h > 0:
+            out.append((h, route(op, True)))
+        if h < 1:
+            out.append((1.0 - h, route(op, False)))
+        return out
+
+    c.width = _add_kinds(c, topo.layout, topo.chunk_kib * 1024, child)
+    c.cpu = cpu
+    return c
+
+
+def compile_exflash(scenario: Scenario, topo: Exflash, catalog: Catalog, spread: bool = False) -> Compiler:
+    members = topo.dimms
+    c = Compiler(scenario, members, _member_jobs(scenario, members, topo.layout, spread), catalog)
+    cpu = Cpu(c, _host(catalog, topo.host, "exflash_driver"))
+    spec = _spec(catalog, "dimms", topo.dimm)
+    params = _flash(catalog, spec, scenario.workload.access)
+    threads = c.groups(names("driver_thread{}", topo.driver_threads), 1, ("div", dimms_per_driver_thread(topo)), pool=True)
+    channel = c.link("dimm{}.memory_channel", members, ("id",)) if spec.memory_channel_gbs else None
+    channel_per_byte = us_per_byte(spec.memory_channel_gbs) if spec.memory_channel_gbs else 0.0
+    device = FlashGroups(c, "dimm{}", members, ("id",), params)
+
+    def child(op: int) -> ChildKind:
+        path = Path()
+        if cpu.has_submit():
+            path.acquire(threads)
+            cpu.charge_submit(path)
+            path.release()
+        if op == READ:
+            device.read(path)
+            if channel:
+                path.visit(channel[0], 0.0, channel_per_byte)
+        else:
+            if channel:
+                path.visit(channel[1], 0.0, channel_per_byte)
+            device.write(path)
+        if cpu.has_complete():
+            path.acquire(threads)
+            cpu.charge_complete(path)
+            path.release()
+        return [(1.0, path)]
+
+    c.width = _add_kinds(c, topo.layout, topo.chunk_kib * 1024, child)
+    c.cpu = cpu
+    return c
+
+
+def compile_zvm(scenario: Scenario, topo: ZvmEdev, catalog: Catalog) -> Compiler:
+    members = topo.base_devices
+    c = Compiler(scenario, members, _member_jobs(scenario, members, "jbod"), catalog)
+    cpu = Cpu(c, _host(catalog, topo.host, "zvm_cp"))
+    spec = _spec(catalog, "drives", topo.drive)
+    params = _flash(catalog, spec, scenario.workload.access)
+    adapter = catalog.adapters[topo.adapter]
+    drive_of = ("mod", topo.drives)
+    link_host, link_dev = c.link("drive{}.link", topo.drives, drive_of)
+    link_per_byte = us_per_byte(zvm_link_gbs(spec, adapter.uplink.gbs))
+    device = FlashGroups(c, "drive{}", topo.drives, drive_of, params)
+    if topo.aliases == 0:
+        # each base EDEV runs one I/O at a time: one slot per base (one DES meter for all of them)
+        subchannels = c.groups(("edev.subchannels",) * members, 1, ("id",), pool=True, display="edev.subchannels")
+    else:
+        # bases and aliases as one pool: an I/O that finds its base busy takes an alias; bases
+        # without jobs (closed affinity, a sequential stream) add no slot
+        active = members if c.jobs is None else sum(1 for n in c.jobs if n > 0)
+        subchannels = c.groups(("edev.subchannels",), active + topo.aliases, None, pool=True)
+        c.reported_slots[id(subchannels[0][0])] = members + topo.aliases
+    turnaround = _turnaround(catalog)
+
+    def child(op: int) -> ChildKind:
+        path = Path()
+        cpu.charge_submit(path)
+        path.acquire(subchannels)
+        if op == READ:
+            device.read(path)
+            path.visit(link_host, 0.0, link_per_byte)
+        else:
+            path.visit(link_dev, 0.0, link_per_byte)
+            device.write(path)
+        if turnaround[op] > 0:
+            path.delay(turnaround[op])
+        path.release()
+        cpu.charge_complete(path)
+        return [(1.0, path)]
+
+    c.width = _add_kinds(c, "jbod", 256 * 1024, child)
+    c.cpu = cpu
+    return c
+
+
+@lru_cache(maxsize=8)
+def _turnaround_cached(catalog_id: int) -> dict[int, float]:
+    return {op: subchannel_turnaround_us(op) for op in (READ, WRITE)}
+
+
+def _turnaround(catalog: Catalog) -> dict[int, float]:
+    """z/VM subchannel turnaround per op (``subchannel_turnaround_us``), once per catalog."""
+    return _turnaround_cached(id(catalog))
+
+
+def compile_scenario(scenario: Scenario, catalog: Catalog | None = None, finish: bool = True, spread: bool = False) -> Compiler:
+    """The analytic network of ``scenario``; with ``finish`` its populations are fixed for the workload too.
+
+    ``spread``: an open sequential stream on a striped layout is spread over all members
+    (by default it sits on one stripe unit, see ``_member_jobs``).
+    """
+    topo = scenario.topology
+    catalog = catalog or load_catalog()
+    c: Compiler
+    if isinstance(topo, Generic):
+        c = compile_generic(scenario, topo, catalog)
+    elif isinstance(topo, DirectNvme):
+        c = compile_direct(scenario, topo, catalog, spread)
+    elif isinstance(topo, San):
+        c = compile_san(scenario, topo, catalog, spread)
+    elif isinstance(topo, Exflash):
+        c = compile_exflash(scenario, topo, catalog, spread)
+    elif isinstance(topo, ZvmEdev):
+        c = compile_zvm(scenario, topo, catalog)
+    else:  # pragma: no cover - the union is closed
+        raise TypeError(f"unknown topology {type(topo).__name__}")
+    if finish:
+        wl = scenario.workload
+        c.net.finish(float(wl.jobs * wl.queue_depth) if isinstance(wl, ClosedWorkload) else INF, c.width)
+    return c

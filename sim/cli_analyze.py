@@ -1,0 +1,122 @@
+"""``flashplan analyze FILE [--set dotted.path=VALUE ...] [--json] [--compare]``.
+
+Prints the analytic fast path's prediction (sim/analytic): mean throughput and latency,
+utilization, bottleneck and the asymptotic bounds Xmax, Rmin and N*, in well under a
+millisecond. ``--compare`` also runs the discrete-event simulation of the same scenario
+and prints both side by side with the fast path's relative error and whether the DES
+95% interval contains the analytic value.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from models.numbers import format_number as _fmt
+from models.result import Result
+from sim.analytic import FastResult, evaluate
+from sim.cli import load_with_overrides
+from sim.errors import EXIT_OK
+
+COMPARED = (
+    ("iops", "IOPS", ""),
+    ("read_iops", "read IOPS", ""),
+    ("write_iops", "write IOPS", ""),
+    ("mbps", "throughput", "MB/s"),
+    ("latency_mean_us", "latency mean", "us"),
+    ("read_latency_mean_us", "read latency mean", "us"),
+    ("write_latency_mean_us", "write latency mean", "us"),
+    ("cpu_us_per_io", "host CPU per I/O", "us"),
+)
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser("analyze", help="analytic fast path: mean throughput, latency, utilization and bounds (no simulation)")
+    p.add_argument("file")
+    p.add_argument("--set", action="append", metavar="dotted.path=VALUE",
+                   help="override a field, e.g. --set topology.drives=8 (repeatable; list items by index)")
+    p.add_argument("--json", action="store_true", help="print the prediction (and with --compare the DES result) as JSON")
+    p.add_argument("--compare", action="store_true", help="also run the discrete-event simulation and print both with relative errors")
+    p.add_argument("--top", type=int, default=8, help="components listed in the utilization table (default 8)")
+    p.set_defaults(func=cmd_analyze)
+
+
+def _value(v: float) -> str:
+    return _fmt(v) if math.isfinite(v) else "unbounded"
+
+
+def relative_errors(fast: FastResult, des: Result) -> dict[str, float | None]:
+    """(fast - DES) / DES for every compared metric (None where the DES value is 0 or the fast one infinite)."""
+    out: dict[str, float | None] = {}
+    for key, _, _ in COMPARED:
+        f = getattr(fast, key)
+        d = getattr(des, key).value
+        out[key] = (f - d) / d if d and math.isfinite(f) else None
+    return out
+
+
+def cmd_analyze(args: argparse.Namespace, out: Console) -> int:
+    scenario = load_with_overrides(args.file, args.set or [])
+    fast = evaluate(scenario)
+    des: Result | None = None
+    if args.compare:
+        from sim.engine import simulate
+
+        des = simulate(scenario)
+    if args.json:
+        data: dict[str, Any] = {"fast": fast.summary()}
+        if des is not None:
+            data["des"] = des.summary()
+            data["relative_error"] = relative_errors(fast, des)
+        print(json.dumps(data, indent=2))
+        return EXIT_OK
+    title = scenario.name or "scenario"
+    table = Table(title=f"{title}  (analytic fast path)", title_justify="left")
+    table.add_column("metric")
+    table.add_column("fast path", justify="right")
+    if des is not None:
+        table.add_column(f"DES (seed {des.seed})", justify="right")
+        table.add_column("DES 95% CI", justify="right")
+        table.add_column("error", justify="right")
+    table.add_column("unit")
+    errors = relative_errors(fast, des) if des is not None else {}
+    for key, label, unit in COMPARED:
+        f = getattr(fast, key)
+        row = [label, _value(f)]
+        if des is not None:
+            m = getattr(des, key)
+            err = errors[key]
+            inside = m.contains(f)
+            row += [_fmt(m.value), f"{_fmt(m.ci95[0])} .. {_fmt(m.ci95[1])}",
+                    "-" if err is None else f"{err:+.1%}{'' if inside else ' *'}"]
+        row.append(unit)
+        table.add_row(*row)
+    out.print(table)
+    b = fast.bounds
+    out.print(f"bounds: Xmax = {_value(b.x_max_iops)} IOPS (D_max at {b.bottleneck}), Rmin = {_value(b.r_min_us)} us, "
+              f"N* = {b.n_star:.1f} I/Os in flight", markup=False)
+    if not fast.stable:
+        out.print("unstable: the offered rate exceeds Xmax; the queue grows without bound", markup=False)
+    util = Table(title=f"utilization (top {args.top})", title_justify="left")
+    util.add_column("component")
+    util.add_column("fast path", justify="right")
+    if des is not None:
+        util.add_column("DES", justify="right")
+    for name, u in sorted(fast.utilization.items(), key=lambda kv: -kv[1])[:args.top]:
+        cells = [name, f"{u:6.1%}"]
+        if des is not None:
+            cells.append(f"{des.utilization[name]:6.1%}" if name in des.utilization else "-")
+        util.add_row(*cells)
+    out.print(util)
+    line = f"bottleneck: {fast.bottleneck}"
+    if des is not None:
+        line += f" (DES: {des.bottleneck}); DES stop: {des.stop_reason}"
+        if any(not getattr(des, key).contains(getattr(fast, key)) for key, _, _ in COMPARED):
+            line += "; * = fast path outside the DES 95% CI"
+    out.print(line, markup=False)
+    return EXIT_OK

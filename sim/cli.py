@@ -43,6 +43,7 @@ from sim.errors import EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_OK, BadInput
 # returns the exit code, raising BadInput for the user's mistakes.
 SUBCOMMAND_MODULES: tuple[str, ...] = (
     "calibration.cli",
+    "sim.cli_sweep",
     "sim.cli_analyze",
 )
 

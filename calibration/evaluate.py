@@ -156,6 +156,18 @@ def metric_of(result: Result, metric: str) -> tuple[float, tuple[float, float]]:
         v = cost / (iops.value / 1000.0)
         rel = _rel_half(iops.value, iops.ci95)
         return v, (v * (1 - rel), v * (1 + rel))
+    if metric == "storage_usd_per_raw_tb_kiops":
+        # seed 000 compares storage costs "with the same amount of raw storage capacity": dividing the
+        # storage-only cost by each side's own raw TB makes the A/B ratio equal to pro-rating the storage
+        # server to the direct side's capacity (models.cost.price_performance_between(equal_raw_capacity=True))
+        from models.cost import capex, raw_capacity_tb
+
+        topology = result.scenario.topology
+        cost = capex(topology, storage_only=True).total_usd / raw_capacity_tb(topology)
+        iops = result.iops
+        v = cost / (iops.value / 1000.0)
+        rel = _rel_half(iops.value, iops.ci95)
+        return v, (v * (1 - rel), v * (1 + rel))
     raise KeyError(f"unknown metric {metric!r}")
 
 

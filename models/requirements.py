@@ -1,0 +1,282 @@
+"""Capacity-planning requirements: what a configuration must deliver, on which platform, within what budget.
+
+A requirements file (YAML, TOML or JSON) is read by ``load_requirements`` and checked here,
+field by field, before the planner (sim/planner.py) enumerates a single candidate::
+
+    name: OLTP on IBM i
+    platform: power10_ibmi            # power10_ibmi | linuxone | x86_exflash | zvm_edev
+    workload: oltp_4k_70_30           # a preset key (models/presets.py) or an inline workload
+    target: {iops: 400000}            # or {mbps: 3000}
+    latency_slo: {statistic: p99, us: 1000}
+    usable_tb: 6
+    protection: redundant             # none | redundant | mirror | parity
+    growth_headroom_pct: 25           # plan for target x 1.25
+    budget_usd: 60000                 # optional
+
+``PLATFORMS`` says what each platform can be built from (drive models, adapters, layouts,
+device counts, SAN) and where that comes from in the seeds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import Discriminator, Field, Tag, field_validator, model_validator
+
+from models.common import StrictModel, field_problem
+from models.presets import PRESETS, AnyWorkload, preset_workload
+from models.scenario import apply_overrides, read_scenario_data
+from models.topology import HostConfig, Layout
+from models.workload import BurstyWorkload, ClosedWorkload, OpenWorkload
+
+Platform = Literal["power10_ibmi", "linuxone", "x86_exflash", "zvm_edev"]
+Protection = Literal["none", "redundant", "mirror", "parity"]
+
+PROTECTION_LAYOUTS: dict[str, tuple[str, ...]] = {
+    "none": ("jbod", "raid0", "raid1", "raid10", "raid5", "raid6", "ibmi_mirror"),
+    "redundant": ("raid1", "raid10", "raid5", "raid6", "ibmi_mirror"),
+    "mirror": ("raid1", "raid10", "ibmi_mirror"),
+    "parity": ("raid5", "raid6"),
+}
+"""Volume layouts that give each protection level. A SAN storage server protects its own
+back end, so SAN candidates meet ``none`` and ``redundant`` (not a specific host layout)."""
+
+
+@dataclass(frozen=True)
+class PlatformOptions:
+    """What a platform's storage can be built from, and the seed that says so."""
+
+    title: str
+    host_model: str
+    device_section: Literal["drives", "dimms"]
+    devices: tuple[str, ...]
+    adapters: tuple[str, ...]
+    layouts: tuple[str, ...]
+    max_devices: int
+    san: bool
+    source: str
+
+
+PLATFORMS: dict[str, PlatformOptions] = {
+    "power10_ibmi": PlatformOptions(
+        title="IBM Power10 IBM i: U.2 NVMe in EJ1Y / EJ1X JBOF cages, namespaces as disk units, IBM i mirroring",
+        host_model="Power10-S1024-LPAR32",
+        device_section="drives",
+        devices=("ES5B", "ES5D", "ES5F", "ES5H", "EC5W", "ES4C", "ES4E", "ES4G", "ECTB"),
+        adapters=("EJ1Y", "EJ1X"),
+        layouts=("ibmi_mirror", "raid0"),
+        max_devices=16,
+        san=False,
+        source="seed 001: drives of 'Unités NVMe supportées par IBM i en natif'; EJ1Y up to 8 NVMe, EJ1X up to 4; "
+               "'Protection des namespaces par mirroring IBM i - seule protection disponible' (raid0 here stands for "
+               "an unprotected ASP, data spread over every unit); two cages of 8 = 16 drives",
+    ),
+    "linuxone": PlatformOptions(
+        title="IBM LinuxONE: U.2 NVMe drives in IBM NVMe Carriers under md RAID, or FCP LUNs on a DS8950F",
+        host_model="LinuxONE-Emperor4-LPAR30",
+        device_section="drives",
+        devices=("PM1733-1.92TB", "CM6-R-1.92TB", "CM6-V-1.6TB"),
+        adapters=("IBM-NVMe-Carrier-0448",),
+        layouts=("jbod", "raid0", "raid1", "raid10", "raid5", "raid6"),
+        max_devices=16,
+        san=True,
+        source="seed 000 section 3 (SSDs tested on LinuxONE Emperor 4, one per IBM NVMe Carrier FC 0448, mdadm RAID) "
+               "and section 4.2.3 ('limited to 16 devices'); SAN: FCP LUNs on a DS8950F over FICON Express32S",
+    ),
+    "x86_exflash": PlatformOptions(
+        title="x86 (Lenovo System x3850 X6): eXFlash memory-channel DIMMs, raw devices or md RAID-0",
+        host_model="x3850-X6",
+        device_section="dimms",
+        devices=("eXFlash-400GB", "eXFlash-200GB"),
+        adapters=(),
+        layouts=("jbod", "raid0"),
+        max_devices=32,
+        san=False,
+        source="seed 002: up to 32 eXFlash DIMMs (12.8 TB) in an x3850 X6; no redundant layout is modelled for DIMMs",
+    ),
+    "zvm_edev": PlatformOptions(
+        title="z/VM NVMe EDEVs on IBM Adapters for NVMe, HyperPAV alias EDEVs",
+        host_model="z14-M05-LPAR4",
+        device_section="drives",
+        devices=("P4510-4TB",),
+        adapters=("IBM-Adapter-for-NVMe",),
+        layouts=("jbod",),
+        max_devices=8,
+        san=False,
+        source="seed 003: Intel P4510 4 TB on the IBM Adapter for NVMe, one to four base EDEVs, up to 59 aliases; "
+               "EDEVs are single devices (no RAID across them is modelled)",
+    ),
+}
+
+
+def _workload_tag(value: Any) -> str | None:
+    """A preset key is tagged ``str``; an inline workload by its ``kind`` (so errors read ``workload.jobs``)."""
+    if isinstance(value, str):
+        return "str"
+    if isinstance(value, dict):
+        kind = value.get("kind")
+        return kind if isinstance(kind, str) else None
+    return getattr(value, "kind", None)
+
+
+PresetOrWorkload = Annotated[
+    Annotated[str, Tag("str")]
+    | Annotated[ClosedWorkload, Tag("closed")]
+    | Annotated[OpenWorkload, Tag("open")]
+    | Annotated[BurstyWorkload, Tag("bursty")],
+    Discriminator(
+        _workload_tag,
+        custom_error_type="workload_kind",
+        custom_error_message="give a preset key or an inline workload with kind: closed, open or bursty",
+    ),
+]
+
+
+class Target(StrictModel):
+    """The throughput to deliver: IOPS or MB/s (one of them)."""
+
+    iops: float | None = Field(default=None, gt=0, le=1e9, description="I/Os per second to sustain")
+    mbps: float | None = Field(default=None, gt=0, le=1e7, description="MB/s (10^6 bytes) to sustain")
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> Target:
+        if (self.iops is None) == (self.mbps is None):
+            raise field_problem("iops", "give exactly one of target.iops or target.mbps")
+        return self
+
+
+class LatencySlo(StrictModel):
+    """The latency the workload must see at the target rate: a mean or a 99th percentile."""
+
+    statistic: Literal["mean", "p99"] = "mean"
+    us: float = Field(gt=0, le=1e7, description="microseconds")
+
+
+class CandidateSpace(StrictModel):
+    """Optional limits on what the planner tries (default: everything the platform allows)."""
+
+    devices: list[str] | None = Field(default=None, min_length=1, description="drive or DIMM models to try")
+    device_counts: list[int] | None = Field(default=None, min_length=1, description="drive / DIMM counts to try")
+    max_devices: int | None = Field(default=None, ge=1, le=256)
+    namespaces: list[int] | None = Field(default=None, min_length=1, description="namespaces per drive to try")
+    layouts: list[Layout] | None = Field(default=None, min_length=1)
+    adapters: list[str] | None = Field(default=None, min_length=1, description="JBOF adapter / carrier models to try")
+    include_san: bool = Field(default=True, description="also try SAN storage servers where the platform has them")
+    namespace_queue_depth: int | None = Field(
+        default=None, ge=1, le=65_535,
+        description="I/Os the host keeps outstanding per namespace; default: 32 on IBM i (one disk unit per namespace), no limit elsewhere",
+    )
+
+    @field_validator("device_counts", "namespaces")
+    @classmethod
+    def _positive(cls, values: list[int] | None) -> list[int] | None:
+        if values is not None:
+            for v in values:
+                if not 1 <= v <= 1024:
+                    raise ValueError(f"every entry must be in 1..1024, got {v}")
+        return values
+
+
+class VerifySettings(StrictModel):
+    """Run settings of the DES runs that verify the finalists (kept short: several run per plan)."""
+
+    seed: int = Field(default=1, ge=0, le=2**63 - 1)
+    target_rel_ci: float = Field(default=0.05, gt=0, lt=1)
+    warmup_ios: int = Field(default=2_000, ge=0, le=10**8)
+    max_ios: int = Field(default=300_000, ge=1_000, le=10**9)
+    max_wall_s: float = Field(default=2.5, gt=0, le=3_600)
+
+
+class Requirements(StrictModel):
+    """What a configuration must deliver; see the module docstring for a file."""
+
+    name: str = ""
+    description: str = ""
+    platform: Platform
+    workload: PresetOrWorkload = Field(description="a preset key (models/presets.py) or an inline workload")
+    target: Target
+    latency_slo: LatencySlo
+    usable_tb: float = Field(gt=0, le=100_000, description="usable decimal TB after protection")
+    protection: Protection = "redundant"
+    growth_headroom_pct: float = Field(default=0.0, ge=0, le=1000, description="plan for target x (1 + pct/100)")
+    budget_usd: float | None = Field(default=None, gt=0)
+    storage_server_share: float = Field(default=1.0, gt=0, le=1, description="share of a SAN storage server's price charged")
+    host: HostConfig | None = Field(default=None, description="host override; default: the platform's catalog host")
+    candidates: CandidateSpace = Field(default_factory=CandidateSpace)
+    verify: VerifySettings = Field(default_factory=VerifySettings)
+
+    @field_validator("workload")
+    @classmethod
+    def _known_preset(cls, value: Any) -> Any:
+        if isinstance(value, str) and value not in PRESETS:
+            raise ValueError(f"unknown workload preset {value!r}; allowed: {', '.join(PRESETS)} or an inline workload")
+        return value
+
+    @model_validator(mode="after")
+    def _fits_platform(self) -> Requirements:
+        options = PLATFORMS[self.platform]
+        space = self.candidates
+        for field, chosen, allowed in (("candidates.devices", space.devices, options.devices),
+                                       ("candidates.adapters", space.adapters, options.adapters),
+                                       ("candidates.layouts", space.layouts, options.layouts)):
+            for value in chosen or ():
+                if value not in allowed:
+                    raise field_problem(field, f"{value!r} is not available on {self.platform}; allowed: {', '.join(allowed) or '(none)'}")
+        layouts = [lo for lo in (space.layouts or options.layouts) if lo in PROTECTION_LAYOUTS[self.protection]]
+        san = options.san and space.include_san and self.protection in ("none", "redundant")
+        if not layouts and not san:
+            offered = list(space.layouts or options.layouts)
+            levels = sorted({p for p, los in PROTECTION_LAYOUTS.items() if set(los) & set(offered)})
+            raise field_problem(
+                "protection",
+                f"{self.platform} offers no {self.protection!r} protection (its layouts: {', '.join(offered)}); "
+                f"allowed: {', '.join(levels)}",
+            )
+        return self
+
+    @property
+    def workload_model(self) -> AnyWorkload:
+        """The workload mix: the preset's, or the inline one."""
+        if isinstance(self.workload, str):
+            return preset_workload(self.workload)
+        return self.workload
+
+    @property
+    def design_iops(self) -> float:
+        """The rate to plan for: the target (MB/s converted with the mean transfer size) x (1 + growth headroom)."""
+        if self.target.iops is not None:
+            base = self.target.iops
+        else:
+            assert self.target.mbps is not None
+            base = self.target.mbps * 1e6 / self.workload_model.mean_bytes()
+        return base * (1.0 + self.growth_headroom_pct / 100.0)
+
+    @property
+    def target_iops(self) -> float:
+        """The target as IOPS, before the growth headroom."""
+        return self.design_iops / (1.0 + self.growth_headroom_pct / 100.0)
+
+
+def requirements_from_data(data: dict[str, Any], overrides: dict[str, Any] | None = None) -> Requirements:
+    """Validate raw data (after dotted-path overrides) into Requirements; raises pydantic.ValidationError."""
+    if overrides:
+        data = apply_overrides(data, overrides)
+    return Requirements.model_validate(data)
+
+
+def load_requirements(path: str | Path, overrides: dict[str, Any] | None = None) -> Requirements:
+    """Read a requirements file (.yaml/.yml, .toml, .json), apply overrides and validate.
+
+    Raises ScenarioFileError for an unreadable file and pydantic.ValidationError for bad fields
+    (``models.scenario.format_validation_error`` turns either into field-named messages).
+    """
+    return requirements_from_data(read_scenario_data(path), overrides)
+
+
+__all__ = [
+    "PLATFORMS", "PROTECTION_LAYOUTS", "CandidateSpace", "LatencySlo", "Platform", "PlatformOptions", "Protection",
+    "Requirements", "Target", "VerifySettings", "load_requirements",
+    "requirements_from_data",
+]

@@ -44,6 +44,7 @@ from sim.errors import EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_OK, BadInput
 SUBCOMMAND_MODULES: tuple[str, ...] = (
     "calibration.cli",
     "sim.cli_sweep",
+    "sim.cli_import",
     "sim.cli_plan",
     "sim.cli_analyze",
 )

@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8501
 
-.PHONY: run test bench lint typecheck clean setup
+.PHONY: run test bench lint typecheck clean setup browser
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,7 +17,7 @@ setup: $(STAMP)
 
 run: $(STAMP)
 	@echo "flashplan web app: http://localhost:$(PORT)"
-	$(BIN)/streamlit run app/main.py --server.headless true --server.port $(PORT) --browser.gatherUsageStats false
+	$(BIN)/streamlit run app/main.py --server.headless true --server.port $(PORT) --browser.gatherUsageStats false --client.toolbarMode viewer
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -25,11 +25,21 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-test: $(STAMP) lint typecheck
+# the web app's browser test drives Debian's chromium (/usr/bin/chromium) with Playwright
+browser:
+	@test -x /usr/bin/chromium || { \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }
+
+test: $(STAMP) lint typecheck browser
 	$(BIN)/pytest -n 2 -q
 
+# engine, sweep (Dask 2 vs 1 workers), analytic fast path and planner benchmarks; each prints its figures
 bench: $(STAMP)
 	$(BIN)/python -m bench.run
+	$(BIN)/python -m bench.sweep
+	$(BIN)/python -m bench.fastpath
+	$(BIN)/python -m bench.planner
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,54 @@
+"""The work the web app sends to its worker processes: plain functions of JSON text, returning JSON text.
+
+Kept apart from Streamlit (a worker imports only this module and the engine), so a worker
+starts fast and prints nothing; app/runner.py submits them to the pool and caches what
+they return.
+"""
+
+from __future__ import annotations
+
+import json
+
+from models.scenario import Scenario
+
+
+def simulate_json(scenario_json: str) -> str:
+    """Worker: simulate a scenario given as JSON, return the Result as JSON."""
+    from sim.engine import simulate
+
+    return simulate(Scenario.model_validate_json(scenario_json)).model_dump_json()
+
+
+def sweep_point_json(base_json: str, factors_json: str) -> str:
+    """Worker: one point of a what-if sweep (``sim.sweep.sweep_frame`` with one value per factor) as JSON records.
+
+    The sweep derives each run's seed from the base seed and the point's factor values, so a
+    point run on its own gets the seed it would get in the whole grid.
+    """
+    from sim.sweep import sweep_frame
+
+    frame = sweep_frame(Scenario.model_validate_json(base_json), json.loads(factors_json), workers=1)
+    return str(frame.to_json(orient="records"))
+
+
+def calibration_json(record_ids_json: str, run_json: str) -> str:
+    """Worker: evaluate the named calibration records (``calibration.evaluate``) and return their rows as JSON."""
+    from calibration.evaluate import evaluate
+    from calibration.records import load_records
+
+    wanted = set(json.loads(record_ids_json))
+    records = [r for r in load_records() if r.id in wanted]
+    outcomes = evaluate(records, run=json.loads(run_json), workers=1)
+    return json.dumps([o.as_dict() for o in outcomes])
+
+
+def plan_json(requirements_json: str, verify_top: int) -> str:
+    """Worker: run the planner; the PlanResult as JSON, or ``{"problems": [...]}`` when nothing meets the requirements."""
+    from models.requirements import Requirements
+    from sim.planner import NoFeasiblePlan, plan
+
+    req = Requirements.model_validate_json(requirements_json)
+    try:
+        return json.dumps(plan(req, verify_top=verify_top).as_dict(), default=str)
+    except NoFeasiblePlan as exc:
+        return json.dumps({"problems": exc.problems})

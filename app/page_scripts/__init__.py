@@ -1,0 +1,1 @@
+"""One small script per page, each calling its ``app.views`` module's ``render()``."""

@@ -1,0 +1,182 @@
+"""Running simulations for the web app: off the web server's process, with a progress bar, cached by scenario.
+
+A DES run is CPU-bound Python; run inside the Streamlit server it would hold the
+interpreter lock and slow every other session. So every run goes to a shared pool of
+worker processes (``FLASHPLAN_APP_WORKERS``, default one per core) and the session that
+asked for it only waits, drawing a progress bar: the share of the run's wall-time
+budget (``run.max_wall_s``) spent so far, or the share of a batch of runs done. Other
+sessions keep working; if every worker is busy their runs queue and their bars say so.
+
+Results are cached with ``st.cache_data`` keyed by the scenario's JSON (run settings
+and seed included), so asking again for a sizing already done returns at once, in any
+session. A failed run (an error) is not cached.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import os
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any
+
+import streamlit as st
+
+from app.jobs import simulate_json
+from models.result import Result
+from models.scenario import Scenario
+
+WORKERS_ENV = "FLASHPLAN_APP_WORKERS"
+POLL_S = 0.2
+
+
+def pool_workers() -> int:
+    """Worker processes for simulations: ``$FLASHPLAN_APP_WORKERS`` or one per core."""
+    raw = os.environ.get(WORKERS_ENV, "").strip()
+    if raw.isdigit() and int(raw) >= 1:
+        return int(raw)
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+@st.cache_resource(show_spinner=False)
+def _pool() -> ProcessPoolExecutor:
+    # spawn: the server is multi-threaded, and forking a threaded process is unsafe
+    return ProcessPoolExecutor(max_workers=pool_workers(), mp_context=multiprocessing.get_context("spawn"))
+
+
+def submit(fn: Callable[..., Any], *args: Any) -> Future[Any]:
+    """Run ``fn(*args)`` in a worker process (``fn`` must be importable: a module-level function)."""
+    try:
+        return _pool().submit(fn, *args)
+    except (BrokenProcessPool, RuntimeError):
+        _pool.clear()  # a worker died (killed, out of memory): start a fresh pool
+        return _pool().submit(fn, *args)
+
+
+def scenario_key(scenario: Scenario) -> str:
+    """The cache key of a scenario: its JSON, every field included (run settings and seed too)."""
+    return scenario.model_dump_json(exclude_none=True)
+
+
+# -- the cache ---------------------------------------------------------------------------------
+
+class _NotCached(Exception):
+    """Raised by a cache probe that misses (exceptions are never cached)."""
+
+
+@st.cache_data(max_entries=4096, show_spinner=False)
+def _cached_text(kind: str, key: str, _compute: Callable[[], str] | None = None) -> str:
+    """A cached JSON answer of kind ``kind`` (a Result, a sweep point, a plan) for ``key`` (a scenario's JSON, ...).
+
+    ``_compute`` is not part of the cache key: called without it, a miss raises ``_NotCached``
+    (exceptions are never cached), so a caller can probe the cache and run the misses in parallel.
+    """
+    if _compute is None:
+        raise _NotCached
+    return _compute()
+
+
+def cached(scenario: Scenario) -> Result | None:
+    """The cached Result of this exact scenario, or None."""
+    try:
+        return Result.model_validate_json(_cached_text("result", scenario_key(scenario)))
+    except _NotCached:
+        return None
+
+
+def run_cached(kind: str, key: str, fn: Callable[..., str], *args: Any, label: str, budget_s: float) -> str:
+    """``fn(*args)`` (a worker function returning JSON text) run in the pool with a progress bar, cached under (kind, key)."""
+    try:
+        return _cached_text(kind, key)
+    except _NotCached:
+        pass
+    fut = submit(fn, *args)
+    wait([fut], label, budget_s)
+    return _cached_text(kind, key, _compute=fut.result)
+
+
+def run_many_cached(kind: str, jobs: Sequence[tuple[str, Callable[..., str], tuple[Any, ...]]], label: str,
+                    budget_s: float) -> list[str | BaseException]:
+    """Several (key, fn, args) jobs in parallel, each cached under (kind, key); a failed job comes back as its exception."""
+    out: list[str | BaseException | None] = [None] * len(jobs)
+    futures: dict[int, Future[Any]] = {}
+    for i, (key, fn, args) in enumerate(jobs):
+        try:
+            out[i] = _cached_text(kind, key)
+        except _NotCached:
+            futures[i] = submit(fn, *args)
+    if futures:
+        wait(list(futures.values()), label, budget_s)
+        for i, fut in futures.items():
+            exc = fut.exception()
+            if exc is not None:
+                if isinstance(exc, BrokenProcessPool):
+                    _pool.clear()
+                out[i] = exc
+            else:
+                out[i] = _cached_text(kind, jobs[i][0], _compute=fut.result)
+    return [o if o is not None else RuntimeError("not run") for o in out]
+
+
+# -- waiting with a progress bar ------------------------------------------------------------
+
+def wait(futures: Sequence[Future[Any]], label: str, budget_s: float) -> None:
+    """Block until every future is done, drawing a progress bar.
+
+    The bar shows runs done out of all, advanced within a run by the share of its
+    wall-time budget spent (a run stops at its precision target or its budget, whichever
+    comes first, so the bar never overstates how long is left).
+    """
+    if all(f.done() for f in futures):
+        return
+    n = len(futures)
+    workers = pool_workers()
+    waves = math.ceil(n / workers)
+    bar = st.progress(0.0, text=label)
+    start = time.monotonic()
+    try:
+        while True:
+            done = sum(f.done() for f in futures)
+            if done == n:
+                break
+            elapsed = time.monotonic() - start
+            by_time = min(0.99, elapsed / max(budget_s * waves, 1e-9))
+            frac = min(0.99, max(done / n, by_time))
+            running = sum(f.running() for f in futures)
+            queued = "" if running or done else " (waiting for a free worker)"
+            if n > 1:
+                text = f"{label}: {done} of {n} done, {elapsed:.1f} s{queued}"
+            else:
+                text = f"{label}: {elapsed:.1f} s of at most ~{budget_s:.0f} s{queued}"
+            bar.progress(frac, text=text)
+            time.sleep(POLL_S)
+    finally:
+        bar.empty()
+
+
+def simulate_many(scenarios: Sequence[Scenario], label: str = "simulating") -> list[Result | str]:
+    """Simulate several scenarios in parallel (cached ones are not re-run); an error comes back as its message."""
+    if not scenarios:
+        return []
+    jobs = [(key, simulate_json, (key,)) for key in (scenario_key(s) for s in scenarios)]
+    budget = max(s.run.max_wall_s for s in scenarios)
+    outcomes = run_many_cached("result", jobs, label, budget)
+    return [Result.model_validate_json(o) if isinstance(o, str) else f"{type(o).__name__}: {o}" for o in outcomes]
+
+
+def simulate_one(scenario: Scenario, label: str = "simulating") -> Result:
+    """Simulate one scenario (cached); raises RuntimeError with the engine's message if it fails."""
+    (outcome,) = simulate_many([scenario], label)
+    if isinstance(outcome, str):
+        raise RuntimeError(outcome)
+    return outcome
+
+
+def run_job(fn: Callable[..., Any], *args: Any, label: str, budget_s: float) -> Any:
+    """Run any worker function in the pool with a progress bar; re-raises its exception."""
+    fut = submit(fn, *args)
+    wait([fut], label, budget_s)
+    return fut.result()

@@ -1,0 +1,125 @@
+"""Pieces several pages share: the library handle, metric display with confidence intervals, error boxes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import streamlit as st
+
+from app.library import Library, default_db_url
+from models.result import Metric, Result
+
+
+@st.cache_resource(show_spinner=False)
+def _library(url: str) -> Library:
+    return Library(url)
+
+
+def library() -> Library:
+    """The scenario library of this server (``$FLASHPLAN_DB_URL`` or the user's data directory)."""
+    return _library(default_db_url())
+
+
+def fmt(value: float, digits: int = 1) -> str:
+    a = abs(value)
+    if a != a:
+        return "-"
+    if a >= 1e5:
+        return f"{value:,.0f}"
+    if a >= 100:
+        return f"{value:,.{digits}f}" if digits and a < 1e4 else f"{value:,.0f}"
+    if a >= 1:
+        return f"{value:,.2f}"
+    return f"{value:.3g}"
+
+
+def ci_text(m: Metric) -> str:
+    return f"95% CI {fmt(m.ci95[0])} .. {fmt(m.ci95[1])}"
+
+
+def metric(where: Any, label: str, m: Metric, unit: str = "") -> None:
+    """A headline figure with its 95% confidence interval under it."""
+    where.metric(label, f"{fmt(m.value)}{' ' + unit if unit else ''}", help=f"{ci_text(m)} (±{m.rel_half_width:.1%})")
+    where.caption(ci_text(m))
+
+
+def show_problems(problems: Sequence[tuple[str, str]], where: Any = None) -> None:
+    """(field, message) pairs as one error box: the field path in bold, then what is allowed."""
+    (where or st).error("  \n".join(f"**{f}**: {m}" for f, m in problems), icon=":material/error:")
+
+
+def result_table(result: Result) -> list[dict[str, Any]]:
+    from app.report import METRIC_ROWS
+
+    rows = []
+    for key, label, unit in METRIC_ROWS:
+        m: Metric = getattr(result, key)
+        rows.append({"metric": label, "value": m.value, "95% CI low": m.ci95[0], "95% CI high": m.ci95[1], "unit": unit})
+    return rows
+
+
+# -- where a scenario comes from (Compare, What-if) --------------------------------------------
+
+SIZE_SOURCE = "size"
+
+
+@st.cache_data(show_spinner=False)
+def example_names() -> dict[str, str]:
+    """Example scenario files (examples/*.yaml) -> their scenario names."""
+    from app.forms import EXAMPLES
+    from models.scenario import ScenarioFileError, read_scenario_data
+
+    out = {}
+    for path in sorted(EXAMPLES.glob("*.yaml")):
+        try:
+            out[path.name] = str(read_scenario_data(path).get("name") or path.stem)
+        except ScenarioFileError:
+            continue
+    return out
+
+
+def scenario_sources() -> dict[str, str]:
+    """Every scenario a page can start from: the Size page's, the examples, the library's."""
+    from app.forms import draft
+
+    name = draft().get("name") or "current configuration"
+    out = {SIZE_SOURCE: f"Size page: {name}"}
+    out.update({f"example:{f}": f"Example: {n}" for f, n in example_names().items()})
+    try:
+        out.update({f"library:{e.id}": f"Library: {e.name}" for e in library().list_scenarios()})
+    except Exception as exc:  # an unreachable database must not take the page down
+        st.warning(f"The scenario library is not available: {type(exc).__name__}: {exc}")
+    return out
+
+
+def load_source(source: str) -> tuple[Any, list[tuple[str, str]]]:
+    """The Scenario a source names, or the problems that stop it from loading."""
+    from pydantic import ValidationError
+
+    from app.forms import EXAMPLES, draft
+    from app.library import LibraryError
+    from models.scenario import ScenarioFileError, format_validation_error, load_scenario, scenario_from_data
+
+    try:
+        if source == SIZE_SOURCE:
+            return scenario_from_data(draft()), []
+        if source.startswith("example:"):
+            return load_scenario(EXAMPLES / source.split(":", 1)[1]), []
+        if source.startswith("library:"):
+            return library().get_scenario(int(source.split(":", 1)[1])), []
+    except ValidationError as exc:
+        return None, format_validation_error(exc)
+    except (ScenarioFileError, LibraryError) as exc:
+        return None, list(exc.problems)
+    return None, [("source", f"unknown scenario source {source!r}")]
+
+
+PAGE_SCRIPTS = {"size": "page_scripts/size.py", "compare": "page_scripts/compare.py", "what-if": "page_scripts/whatif.py",
+                "plan": "page_scripts/plan.py", "calibration": "page_scripts/calibration.py", "library": "page_scripts/scenarios.py"}
+"""Each page's script, relative to app/main.py, by its url path."""
+
+
+def go_to(url_path: str) -> None:
+    """Switch to another page of the app (by its url path)."""
+    st.switch_page(PAGE_SCRIPTS[url_path])

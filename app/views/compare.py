@@ -1,0 +1,165 @@
+"""Compare: two to four configurations under the same workload, side by side, with their price-performance.
+
+The default is the seeds' comparison (seed 000): four PM1733 drives in md RAID-10 on
+a LinuxONE against four FCP LUNs of a DS8950F, under YCSB read-mostly. Price-performance
+is the cost per unit of throughput of each configuration against the first
+(``models.cost.price_performance``); with the seed-000 convention the storage server is
+charged only for the raw capacity the direct-attached side has, and host adapters are
+left out ("storage costs", seed 000 section 4.2).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import streamlit as st
+
+from app import charts, forms, runner
+from app.views.common import SIZE_SOURCE, load_source, scenario_sources, show_problems
+from models.cost import CostError, capex, price_performance_between, usd_per_kiops
+from models.presets import PRESETS
+from models.result import Result
+from models.scenario import Scenario, with_overrides
+from models.topology import San
+
+DEFAULT_SOURCES = ("example:s1_linuxone_nvme_raid10.yaml", "example:s1_linuxone_fcp_ds8950f.yaml",
+                   "example:s5_fs9100_nvmefc.yaml", "example:s3_exflash_4dimms.yaml")
+OWN_WORKLOAD = "own"
+FIRST_WORKLOAD = "first"
+RAN = "compare.ran"
+
+
+def common_workload(scenarios: list[Scenario], choice: str) -> list[Scenario]:
+    """Give every configuration the same workload: configuration 1's or a preset's."""
+    if choice == OWN_WORKLOAD:
+        return scenarios
+    workload = scenarios[0].workload if choice == FIRST_WORKLOAD else PRESETS[choice].workload
+    return [s.model_copy(update={"workload": workload.model_copy(deep=True)}) for s in scenarios]
+
+
+def comparison_rows(scenarios: list[Scenario], results: list[Result | str], seed_convention: bool) -> list[dict[str, Any]]:
+    """One row per configuration: metrics with CIs, cost, $/KIOPS, and price-performance against the first."""
+    rows: list[dict[str, Any]] = []
+    base_scenario, base_result = scenarios[0], results[0]
+    for i, (s, r) in enumerate(zip(scenarios, results, strict=True)):
+        row: dict[str, Any] = {"#": i + 1, "name": s.name or f"configuration {i + 1}", "attachment": s.topology.kind}
+        if isinstance(r, str):
+            row["error"] = r
+            rows.append(row)
+            continue
+        row.update(iops=r.iops.value, iops_lo=r.iops.ci95[0], iops_hi=r.iops.ci95[1], mbps=r.mbps.value,
+                   latency_mean_us=r.latency_mean_us.value, latency_p99_us=r.latency_p99_us.value,
+                   cpu_us_per_io=r.cpu_us_per_io.value, bottleneck=r.bottleneck)
+        try:
+            cost = capex(s.topology)  # type: ignore[arg-type]
+            row.update(cost_usd=cost.total_usd, usd_per_kiops=usd_per_kiops(cost.total_usd, r.iops.value), usable_tb=cost.usable_tb)
+        except (CostError, KeyError, ValueError):
+            row.update(cost_usd=None, usd_per_kiops=None, usable_tb=None)
+        if i > 0 and isinstance(base_result, Result) and row.get("cost_usd"):
+            one_san = isinstance(s.topology, San) != isinstance(base_scenario.topology, San)
+            try:
+                cmp = price_performance_between(s, r.iops.value, base_scenario, base_result.iops.value,
+                                                storage_only=seed_convention, equal_raw_capacity=seed_convention and one_san)
+                row["cost_per_kiops_vs_1"] = cmp.result.cost_per_unit_a / cmp.result.cost_per_unit_b
+                row["price_performance_vs_1"] = cmp.result.better_pct
+                row["compared_cost_usd"] = cmp.capex_a.total_usd
+                row["compared_base_cost_usd"] = cmp.capex_b.total_usd
+            except (CostError, KeyError, ValueError) as exc:
+                row["price_performance_note"] = str(exc)
+        rows.append(row)
+    return rows
+
+
+def price_performance_sentence(base: dict[str, Any], row: dict[str, Any], seed_convention: bool) -> str:
+    """Seed 000's reading: "A has x% better price-performance than B" = A's cost per unit of throughput is x% lower."""
+    ratio = row["cost_per_kiops_vs_1"]
+    better, worse = (f"#{row['#']} {row['name']}", f"#1 {base['name']}") if ratio < 1 else (f"#1 {base['name']}", f"#{row['#']} {row['name']}")
+    pct = 100.0 * (1.0 - min(ratio, 1.0 / ratio))
+    return (f"**{better}** has **{pct:.0f}% better price-performance** than **{worse}**: its cost per IOPS is "
+            f"{max(ratio, 1.0 / ratio):.3g}x lower (${row['compared_cost_usd']:,.0f} for {row['iops']:,.0f} IOPS against "
+            f"${row['compared_base_cost_usd']:,.0f} for {base['iops']:,.0f} IOPS{'; seed 000 convention' if seed_convention else ''}).")
+
+
+def _table(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for r in rows:
+        if "error" in r:
+            out.append({"#": r["#"], "configuration": r["name"], "IOPS": None, "error": r["error"]})
+            continue
+        pp = r.get("price_performance_vs_1")
+        out.append({
+            "#": r["#"], "configuration": r["name"], "attachment": r["attachment"],
+            "IOPS": round(r["iops"]), "IOPS 95% CI": f"{r['iops_lo']:,.0f} .. {r['iops_hi']:,.0f}",
+            "MB/s": round(r["mbps"], 1), "latency mean (us)": round(r["latency_mean_us"], 1), "latency p99 (us)": round(r["latency_p99_us"], 1),
+            "CPU us per I/O": round(r["cpu_us_per_io"], 2), "cost $": r.get("cost_usd"), "$ per KIOPS": r.get("usd_per_kiops"),
+            "usable TB": r.get("usable_tb"),
+            "cost per IOPS vs #1": "baseline" if r["#"] == 1 else (f"{r['cost_per_kiops_vs_1']:.3g}x"
+                                                                 if pp is not None and math.isfinite(pp) else "-"),
+            "bottleneck": r["bottleneck"],
+        })
+    return out
+
+
+def render() -> None:
+    st.title("Compare configurations")
+    st.caption("Two to four configurations under the same workload, side by side. Build a configuration on the Size page or "
+               "save it to the library, then pick it here.")
+    sources = scenario_sources()
+    count = st.segmented_control("Configurations", [2, 3, 4], default=2, key="compare:count") or 2
+    defaults = [s for s in DEFAULT_SOURCES if s in sources] + [SIZE_SOURCE] * 4
+    cols = st.columns(count)
+    scenarios: list[Scenario] = []
+    problems_seen = False
+    for i in range(count):
+        key = f"compare:source:{i}"
+        if st.session_state.get(key) not in sources:
+            st.session_state[key] = defaults[i]
+        source = cols[i].selectbox(f"Configuration {i + 1}", list(sources), key=key, format_func=lambda k: sources[k])
+        scenario, problems = load_source(source)
+        if scenario is None:
+            show_problems(problems, cols[i])
+            problems_seen = True
+            continue
+        cols[i].caption(f"{forms.ATTACHMENTS.get(scenario.topology.kind, scenario.topology.kind)}; "
+                        f"{forms.workload_summary(scenario.workload.model_dump(mode='json'))}")
+        scenarios.append(scenario)
+
+    c1, c2, c3 = st.columns([2, 2, 1])
+    options = [FIRST_WORKLOAD, OWN_WORKLOAD, *PRESETS]
+    labels = {FIRST_WORKLOAD: "Configuration 1's workload for all", OWN_WORKLOAD: "Each configuration's own workload",
+              **{k: f"Preset: {p.title}" for k, p in PRESETS.items()}}
+    choice = c1.selectbox("Workload", options, key="compare:workload", format_func=lambda k: labels[k])
+    precision = c2.selectbox("Precision", list(forms.PRECISIONS), key="compare:precision")
+    seed_convention = c3.checkbox("Seed 000 price convention", value=True, key="compare:convention",
+                                  help="Storage costs only (no host adapters); a SAN server charged for the raw capacity of the "
+                                       "direct-attached side it is compared with.")
+    if problems_seen or len(scenarios) < 2:
+        st.error("Every configuration must load before they can be compared.")
+        return
+    run = forms.PRECISIONS[precision]
+    prepared = [with_overrides(s, {f"run.{k}": v for k, v in run.items()}) for s in common_workload(scenarios, choice)]
+    keys = [runner.scenario_key(s) for s in prepared]
+    if st.button("Compare", type="primary", key="compare:run", icon=":material/compare_arrows:"):
+        st.session_state[RAN] = keys
+    if st.session_state.get(RAN) != keys:
+        if st.session_state.get(RAN):
+            st.info("The choices changed: press **Compare** to run them.")
+        return
+    results = runner.simulate_many(prepared, label="Simulating the configurations")
+    rows = comparison_rows(prepared, results, seed_convention)
+    st.dataframe(_table(rows), hide_index=True, width="stretch",
+                 column_config={"cost $": st.column_config.NumberColumn(format="$%,.0f"),
+                                "$ per KIOPS": st.column_config.NumberColumn(format="$%,.2f"),
+                                "usable TB": st.column_config.NumberColumn(format="%.2f")})
+    good = [r for r in rows if "error" not in r]
+    if good:
+        st.plotly_chart(charts.comparison_chart(good), key="compare:chart")
+    for r in rows[1:]:
+        pp = r.get("price_performance_vs_1")
+        if pp is None or not math.isfinite(pp):
+            if r.get("price_performance_note"):
+                st.caption(f"#{r['#']}: no price-performance: {r['price_performance_note']}")
+            continue
+        st.markdown(price_performance_sentence(rows[0], r, seed_convention))
+    st.caption("Prices are catalog list-price assumptions (see the catalog's price sources); throughput is the simulated IOPS.")

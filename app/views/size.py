@@ -1,0 +1,268 @@
+"""Size: pick the platform, attachment and workload, simulate, and read the answer with its error bars.
+
+The answer: IOPS, MB/s, mean and p99 latency with 95% confidence intervals, host CPU per
+I/O, purchase cost and $/KIOPS; component utilization with the bottleneck in red; the
+latency-against-load curve of the fast path with the DES points on it. From here the
+sizing can be saved to the library, downloaded as a scenario file, or exported as an
+HTML report for the customer.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import streamlit as st
+
+from app import charts, forms, runner
+from app.calibration_data import read_stored, system_of, system_summary
+from app.library import LibraryError, export_scenario
+from app.report import sizing_report
+from app.sizing import PriceFigures, des_point, des_scenarios, fast_curve, price_of
+from app.views.common import fmt, library, metric, result_table, show_problems
+from models.result import Result
+from models.scenario import Scenario
+
+SIZED = "size.sized"
+SHARE = "size.share"
+MAX_IMPORT_MB = 5
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def _fast_curve(scenario_json: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    scenario = Scenario.model_validate_json(scenario_json)
+    rows, base = fast_curve(scenario)
+    return rows, {"x_max_iops": float(base.bounds.x_max_iops), "iops": float(base.iops),
+                  "latency_mean_us": float(base.latency_mean_us), "bottleneck": str(base.bottleneck), "stable": bool(base.stable)}
+
+
+def fast_path(scenario: Scenario) -> tuple[list[dict[str, Any]], dict[str, Any]] | str:
+    """The fast path's curve and its answer at the sized load, or why it has none."""
+    try:
+        return _fast_curve(runner.scenario_key(scenario))
+    except Exception as exc:  # the fast path may not model every topology; the DES still does
+        return f"{type(exc).__name__}: {exc}"
+
+
+def hockey_stick(scenario: Scenario, result: Result, extra: list[tuple[str, Result]]) -> Any:
+    fast = fast_path(scenario)
+    points = [des_point(result, "sized load"), *(des_point(r, label) for label, r in extra)]
+    if isinstance(fast, str):
+        return charts.hockey_stick_chart([], points, title="Latency against load (DES points only)"), fast
+    rows, base = fast
+    return charts.hockey_stick_chart(rows, points, x_max_iops=base["x_max_iops"]), None
+
+
+def calibration_for(kind: str) -> tuple[list[dict[str, Any]], str]:
+    rows, meta = read_stored()
+    summary = system_summary(rows, system_of(kind))
+    when = meta.get("run_at") or ""
+    note = f"Stored calibration run{' of ' + str(when) if when else ''}; the Calibration page shows every record." if rows else ""
+    return summary, note
+
+
+def build_report(scenario: Scenario, result: Result, share: float = 1.0, extra: list[tuple[str, Result]] | None = None) -> str:
+    """The HTML report of a sizing (what the Export button downloads)."""
+    price = price_of(scenario, result, share)
+    fig_util = charts.utilization_chart(result.utilization, result.bottleneck)
+    fig_curve, _ = hockey_stick(scenario, result, extra or [])
+    summary, note = calibration_for(scenario.topology.kind)
+    return sizing_report(scenario, result, price=price, figures=[fig_util, fig_curve], calibration=summary,
+                         calibration_note=note, workload_text=forms.workload_summary(scenario.workload.model_dump(mode="json")))
+
+
+def _price_metrics(cols: Sequence[Any], price: PriceFigures | None, result: Result) -> None:
+    if price is None:
+        cols[1].metric("Purchase cost", "-", help="Not priced: a textbook topology or a catalog entry without a price.")
+        cols[2].metric("$ per KIOPS", "-")
+        cols[3].metric("Usable capacity", "-")
+        return
+    cols[1].metric("Purchase cost", f"${price.total_usd:,.0f}", help="Catalog list-price assumptions; hosts are not priced.")
+    cols[1].caption(f"{len(price.capex.lines)} line items, see Cost below")
+    lo, hi = price.usd_per_kiops_ci95
+    cols[2].metric("$ per KIOPS", f"${price.usd_per_kiops:,.2f}", help="SPC-1 price-performance: price / thousands of IOPS.")
+    cols[2].caption(f"95% CI ${lo:,.2f} .. ${hi:,.2f}" if math.isfinite(hi) else "")
+    cols[3].metric("Usable capacity", f"{price.capex.usable_tb:,.2f} TB", help="After RAID / mirroring and namespace sizes.")
+    cols[3].caption(f"raw {price.capex.raw_tb:,.2f} TB")
+
+
+def show_sizing(scenario: Scenario, result: Result, share: float = 1.0, key: str = "size", allow_save: bool = True) -> None:
+    """The answer of one sizing: metrics with CIs, charts, cost, and what can be done with it."""
+    row = st.columns(4)
+    metric(row[0], "IOPS", result.iops)
+    metric(row[1], "MB/s", result.mbps)
+    metric(row[2], "Latency mean", result.latency_mean_us, "us")
+    metric(row[3], "Latency p99", result.latency_p99_us, "us")
+    row = st.columns(4)
+    metric(row[0], "Host CPU per I/O", result.cpu_us_per_io, "us")
+    price = price_of(scenario, result, share)
+    _price_metrics(row, price, result)
+    cores = result.cpu_us_per_io.value * result.iops.value / 1e6
+    st.caption(f"Bottleneck **{result.bottleneck}** ({result.utilization.get(result.bottleneck, math.nan):.0%} busy); "
+               f"host CPU {cores:,.2f} cores busy. Run: {result.stop_reason}; {result.simulated_ios:,} I/Os simulated, seed {result.seed}.")
+
+    scenario_json = runner.scenario_key(scenario)
+    extra_key = f"{key}.des_points"
+    extra: list[tuple[str, Result]] = []
+    if st.session_state.get(extra_key) == scenario_json:
+        fp = fast_path(scenario)
+        sims = des_scenarios(scenario, None if isinstance(fp, str) else fp[1]["x_max_iops"])
+        outcomes = runner.simulate_many([s for _, s in sims], label="Simulating more loads")
+        extra = [(label, r) for (label, _), r in zip(sims, outcomes, strict=True) if isinstance(r, Result)]
+        for (label, _), r in zip(sims, outcomes, strict=True):
+            if isinstance(r, str):
+                st.warning(f"{label}: {r}")
+    left, right = st.columns(2)
+    left.plotly_chart(charts.utilization_chart(result.utilization, result.bottleneck), key=f"{key}:util_chart")
+    fig, why = hockey_stick(scenario, result, extra)
+    right.plotly_chart(fig, key=f"{key}:curve_chart")
+    if why:
+        right.caption(f"No fast-path curve for this scenario ({why}).")
+    elif not extra and right.button("Add DES points at three more loads", key=f"{key}:add_des",
+                                    help="Simulates light, medium and heavy load to check the fast path's curve."):
+        st.session_state[extra_key] = scenario_json
+        st.rerun()
+
+    with st.expander("Every metric with its 95% confidence interval"):
+        st.dataframe(result_table(result), hide_index=True, width="stretch")
+    if price is not None:
+        with st.expander("Cost, line by line"):
+            st.dataframe([{"item": ln.item, "model": ln.model, "quantity": ln.quantity, "unit $": ln.unit_usd, "total $": ln.total_usd,
+                           "price source": ln.source} for ln in price.capex.lines], hide_index=True, width="stretch")
+            for note in price.capex.notes:
+                st.caption(note)
+    with st.expander("Scenario file"):
+        st.code(export_scenario(scenario), language="yaml")
+
+    c1, c2, c3 = st.columns(3)
+    name = scenario.name or "sizing"
+    slug = "".join(ch if ch.isalnum() else "-" for ch in name.lower()).strip("-") or "sizing"
+    c1.download_button("Export HTML report", data=lambda: build_report(scenario, result, share, extra),
+                       file_name=f"{slug}-report.html", mime="text/html", key=f"{key}:report", icon=":material/description:")
+    c2.download_button("Download scenario (YAML)", data=export_scenario(scenario), file_name=f"{slug}.yaml",
+                       mime="application/x-yaml", key=f"{key}:yaml")
+    if allow_save:
+        with c3.expander("Save to library", icon=":material/save:", key=f"{key}:save_box", on_change="rerun"):
+            _save_box(scenario, result, key)
+
+
+def _save_box(scenario: Scenario, result: Result, key: str) -> None:
+    name = st.text_input("Name", value=scenario.name, key=f"{key}:save_name")
+    notes = st.text_area("Notes", key=f"{key}:save_notes", height=80)
+    with_result = st.checkbox("Save this result with it", value=True, key=f"{key}:save_result")
+    overwrite = st.checkbox("Replace a saved scenario of the same name", value=False, key=f"{key}:save_overwrite")
+    slot = st.empty()
+    if st.button("Save", key=f"{key}:save", type="primary"):
+        try:
+            lib = library()
+            sid = lib.save_scenario(name, scenario.model_copy(update={"name": " ".join(name.split())}), notes=notes, overwrite=overwrite)
+            if with_result:
+                lib.save_result(sid, result, label=f"{result.iops.value:,.0f} IOPS, seed {result.seed}")
+        except LibraryError as exc:
+            show_problems(exc.problems, slot)
+        else:
+            saved = " ".join(name.split())
+            slot.success(f"Saved as '{saved}'. Open it from the Scenario library.")
+            st.toast(f"Saved '{saved}' to the library", icon=":material/save:")
+
+
+def import_measured_workload(where: Any) -> None:
+    """Upload fio JSON or ``iostat -x`` output and size with the workload it measured (``sim.importers``)."""
+    from sim.importers import MeasurementFileError, workload_data
+    from sim.importers.fio import parse_fio
+    from sim.importers.iostat import parse_iostat
+
+    box = where.expander("Import a measured workload (fio JSON, iostat -x)")
+    kind = box.radio("File", ["fio", "iostat"], horizontal=True, key="size.import_kind",
+                     format_func=lambda k: {"fio": "fio --output-format=json", "iostat": "iostat -x (one or more reports)"}[k])
+    upload = box.file_uploader("Measurement file", type=["json", "txt", "log", "out"], key=f"size.import_file.{kind}",
+                               max_upload_size=MAX_IMPORT_MB)
+    if upload is None:
+        return
+    try:
+        if kind == "fio":
+            fio = parse_fio(upload.getvalue(), origin=upload.name)
+            jobs = {j.group: j for j in fio.jobs}
+            group = box.selectbox("Job group", list(jobs), key="size.import_job",
+                                  format_func=lambda g: f"{jobs[g].name} (group {g})") if len(jobs) > 1 else next(iter(jobs))
+            job = jobs[group]
+            measured = job.measured
+            box.caption(f"{job.describe_workload()}. fio measured {measured['iops']:,.0f} IOPS"
+                        + (f" at {measured['latency_mean_us']:,.1f} us mean" if "latency_mean_us" in measured else "") + ".")
+            notes = [*fio.notes, *job.notes]
+            workload = job.workload
+        else:
+            report = parse_iostat(upload.getvalue(), origin=upload.name)
+            by = box.radio("Size for the peak of", ["iops", "mbps"], horizontal=True, key="size.import_peak",
+                           format_func=lambda b: {"iops": "IOPS", "mbps": "MB/s"}[b])
+            load = box.radio("As", ["open", "closed"], horizontal=True, key="size.import_load",
+                             format_func=lambda k: {"open": "its arrival rate (open)", "closed": "its queue size (closed)"}[k])
+            peak = report.peak(by)
+            summary = peak.summary()
+            box.caption(f"{peak.label()} on {', '.join(report.devices)}: {summary['iops']:,.0f} IOPS, {summary['mbps']:,.1f} MB/s, "
+                        f"{summary['read_fraction']:.0%} reads.")
+            notes = list(report.notes)
+            workload = peak.workload(load)
+    except MeasurementFileError as exc:
+        show_problems(exc.problems, box)
+        return
+    for note in notes:
+        box.caption(note)
+    if box.button("Use this workload", key="size.import_use", icon=":material/input:"):
+        forms.apply_workload(workload_data(workload))
+        st.rerun()
+
+
+def render() -> None:
+    st.title("Size a configuration")
+    st.caption("Pick the platform, the attachment and the workload, then **Size it**. Every figure comes with its 95% confidence "
+               "interval; prices are catalog list-price assumptions.")
+    form = forms.ScenarioForm(forms.draft())
+    form.general = st.container()
+    name_box = st.container()
+    left, right = st.columns(2, gap="large")
+    left.subheader("Platform and attachment")
+    form.topology(left)
+    form.name(name_box)
+    right.subheader("Workload")
+    shown_preset = forms.preset_picker(right)
+    import_measured_workload(right)
+    form.workload(right)
+    st.subheader("Run")
+    form.run_settings(st.container())
+    scenario, problems = form.validate()
+    st.session_state[f"size.{forms.DRAFT}"] = form.data
+    if forms.matching_preset(form.data.get("workload")) != shown_preset:
+        st.rerun()  # the workload was edited into (or out of) a preset: show the picker right
+    share = float(form.extras.get("storage_server_share") or 1.0)
+
+    c1, c2 = st.columns([1, 4])
+    clicked = c1.button("Size it", type="primary", key="size:run", disabled=scenario is None, icon=":material/speed:")
+    if problems:
+        c2.error(f"{len(problems)} problem(s): see the message under each field marked in red.")
+    elif scenario is not None:
+        fast = fast_path(scenario)
+        if not isinstance(fast, str):
+            base = fast[1]
+            c2.caption(f"Fast-path estimate (queueing model, instant): {fmt(base['iops'])} IOPS at {fmt(base['latency_mean_us'])} us "
+                       f"mean, throughput bound {fmt(base['x_max_iops'])} IOPS, bottleneck {base['bottleneck']}. "
+                       "Size it runs the simulation.")
+    if clicked and scenario is not None:
+        st.session_state[SIZED] = runner.scenario_key(scenario)
+        st.session_state[SHARE] = share
+
+    sized_json = st.session_state.get(SIZED)
+    if not sized_json:
+        return
+    sized = Scenario.model_validate_json(sized_json)
+    st.divider()
+    st.subheader(f"Sizing: {sized.name or 'unnamed scenario'}")
+    if scenario is None or runner.scenario_key(scenario) != sized_json:
+        st.info("The fields changed since this sizing: press **Size it** to update it.")
+    try:
+        result = runner.simulate_one(sized, label="Simulating")
+    except RuntimeError as exc:
+        st.error(f"The simulation ended without a result: {exc}")
+        return
+    show_sizing(sized, result, float(st.session_state.get(SHARE, 1.0)))

@@ -1,0 +1,112 @@
+"""Start ``streamlit run app/main.py`` headless on a free loopback port, and drive Streamlit pages with Playwright.
+
+The browser is Debian's chromium (``/usr/bin/chromium``, installed by ``make test``),
+launched by Playwright's sync API; ``playwright install`` is never needed.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+SCREENSHOTS = ROOT / "test-artifacts" / "screenshots"
+START_TIMEOUT_S = 45.0
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 nobody listens on now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def streamlit_server(env: dict[str, str], log: Path) -> Iterator[str]:
+    """Run the app headless on a free loopback port; yields its URL; stops it (and its worker processes) afterwards."""
+    port = free_port()
+    cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app" / "main.py"), "--server.headless", "true",
+           "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
+           "--server.fileWatcherType", "none", "--client.toolbarMode", "viewer"]
+    with log.open("w") as out:
+        proc = subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, **env}, stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"streamlit exited with code {proc.returncode}:\n{log.read_text()[-3000:]}")
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"streamlit did not answer on {url} within {START_TIMEOUT_S:.0f} s:\n{log.read_text()[-3000:]}")
+            time.sleep(0.3)
+        yield url
+    finally:
+        # the server and the simulation workers it spawned share the session started above
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=15)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            with suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=5)
+
+
+def idle(page: Any, timeout_ms: float = 90_000) -> None:
+    """Wait until the app has finished its current script run (Streamlit's "Running..." widget is gone)."""
+    status = page.locator('[data-testid="stStatusWidget"]')
+    with suppress(Exception):  # the run may already be over
+        status.wait_for(state="visible", timeout=700)
+    status.wait_for(state="hidden", timeout=timeout_ms)
+
+
+def go(page: Any, link: str, heading: str) -> None:
+    """Open a page from the sidebar and wait for its title."""
+    page.get_by_role("link", name=link, exact=True).click()
+    page.get_by_role("heading", name=heading, exact=True).first.wait_for(timeout=30_000)
+    idle(page)
+
+
+def set_number(page: Any, label: str, value: float | int) -> None:
+    box = page.get_by_role("spinbutton", name=label, exact=True)
+    box.fill(str(value))
+    box.press("Enter")
+    idle(page)
+
+
+def set_text(page: Any, label: str, value: str) -> None:
+    box = page.get_by_role("textbox", name=label, exact=True)
+    box.fill(value)
+    box.press("Enter")
+    idle(page)
+
+
+def plotly_rendered(page: Any, timeout_ms: float = 60_000) -> int:
+    """Wait for a plotly chart drawn as SVG (not just its container); returns how many are on the page."""
+    page.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=timeout_ms)
+    return int(page.locator(".js-plotly-plot").count())
+
+
+def screenshot(page: Any, name: str) -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path

@@ -1,0 +1,293 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Memory-channel flash or NVMe drives: scaling, and where the CPU cores run out
+#
+# Seed 002 (Lenovo Press, *Analyzing the Performance of Lenovo DDR3 eXFlash DIMMs*) measured up to 32
+# eXFlash DIMMs (400 GB, one per DDR3 channel) in a System x3850 X6 with four E7-4890 v2 books of 15
+# cores, one fio instance and one kernel driver thread per DIMM: "performance scaled linearly up to 16
+# DIMMs. The performance at 32 DIMMs was slightly less than linear because of the CPU cores becoming fully
+# used by the fio tool and the eXFlash DIMM device driver threads."
+#
+# This notebook puts the same server behind two kinds of flash and asks:
+#
+# 1. **Scaling:** how do IOPS grow with the number of DIMMs, and with the number of NVMe drives?
+# 2. **CPU:** at what device count do the host's cores saturate, with 1, 2 or 4 books (15, 30, 60 cores),
+#    and how much application CPU per I/O would make 32 DIMMs CPU-bound on the full server?
+# 3. **Latency:** what does one device answer at queue depth 1?
+#
+# The NVMe side is a Samsung PM1733 1.92 TB per device, each on its own PCIe Gen3 x4 link (the catalog's
+# one-drive carrier stands in for an x86 U.2 slot: an assumption) under the Linux NVMe driver. Every device
+# gets the seed's load generator: one job per device, 4 KiB random reads at queue depth 32.
+#
+# Dense curves come from the analytic fast path (`sim.analytic.evaluate`), checked by DES runs
+# (`sim.sweep.sweep_frame`, `sim.simulate`) with 95% confidence intervals; the seed's measured 1-4 DIMM
+# figures come from the calibration records, for comparison only. `FLASHPLAN_NOTEBOOK_BUDGET=small` runs
+# fewer, shorter DES runs (the tests use it); `full` is the default.
+
+# %%
+import os
+from pathlib import Path
+
+import pandas as pd
+import plotly.graph_objects as go
+from IPython.display import Markdown, display
+from plotly.subplots import make_subplots
+
+from calibration.records import SCENARIO_DIR, load_records
+from models import load_scenario, lookup, scenario_from_data, with_overrides
+from models.requirements import PLATFORMS
+from sim import simulate
+from sim.analytic import evaluate
+from sim.sweep import default_workers, sweep_frame
+
+NOTEBOOK = "memory_channel_flash_vs_nvme"
+BUDGET = os.environ.get("FLASHPLAN_NOTEBOOK_BUDGET", "full").strip().lower()
+if BUDGET not in ("small", "full"):
+    raise ValueError(f"FLASHPLAN_NOTEBOOK_BUDGET must be 'small' or 'full', got {BUDGET!r}")
+SMALL = BUDGET == "small"
+# small: max_ios binds (results do not depend on the machine's load; max_wall_s is only a safety net)
+RUN = ({"max_ios": 20_000, "warmup_ios": 2_000, "target_rel_ci": 0.05, "max_wall_s": 10.0} if SMALL
+       else {"target_rel_ci": 0.02, "max_wall_s": 20.0})
+WORKERS = 1 if SMALL else default_workers()
+QUEUE_DEPTH = 32  # per device, as the calibration reproduces seed 002's Table 4
+
+records = {r.id: r for r in load_records(only="S3")}
+dimm = load_scenario(SCENARIO_DIR / "s3_exflash.yaml",
+                     {**{f"run.{k}": v for k, v in RUN.items()}, "workload.queue_depth": QUEUE_DEPTH})
+host_model = dimm.topology.host.model
+server = lookup("hosts", host_model)
+nvme = scenario_from_data({
+    "name": "PM1733 NVMe drives, one per PCIe Gen3 x4 slot, Linux NVMe driver",
+    "topology": {"kind": "direct_nvme", "host": {"model": host_model, "stack": "linux_nvme"}, "drive": "PM1733-1.92TB",
+                 "drives": 1, "adapter": "IBM-NVMe-Carrier-0448", "adapters": 1, "layout": "jbod"},
+    "workload": dimm.workload.model_dump(mode="json"),
+    "run": dimm.run.model_dump(mode="json"),
+})
+print(f"budget: {BUDGET}; host {host_model}: {server.cores} cores; {QUEUE_DEPTH} I/Os outstanding per device")
+
+KINDS = {"eXFlash DIMMs": (dimm, "topology.dimms"), "NVMe drives": (nvme, "topology.drives")}
+COLOURS = {"eXFlash DIMMs": "#9467bd", "NVMe drives": "#1f77b4"}
+MAX_DEVICES = PLATFORMS["x86_exflash"].max_devices  # seed 002: up to 32 DIMMs (12.8 TB) in an x3850 X6
+
+
+def with_devices(kind, count, extra=None):
+    """The scenario of ``kind`` with ``count`` devices, one job per device (and one carrier per NVMe drive)."""
+    base, path = KINDS[kind]
+    overrides = {path: count, "workload.jobs": count, **(extra or {})}
+    if kind == "NVMe drives":
+        overrides["topology.adapters"] = count
+    return with_overrides(base, overrides)
+
+# %% [markdown]
+# ## 1. Scaling with the device count (the full server, 60 cores)
+
+# %%
+device_counts = list(range(1, MAX_DEVICES + 1))
+rows = []
+for kind in KINDS:
+    for count in device_counts:
+        fast = evaluate(with_devices(kind, count))
+        rows.append({"kind": kind, "devices": count, "iops": fast.iops, "latency_mean_us": fast.latency_mean_us,
+                     "cpu_cores": fast.cpu_us_per_io * fast.iops / 1e6, "cpu_us_per_io": fast.cpu_us_per_io,
+                     "bottleneck": fast.bottleneck})
+scaling = pd.DataFrame(rows)
+one = scaling[scaling.devices == 1].set_index("kind").iops
+scaling["efficiency"] = scaling.iops / (scaling.devices * scaling.kind.map(one))
+
+des_counts = [1, 4, 16, 32] if SMALL else [1, 2, 4, 8, 12, 16, 24, 32]
+frames = []
+for kind, (base, path) in KINDS.items():
+    factors = {path: des_counts, "workload.jobs": des_counts}
+    if kind == "NVMe drives":
+        factors["topology.adapters"] = des_counts
+    frames.append(sweep_frame(base, factors, mode="zip", workers=WORKERS).assign(kind=kind, devices=des_counts))
+scaling_des = pd.concat(frames)
+scaling_des["cpu_cores"] = scaling_des.cpu_us_per_io * scaling_des.iops / 1e6
+scaling_des[["kind", "devices", "iops", "iops_ci95_lo", "iops_ci95_hi", "latency_mean_us", "cpu_cores", "bottleneck"]]
+
+# %% [markdown]
+# Seed 002's Table 4 (4 KiB random reads, 1, 2 and 4 DIMMs; the 8-32 DIMM cells are withheld) beside
+# the DES:
+
+# %%
+measured = pd.DataFrame([{"devices": r.scenario.set["topology.dimms"], "measured_iops": r.measured}
+                         for r in records.values() if r.id.startswith("s3.table4.rr.4k.")])
+measured.merge(scaling_des[scaling_des.kind == "eXFlash DIMMs"][["devices", "iops"]], on="devices", how="left")
+
+# %% [markdown]
+# ## 2. Where the CPU cores saturate
+#
+# The x3850 X6 grows by books of 15 cores. The fast path sweeps the device count on one, two and four
+# books; the cores count as saturated once they are `CPU_SATURATED` busy on average.
+
+# %%
+CORE_OPTIONS = sorted({server.cores // 4, server.cores // 2, server.cores})
+CPU_SATURATED = 0.9
+rows = []
+for kind in KINDS:
+    for n_cores in CORE_OPTIONS:
+        for count in device_counts:
+            fast = evaluate(with_devices(kind, count, {"topology.host.cores": n_cores}))
+            rows.append({"kind": kind, "cores": n_cores, "devices": count, "iops": fast.iops,
+                         "cpu_cores": fast.cpu_us_per_io * fast.iops / 1e6, "bottleneck": fast.bottleneck})
+cores_sweep = pd.DataFrame(rows)
+cores_sweep["efficiency"] = cores_sweep.iops / (cores_sweep.devices * cores_sweep.kind.map(one))
+cores_sweep["cpu_busy"] = cores_sweep.cpu_cores / cores_sweep.cores
+saturated = cores_sweep[cores_sweep.cpu_busy >= CPU_SATURATED].groupby(["kind", "cores"]).devices.min()
+at_max = cores_sweep[cores_sweep.devices == MAX_DEVICES].set_index(["kind", "cores"])
+saturation = (cores_sweep[["kind", "cores"]].drop_duplicates().set_index(["kind", "cores"])
+              .assign(first_saturated_devices=saturated, cpu_busy_at_max=at_max.cpu_busy,
+                      efficiency_at_max=at_max.efficiency).reset_index())
+saturation
+
+# %% [markdown]
+# The model charges the eXFlash driver's CPU per I/O, not the application's (fio's, in seed 002). Whatever
+# the application keeps busy is lost to the driver threads. How much application CPU per I/O would leave
+# too few cores for 32 DIMMs, as seed 002 saw? The break-even follows from the DES result; a DES run with
+# half the cores the driver needs left to it (the rest taken by a heavier application) shows the effect.
+
+# %%
+dimms32 = scaling_des[(scaling_des.kind == "eXFlash DIMMs") & (scaling_des.devices == MAX_DEVICES)].iloc[0]
+driver_us = dimms32.cpu_us_per_io
+driver_cores = dimms32.cpu_cores
+break_even_app_us = (server.cores - driver_cores) * 1e6 / dimms32.iops
+cores_left = max(1, round(driver_cores / 2))
+heavy_app_us = (server.cores - cores_left) * 1e6 / dimms32.iops  # the application cost that leaves only cores_left
+squeezed = simulate(with_devices("eXFlash DIMMs", MAX_DEVICES, {"topology.host.cores": cores_left}))
+squeezed_efficiency = squeezed.iops.value / (MAX_DEVICES * dimms32.iops / dimms32.devices)
+print(f"the driver needs {driver_cores:.1f} cores at {MAX_DEVICES} DIMMs ({driver_us:.1f} us per I/O); an application may add "
+      f"{break_even_app_us:.1f} us per I/O before the {server.cores} cores run out. At {heavy_app_us:.1f} us it leaves "
+      f"{cores_left}: {squeezed.iops.value:,.0f} IOPS, {squeezed_efficiency:.0%} of linear, bottleneck {squeezed.bottleneck}")
+
+# %% [markdown]
+# ## 3. One device at queue depth 1
+
+# %%
+rows = []
+for kind in KINDS:
+    for op, read_fraction in (("read", 1.0), ("write", 0.0)):
+        result = simulate(with_devices(kind, 1, {"workload.queue_depth": 1, "workload.read_fraction": read_fraction}))
+        rows.append({"kind": kind, "op": op, "latency_mean_us": result.latency_mean_us.value,
+                     "ci95_lo": result.latency_mean_us.ci95[0], "ci95_hi": result.latency_mean_us.ci95[1]})
+qd1 = pd.DataFrame(rows)
+qd1
+
+# %% [markdown]
+# ## The chart
+
+# %%
+fig = make_subplots(rows=1, cols=3, horizontal_spacing=0.08, subplot_titles=(
+    f"4 KiB random reads, QD {QUEUE_DEPTH} per device, {server.cores} cores", "Scaling efficiency (IOPS / n x one device)",
+    "Host CPU cores busy"))
+for kind, colour in COLOURS.items():
+    f, d = scaling[scaling.kind == kind], scaling_des[scaling_des.kind == kind]
+    fig.add_trace(go.Scatter(x=f.devices, y=f.iops / 1e6, mode="lines", line={"color": colour}, name=f"{kind} (fast path)"), row=1, col=1)
+    fig.add_trace(go.Scatter(x=d.devices, y=d.iops / 1e6, mode="markers", marker={"color": colour, "size": 9, "symbol": "diamond"},
+                             error_y={"type": "data", "symmetric": False, "array": (d.iops_ci95_hi - d.iops) / 1e6,
+                                      "arrayminus": (d.iops - d.iops_ci95_lo) / 1e6}, name=f"{kind} (DES)"), row=1, col=1)
+    for n_cores, dash in zip(CORE_OPTIONS, ("dot", "dash", "solid"), strict=True):
+        c = cores_sweep[(cores_sweep.kind == kind) & (cores_sweep.cores == n_cores)]
+        fig.add_trace(go.Scatter(x=c.devices, y=c.efficiency, mode="lines", line={"color": colour, "dash": dash},
+                                 name=f"{kind}, {n_cores} cores"), row=1, col=2)
+    fig.add_trace(go.Scatter(x=f.devices, y=f.cpu_cores, mode="lines", line={"color": colour}, showlegend=False), row=1, col=3)
+fig.add_trace(go.Scatter(x=measured.devices, y=measured.measured_iops / 1e6, mode="markers",
+                         marker={"color": COLOURS["eXFlash DIMMs"], "size": 11, "symbol": "x"}, name="seed 002 Table 4"), row=1, col=1)
+for n_cores in CORE_OPTIONS:
+    fig.add_hline(y=n_cores, line={"dash": "dash", "color": "grey"}, row=1, col=3, annotation_text=f"{n_cores} cores",
+                  annotation_position="top left")
+fig.update_xaxes(title_text="devices", row=1, col=1)
+fig.update_yaxes(title_text="million IOPS", rangemode="tozero", row=1, col=1)
+fig.update_xaxes(title_text="devices", row=1, col=2)
+fig.update_yaxes(title_text="fraction of linear", range=[0, 1.05], row=1, col=2)
+fig.update_xaxes(title_text="devices", row=1, col=3)
+fig.update_yaxes(title_text="cores", rangemode="tozero", row=1, col=3)
+fig.update_layout(title=f"eXFlash DIMMs vs NVMe drives in a {host_model} (flashplan, budget {BUDGET})", height=520, width=1600,
+                  legend={"font": {"size": 10}})
+fig.show()
+
+
+def export_png(figure, name):
+    """Write ``figure`` to $FLASHPLAN_NOTEBOOK_PNG_DIR/<name>.png when that variable is set (needs kaleido >= 1 and Chrome/Chromium)."""
+    folder = os.environ.get("FLASHPLAN_NOTEBOOK_PNG_DIR")
+    if not folder:
+        return None
+    path = Path(folder) / f"{name}.png"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        figure.write_image(path, width=figure.layout.width, height=figure.layout.height)
+    except Exception as exc:  # kaleido missing, or no Chrome/Chromium for it to drive
+        print(f"PNG export failed ({type(exc).__name__}: {exc}). It needs `pip install kaleido` (>= 1.0) and Chrome or "
+              "Chromium: on Debian `apt-get install chromium`, or point BROWSER_PATH at a Chrome binary.")
+        return None
+    print(f"chart written to {path} ({path.stat().st_size:,} bytes)")
+    return path
+
+
+export_png(fig, NOTEBOOK)
+
+# %% [markdown]
+# ## Conclusions
+#
+# Built from the results above (rerun the notebook and they follow the numbers).
+
+# %% tags=["conclusions"]
+des = scaling_des.set_index(["kind", "devices"])
+nvme_one_des = scaling_des[(scaling_des.kind == "NVMe drives") & (scaling_des.devices == 1)].iloc[0]
+d1, d32 = des.loc[("eXFlash DIMMs", 1)], des.loc[("eXFlash DIMMs", MAX_DEVICES)]
+n1, n32 = des.loc[("NVMe drives", 1)], des.loc[("NVMe drives", MAX_DEVICES)]
+
+
+def saturates_text(kind):
+    parts = []
+    for n_cores in CORE_OPTIONS:
+        row = saturation[(saturation.kind == kind) & (saturation.cores == n_cores)].iloc[0]
+        parts.append(f"{n_cores} cores from {int(row.first_saturated_devices)} devices" if pd.notna(row.first_saturated_devices)
+                     else f"{n_cores} cores not with {MAX_DEVICES} ({row.cpu_busy_at_max:.1%} busy)")
+    return ", ".join(parts)
+
+
+lat = qd1.set_index(["kind", "op"]).latency_mean_us
+seed_lat = records["s3.table5.lat_rr.1dimm"].measured
+lines = [
+    "### Conclusions",
+    f"* **eXFlash DIMMs scale linearly in the model:** {d1.iops:,.0f} IOPS for one DIMM, {d32.iops:,.0f} for {MAX_DEVICES} "
+    f"({d32.iops / (MAX_DEVICES * d1.iops):.0%} of linear, DES), each DIMM limited by `{d32.bottleneck}`; the host CPU is then "
+    f"{d32.cpu_cores:.1f} of {server.cores} cores busy. Seed 002 measured {measured.measured_iops.iloc[0]:,.0f} / "
+    f"{measured.measured_iops.iloc[-1]:,.0f} IOPS for {measured.devices.iloc[0]} / {measured.devices.iloc[-1]} DIMMs.",
+    f"* **NVMe drives:** {n1.iops:,.0f} IOPS for one PM1733 at the same load and {n32.iops:,.0f} for {MAX_DEVICES} "
+    f"({n32.iops / (MAX_DEVICES * n1.iops):.0%} of linear), {n1.iops / d1.iops:.1f}x a DIMM per device (one drive at this queue "
+    f"depth is not saturated: its busiest component, `{nvme_one_des.bottleneck}`, is "
+    f"{nvme_one_des.bottleneck_utilization:.0%} used); {MAX_DEVICES} drives keep {n32.cpu_cores:.1f} of {server.cores} cores busy.",
+    f"* **Where the cores saturate ({CPU_SATURATED:.0%} busy):** DIMMs: {saturates_text('eXFlash DIMMs')}. "
+    f"NVMe drives: {saturates_text('NVMe drives')}. Per I/O the host spends {d1.cpu_us_per_io:.1f} us in the eXFlash driver and "
+    f"{n1.cpu_us_per_io:.1f} us in the NVMe stack, so per device an NVMe drive uses up cores "
+    f"{n1.iops * n1.cpu_us_per_io / (d1.iops * d1.cpu_us_per_io):.1f}x faster than a DIMM.",
+    (f"* **The seed's sub-linear {MAX_DEVICES} DIMMs** need the application's CPU too: the driver alone keeps "
+     if d32.iops / (MAX_DEVICES * d1.iops) >= 0.95 else
+     f"* **The model reproduces the seed's sub-linear {MAX_DEVICES} DIMMs** from the driver's CPU alone, which keeps ")
+    + f"{driver_cores:.1f} of {server.cores} cores busy at {MAX_DEVICES} DIMMs; an application spending more than "
+    f"{break_even_app_us:.1f} us of CPU per I/O would use up the server. At {heavy_app_us:.1f} us the driver keeps {cores_left} "
+    f"core(s) of the {driver_cores:.1f} it needs, and {MAX_DEVICES} DIMMs deliver {squeezed_efficiency:.0%} of linear "
+    f"(bottleneck `{squeezed.bottleneck}`).",
+    f"* **Queue depth 1:** a DIMM reads 4 KiB in {lat[('eXFlash DIMMs', 'read')]:,.0f} us and writes in "
+    f"{lat[('eXFlash DIMMs', 'write')]:,.0f} us (seed 002 Table 5: {seed_lat:g} us read); a PM1733 reads in "
+    f"{lat[('NVMe drives', 'read')]:,.0f} us and writes in {lat[('NVMe drives', 'write')]:,.0f} us: "
+    + ("the memory channel does not buy lower read latency here; its case is slots and density without PCIe."
+       if lat[("eXFlash DIMMs", "read")] > lat[("NVMe drives", "read")] else
+       "the memory channel answers reads faster."),
+    f"* Run budget: `{BUDGET}`" + (" (short runs: rerun with FLASHPLAN_NOTEBOOK_BUDGET=full for 2% intervals)." if SMALL else "."),
+]
+conclusions = "\n".join(lines)
+display(Markdown(conclusions))

@@ -33,12 +33,16 @@ def bucket_of(value_us: float) -> int:
     return (e - MIN_EXP) * SUB + int((m - 0.5) * 2 * SUB)
 
 
-def bucket_value(index: int) -> float:
-    """Geometric midpoint of a bucket."""
+def bucket_bounds(index: int) -> tuple[float, float]:
+    """Lower and upper edge of a bucket, in us."""
     e, k = divmod(index, SUB)
     e += MIN_EXP
-    lo = (0.5 + k / (2 * SUB)) * 2.0**e
-    hi = (0.5 + (k + 1) / (2 * SUB)) * 2.0**e
+    return (0.5 + k / (2 * SUB)) * 2.0**e, (0.5 + (k + 1) / (2 * SUB)) * 2.0**e
+
+
+def bucket_value(index: int) -> float:
+    """Geometric midpoint of a bucket."""
+    lo, hi = bucket_bounds(index)
     return math.sqrt(lo * hi)
 
 
@@ -60,8 +64,17 @@ def percentile(counts: np.ndarray, q: float) -> float:
     total = int(cum[-1]) if len(cum) else 0
     if total == 0:
         return float("nan")
-    i = int(np.searchsorted(cum, q * total, side="left"))
-    return bucket_value(min(i, len(counts) - 1))
+    rank = q * total
+    i = min(int(np.searchsorted(cum, rank, side="left")), len(counts) - 1)
+    # interpolate within the bucket (log-uniform spread), so the estimate moves smoothly with
+    # the data instead of jumping between bucket midpoints 3% apart
+    before = int(cum[i - 1]) if i > 0 else 0
+    inside = int(counts[i])
+    if inside <= 0 or i == 0 or i == len(counts) - 1:
+        return bucket_value(i)
+    lo, hi = bucket_bounds(i)
+    frac = min(1.0, max(0.0, (rank - before) / inside))
+    return lo * (hi / lo) ** frac
 
 
 def t_half_width(samples: list[float], confidence: float = 0.95) -> float:

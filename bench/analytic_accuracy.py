@@ -106,6 +106,10 @@ class Row:
             out.append("RAID-5/6 read-modify-write as sampled stripe offsets, phases as expected maxima of normals")
         if isinstance(topo, Exflash) and wl.read_fraction < 1:
             out.append("eXFlash write cache of few slots emptied by one destage channel (geometric-tail approximation)")
+            dies = max((u for name, u in des.utilization.items() if name.endswith(".nand_dies")), default=0.0)
+            if wl.read_fraction > 0 and dies > 0.7:
+                out.append(f"NAND dies shared by reads and programs {dies:.0%} busy: taken as FCFS M/G/c with open arrivals, "
+                           "while the 2-slot write cache holds programs back in the DES (reads and destages wait less there)")
         if isinstance(topo, ZvmEdev) and topo.base_devices > 1 and topo.aliases > 0:
             out.append("z/VM bases and aliases pooled as one set of subchannels")
         if isinstance(wl, ClosedWorkload) and wl.jobs * wl.queue_depth <= 8:

@@ -60,6 +60,8 @@ class DeviceBehaviour(StrictModel):
     write_cache_slots: int | None = Field(default=None, ge=1, description="writes the power-protected cache holds before acks stall")
     program_time_us: float | None = Field(default=None, gt=0, description="time one cached write occupies a NAND program unit")
     write_ack_us: float | None = Field(default=None, gt=0, description="cache acknowledgement time when the cache is idle; default: write_latency_us")
+    shared_dies: bool = Field(default=False, description="reads and NAND programs occupy the same dies (no separate program units): "
+                              "a mixed workload gets the harmonic mix of the read and write limits, not their sum")
 
 
 class FlashDeviceSpec(CatalogEntry):
@@ -150,6 +152,8 @@ class HostSpec(CatalogEntry):
 
     cores: int = Field(ge=1)
     cpu_us_per_io: dict[HostStack, float] = Field(default_factory=dict)
+    serial_us_per_io: dict[HostStack, float] = Field(
+        default_factory=dict, description="per stack: the stack's one-I/O-at-a-time section on this host (default: parameters.yaml host_defaults)")
     submit_fraction: float = Field(default=0.5, ge=0, le=1)
 
     @model_validator(mode="after")

@@ -109,8 +109,9 @@ VIRSTOR_PAGING = WorkloadPreset(
     source="seed 003 Table 3 (run PG05903C): paging SSCH 20,878 reads/s with 7 pages per read SSCH and 1,960 writes/s "
            "with 80 pages per write SSCH; total paging SSCH rate 22,838/s",
     assumptions="each SSCH is one I/O of its pages (7 x 4 KiB = 28 KiB reads, 80 x 4 KiB = 320 KiB writes); read "
-                "fraction 20,878 / 22,838 = 0.914; Poisson arrivals at the measured SSCH rate",
-    data={"kind": "open", "rate_iops": 22838.0, "read_fraction": 0.914, "access": "random",
+                "fraction 20,878 / 22,838 = 0.914; Poisson arrivals at the measured SSCH rate; sequential access "
+                "(block paging moves runs of contiguous page slots), as in calibration/scenarios/s4_paging.yaml",
+    data={"kind": "open", "rate_iops": 22838.0, "read_fraction": 0.914, "access": "sequential",
           "sizes": [{"kib": 28, "op": "read"}, {"kib": 320, "op": "write"}]},
 )
 """VIRSTOR paging - seed 003 Table 3 (20,878 read SSCH/s x 7 pages, 1,960 write SSCH/s x 80 pages)."""

@@ -14,7 +14,14 @@ of candidates analytically, confirm the finalists with the DES):
 * concurrency limits (namespace queue depth, NVMe queues, SCSI LUN depth, z/VM subchannels,
   driver threads, write caches) as multi-slot centres whose service time is the time a slot
   is held; fork-join (mirrored writes, RAID-5 read-modify-write, striped pieces) as the
-  expected maximum of the parallel device I/Os.
+  expected maximum of the parallel device I/Os;
+* flash devices as ``FlashParameters`` give them: read units and program units, or with
+  shared NAND dies (eXFlash) one die pool that reads hold for ``die_read_time_us`` and
+  destaged writes for ``die_program_time_us`` behind the acknowledgement (their wait for a
+  die keeps the write-cache slot); program units sized by ``sustained_write_kiops`` (sequential
+  writes program at the write bandwidth);
+* a z/VM SSCH as its channel program: one device command per ``zvm_command_bytes`` page, one
+  after another, on the held subchannel (a route per transfer size).
 
 The asymptotic bounds: Xmax = 1 / Dmax, the largest demand per logical I/O of any
 component (a c-server station counts demand / c, a limit of c slots hold time / c);
@@ -33,7 +40,10 @@ Known approximations (bench/analytic_accuracy.py measures them; bench.scenario_s
 lists what the 5% claim leaves out): bursty arrivals; the 2-slot eXFlash write cache under
 heavy or sequential writes; mirror reads that the DES sends to the less-loaded copy (split
 evenly here); z/VM bases and aliases pooled as one set of subchannels; sequential streams
-that collide on a stripe unit; a single-slot LUN queue that serializes a split I/O's pieces.
+that collide on a stripe unit; a single-slot LUN queue that serializes a split I/O's pieces;
+a shared NAND die pool taken as FCFS M/G/c with open arrivals (near saturation, above ~80%
+of the dies, the 2-slot write cache holds programs back in the DES, so reads wait less there
+and the fast path overstates the waits).
 Utilization of a concurrency limit is slots in use / slots; of a station, busy servers / servers.
 """
 
@@ -46,13 +56,13 @@ from dataclasses import dataclass, replace
 
 from pydantic import BaseModel
 
-from models.catalog import load_catalog
+from models.catalog import Catalog, load_catalog
 from models.hardware import FlashDeviceSpec
 from models.scenario import Scenario
-from models.topology import ZvmEdev
+from models.topology import DirectNvme, Exflash, Generic, San
 from models.workload import BurstyWorkload, ClosedWorkload, OpenWorkload
 from sim.analytic.network import READ, WRITE, Evaluation, Group, Network
-from sim.analytic.paths import STRIPED, Compiler, compile_scenario
+from sim.analytic.paths import STRIPED, Compiler, clear_tables, compile_scenario, layout_of
 from sim.analytic.queueing import INF
 
 __all__ = ["Bounds", "FastResult", "clear_cache", "evaluate"]
@@ -115,8 +125,8 @@ def _op_visits(net: Network, g: Group) -> list[float]:
     for kind in net.kinds:
         for vprob, phases in kind.variants:
             for phase in phases:
-                for count, child, _ in phase:
-                    for cprob, path in child:
+                for count, o, n in phase:
+                    for cprob, path in net.route(o, n):
                         for grp, p, _, _, _ in path.visits:
                             if grp is g:
                                 out[kind.op] += kind.prob * vprob * count * cprob * p
@@ -204,6 +214,8 @@ def _bursty(net: Network, wl: BurstyWorkload, x_max: float, bottleneck: Group) -
         for op in (READ, WRITE):
             latency[op] += arrivals * ev.latency[op]
         excess = rate - mu
+        if excess <= 0.0:  # exactly at Xmax: no backlog builds (the limit of the terms below as excess -> 0)
+            continue
         buffer = 0.0
         if bottleneck.background:
             for g in net.groups:
@@ -227,39 +239,53 @@ _cache_lock = threading.Lock()
 
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})
+_MODEL, _INLINE_SPEC, _LIST, _OTHER = range(4)
+_FREEZE_AS: dict[type, int] = {}
+"""Type -> how ``_freeze`` copies its values (found once per type: isinstance on a model class is slow)."""
 
 
 def _freeze(value: object) -> object:
     """A hashable copy of a model's field values (an inline device spec by identity)."""
-    if type(value) in _SCALARS:
-        return value
-    if isinstance(value, FlashDeviceSpec):
+    kind = type(value)
+    how = _FREEZE_AS.get(kind)
+    if how is None:
+        how = _FREEZE_AS[kind] = (_INLINE_SPEC if issubclass(kind, FlashDeviceSpec) else _MODEL if issubclass(kind, BaseModel)
+                                  else _LIST if issubclass(kind, list) else _OTHER)
+    if how == _MODEL:
+        scalars = _SCALARS
+        return (kind, *[v if type(v) in scalars else _freeze(v) for v in value.__dict__.values()])
+    if how == _INLINE_SPEC:
         return ("inline spec", id(value))
-    if isinstance(value, BaseModel):
-        return (type(value).__name__, *[v if type(v) in _SCALARS else _freeze(v) for v in value.__dict__.values()])
-    if isinstance(value, list):
-        return tuple(_freeze(v) for v in value)
+    if how == _LIST:
+        return tuple([_freeze(v) for v in value])  # type: ignore[attr-defined]
     return value
 
 
-def clear_cache() -> None:
-    """Forget every compiled network (the next evaluations compile from scratch)."""
+def clear_cache(everything: bool = False) -> None:
+    """Forget every compiled network (the next evaluations compile from scratch).
+
+    With ``everything``, also the tables compiled networks are built from: parameters derived
+    from the catalog, volume-layer plans of each layout and mix, component names.
+    """
     with _cache_lock:
         _cache.clear()
+    if everything:
+        clear_tables()
 
 
-def _compiled(scenario: Scenario, spread: bool = False) -> Compiler:
+def _compiled(scenario: Scenario, catalog: Catalog, spread: bool = False) -> Compiler:
     """The compiled network of the scenario's hardware and I/O mix, from the cache when it has been seen.
 
     The key leaves out what only the solver reads (rate, on/off periods, jobs x queue depth,
     think time), except the job count where jobs stay on members (closed JBOD, sequential streams).
+    A catalog that changes (``load_catalog`` returns a new object) changes the key.
     """
-    catalog = load_catalog()
     topo = scenario.topology
     wl = scenario.workload
-    layout = "jbod" if isinstance(topo, ZvmEdev) else getattr(topo, "layout", None)
+    layout = None if isinstance(topo, Generic) else layout_of(topo)
     jobs = (wl.jobs, wl.queue_depth) if isinstance(wl, ClosedWorkload) and (layout == "jbod" or wl.access == "sequential") else None
-    key = (id(catalog), _freeze(topo), wl.read_fraction, wl.block_size_kib, _freeze(wl.sizes), wl.access, jobs, spread)
+    key = (id(catalog), _freeze(topo), wl.read_fraction, wl.block_size_kib, _freeze(wl.sizes) if wl.sizes else None, wl.access, jobs,
+           spread)
     with _cache_lock:
         c = _cache.get(key)
         if c is not None:
@@ -275,21 +301,22 @@ def _compiled(scenario: Scenario, spread: bool = False) -> Compiler:
 
 
 def evaluate(scenario: Scenario) -> FastResult:
-    """The analytic fast path's prediction for ``scenario`` (no simulation; ~0.1 ms)."""
+    """The analytic fast path's prediction for ``scenario`` (no simulation; ~0.1-0.2 ms, bench/fastpath.py)."""
+    catalog = load_catalog()
     dwell = _stripe_dwell(scenario)
     if dwell is None:
-        c = _compiled(scenario)
+        c = _compiled(scenario, catalog)
         with c.lock:
             return _solve(c, scenario)
-    spread_c = _compiled(scenario, spread=True)
+    spread_c = _compiled(scenario, catalog, spread=True)
     with spread_c.lock:
         spread = _solve(spread_c, scenario)
     wl = scenario.workload
-    if not isinstance(wl, OpenWorkload):
+    if not isinstance(wl, OpenWorkload) or not spread.stable:
         return spread
-    pinned_c = _compiled(scenario)
+    pinned_c = _compiled(scenario, catalog)
     with pinned_c.lock:
-        pinned = _solve(pinned_c, scenario)
+        pinned = _solve(pinned_c, scenario, utilization=False)  # the blend reads its bound and latencies only
     return _sequential_blend(spread, pinned, dwell, wl.rate_iops * 1e-6)
 
 
@@ -297,9 +324,10 @@ def _stripe_dwell(scenario: Scenario) -> float | None:
     """I/Os an open sequential stream spends on one stripe unit (chunk / mean size), for striped layouts; else None."""
     wl = scenario.workload
     topo = scenario.topology
-    if isinstance(wl, ClosedWorkload) or wl.access != "sequential" or getattr(topo, "layout", None) not in STRIPED:
+    if isinstance(wl, ClosedWorkload) or wl.access != "sequential" or not isinstance(topo, (DirectNvme, San, Exflash)) \
+            or topo.layout not in STRIPED:
         return None
-    return float(topo.chunk_kib * 1024) / wl.mean_bytes()  # type: ignore[union-attr]
+    return float(topo.chunk_kib * 1024) / wl.mean_bytes()
 
 
 def _sequential_blend(spread: FastResult, pinned: FastResult, dwell: float, rate: float) -> FastResult:
@@ -332,7 +360,9 @@ def _sequential_blend(spread: FastResult, pinned: FastResult, dwell: float, rate
     return replace(spread, read_latency_mean_us=read, write_latency_mean_us=write, latency_mean_us=mean)
 
 
-def _solve(c: Compiler, scenario: Scenario) -> FastResult:
+def _solve(c: Compiler, scenario: Scenario, utilization: bool = True) -> FastResult:
+    """Solve the compiled network for the scenario's workload (without ``utilization``, the result's
+    utilization and bottleneck are left empty)."""
     net = c.net
     wl = scenario.workload
     population = float(wl.jobs * wl.queue_depth) if isinstance(wl, ClosedWorkload) else INF
@@ -382,9 +412,9 @@ def _solve(c: Compiler, scenario: Scenario) -> FastResult:
         if net.op_prob[op] <= 0:
             latency[op] = 0.0
     mean = net.op_prob[READ] * latency[READ] + net.op_prob[WRITE] * latency[WRITE]
-    utilization, bottleneck = _utilization(c, ev, x, x_max, caps, stable)
-    cpu_us = sum((g.work for g, _ in c.cpu.station), 0.0) if c.cpu else 0.0
-    mean_bytes = sum(k.prob * k.nbytes for k in net.kinds)
+    per_component, bottleneck = _utilization(c, ev, x, x_max, caps, stable) if utilization else ({}, "")
+    cpu_us = sum([g.work for g, _ in c.cpu.station], 0.0) if c.cpu else 0.0
+    mean_bytes = sum([k.prob * k.nbytes for k in net.kinds])
     bound_name = net.groups[bottleneck_index].names[0] if bottleneck_index >= 0 else "none"
     return FastResult(
         iops=x * 1e6,
@@ -394,7 +424,7 @@ def _solve(c: Compiler, scenario: Scenario) -> FastResult:
         latency_mean_us=mean,
         read_latency_mean_us=latency[READ],
         write_latency_mean_us=latency[WRITE],
-        utilization=utilization,
+        utilization=per_component,
         bottleneck=bottleneck,
         bounds=Bounds(x_max_iops=x_max * 1e6, r_min_us=r_min, n_star=(r_min + think) * x_max, bottleneck=bound_name),
         cpu_us_per_io=cpu_us,
@@ -408,38 +438,46 @@ def _utilization(c: Compiler, ev: Evaluation, x: float, x_max: float, caps: list
     util: dict[str, float] = {}
     aggregate: dict[str, list[float]] = {}
     rotating: dict[tuple[str, ...], list[float]] = {}
-    best = ("none", -1.0)
+    best_name, best_u = "none", -1.0
     saturated = x >= x_max * (1 - 1e-9)
+    at_bound = x_max * (1 + 1e-9)
+    holding, p_wait = ev.holding, ev.p_wait
+    reported, display_of = c.reported_slots, c.display
+    component = c.component if c.rotating else None
     for g, cap in zip(net.groups, caps, strict=True):
-        n = len(g.names)
+        names = g.names
+        n = len(names)
+        servers = g.servers
         if g.pool:
-            hold = ev.holding[g.index] or net.holding_time(ev, g)
-            u = x * g.visits / n * hold / g.servers
+            hold = holding[g.index] or net.holding_time(ev, g)
+            u = x * g.visits / n * hold / servers
         else:
-            u = x * g.work / n / g.servers
-        u = min(1.0, u * g.servers / c.reported_slots.get(id(g), g.servers))
-        if saturated and cap <= x_max * (1 + 1e-9):
+            u = x * g.work / n / servers
+        u = u * servers / (reported.get(id(g), servers) if reported else servers)
+        if not u <= 1.0:  # min(1.0, u), NaN included
             u = 1.0
-        if c.rotating and id(g) in c.component:
+        full = saturated and cap <= at_bound
+        if full:
+            u = 1.0
+        if component is not None and id(g) in component:
             # sequential streams visit every instance in turn: the time average is spread over all of them
-            acc = rotating.setdefault(c.component[id(g)], [0.0, 0.0])
+            acc = rotating.setdefault(component[id(g)], [0.0, 0.0])
             acc[0] += u * n
-        display = c.display.get(id(g))
+        display = display_of.get(id(g)) if display_of else None
         if display:
             acc = aggregate.setdefault(display, [0.0, 0.0])
-            acc[0] += u * n * g.servers
-            acc[1] += n * g.servers
+            acc[0] += u * n * servers
+            acc[1] += n * servers
+        elif n == 1:
+            util[names[0]] = u
         else:
-            for name in g.names:
-                util[name] = u
-        candidate = not g.pool or ev.p_wait[g.index] >= P_WAIT_CANDIDATE or (saturated and cap <= x_max * (1 + 1e-9))
-        if candidate and u > best[1]:
-            best = (display or g.names[0], u)
+            util.update(dict.fromkeys(names, u))
+        if u > best_u and (not g.pool or p_wait[g.index] >= P_WAIT_CANDIDATE or full):
+            best_name, best_u = display or names[0], u
     for name, (busy, total) in aggregate.items():
         util[name] = busy / total if total else 0.0
     for labels, (busy, _) in rotating.items():
-        for name in labels:
-            util[name] = busy / len(labels)
+        util.update(dict.fromkeys(labels, busy / len(labels)))
     for name in c.idle_names:
         util.setdefault(name, 0.0)
-    return util, best[0]
+    return util, best_name

@@ -8,9 +8,14 @@ A scenario compiles (sim/analytic/paths.py) into
   concurrency limit the *holding time*: the stretch of the device route between acquiring
   and releasing a slot, which itself includes waits at the stations inside it;
 * **child paths** - one device I/O's route as a linear form: a constant (service times and
-  pure delays, with their variance) plus the wait at each group it visits;
+  pure delays, with their variance; a delay may also be any function of the size, such as a
+  NAND die's hold) plus the wait at each group it visits. A route serves every transfer size
+  of its op, or, where the route itself changes with the size (a z/VM channel program runs
+  one device command per page), there is one per (op, size);
 * **logical kinds** - per op and transfer size, the volume layer's phases of parallel
-  children (RAID-10 writes both copies, RAID-5 reads then writes old data and parity).
+  children (RAID-10 writes both copies, RAID-5 reads then writes old data and parity); they
+  depend on the layout and workload mix only (a ``KindPlan``, shared by every network with
+  them), each device op's children taking the network's route of that op.
 
 For a logical throughput X every group's wait follows from its per-instance arrival rate
 (``queueing.queue_wait``: Erlang C with the Allen-Cunneen variability factor and, for a
@@ -32,9 +37,11 @@ capacity bound Xmax captures.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
-from sim.analytic.queueing import INF, max_of_normals, mva_arrival_fractions, normal_max_factors, queue_wait
+from sim.analytic.queueing import INF, max_of_normal_moments, mva_arrival_fractions, queue_wait
 
 READ = 0
 WRITE = 1
@@ -67,9 +74,16 @@ class Group:
     index: int = -1
     depth: int = 0
     """How many concurrency limits a route already holds when it takes this one (inner limits are solved first)."""
+    behind_ack: bool = False
+    """A limit also held by work that runs behind the acknowledgement (a NAND die programming a
+    destaged write): more I/Os than a closed workload's population can hold or wait for it."""
     population: float = INF
     seen: float = 1.0
     """Share of the load an arriving job finds here (arrival theorem; 1 for open workloads)."""
+
+
+SizedTime = tuple[Callable[[float], float], float, float]
+"""A service whose length is a function of the transfer size: (us for n bytes, scv, times taken)."""
 
 
 @dataclass(slots=True)
@@ -77,7 +91,9 @@ class Lin:
     """Latency of a stretch of route for an I/O of n bytes, plus the waits on it.
 
     mean = a + b n and variance = c + d n + e n^2 (service times are a fixed part plus a
-    transfer part per byte); ``terms`` maps each group waited for to the expected number of waits.
+    transfer part per byte), plus the ``sized`` services whose length is another function of
+    the size (a NAND die's hold, ``FlashParameters.die_read_time_us``); ``terms`` maps each
+    group waited for to the expected number of waits.
     """
 
     a: float = 0.0
@@ -86,6 +102,7 @@ class Lin:
     d: float = 0.0
     e: float = 0.0
     terms: dict[int, float] = field(default_factory=dict)
+    sized: tuple[SizedTime, ...] = ()
 
     def add(self, a: float, b: float, scv: float) -> None:
         """Add a service of a + b n us whose squared coefficient of variation is ``scv``."""
@@ -98,27 +115,27 @@ class Lin:
 
     def at(self, n: float) -> tuple[float, float]:
         """(mean, variance) for an I/O of ``n`` bytes, waits excluded."""
+        mean = self.a + self.b * n
         var = self.c + (self.d + self.e * n) * n
-        return self.a + self.b * n, var if var > 0.0 else 0.0
-
-    def copy(self) -> Lin:
-        return Lin(self.a, self.b, self.c, self.d, self.e, dict(self.terms))
-
-    def minus(self, o: Lin) -> Lin:
-        terms = {g: c - o.terms.get(g, 0.0) for g, c in self.terms.items()}
-        return Lin(self.a - o.a, self.b - o.b, self.c - o.c, self.d - o.d, self.e - o.e, {g: c for g, c in terms.items() if c > 1e-12})
+        for time_of, scv, times in self.sized:
+            t = time_of(n)
+            mean += times * t
+            var += times * scv * t * t
+        return mean, var if var > 0.0 else 0.0
 
     def plus(self, o: Lin) -> Lin:
         terms = dict(self.terms)
         for g, c in o.terms.items():
             terms[g] = terms.get(g, 0.0) + c
-        return Lin(self.a + o.a, self.b + o.b, self.c + o.c, self.d + o.d, self.e + o.e, terms)
+        return Lin(self.a + o.a, self.b + o.b, self.c + o.c, self.d + o.d, self.e + o.e, terms, self.sized + o.sized)
 
 
 Choice = list[tuple[Group, float]]
 """Instances a visit may go to: (group, probability), probabilities summing to 1."""
 Visit = tuple[Choice, float, float, float]
 """(choice, fixed us, us per byte, squared coefficient of variation)."""
+Snapshot = tuple[float, float, float, float, float, dict[int, float], tuple[SizedTime, ...]]
+"""A ``Lin``'s values where a concurrency limit was acquired (its span is what comes after)."""
 
 
 class Path:
@@ -126,51 +143,130 @@ class Path:
 
     Records its visits (group, probability, fixed us, us per byte, scv) and the span of every
     concurrency limit it takes, so loads and holding times follow for each size.
+    ``depth``: limits already held where this path starts (background work, a command of a
+    channel program, ``part``).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, depth: int = 0) -> None:
         self.lin = Lin()
         self.visits: list[tuple[Group, float, float, float, float]] = []
         self.spans: list[tuple[Group, float, Lin]] = []
-        self._open: list[tuple[Choice, Lin]] = []
-        self.feeders: list[tuple[Visit, Visit | None]] = []
-        """Each visit with the visit just before it (pure delays and limits may lie between)."""
-        self._last: Visit | None = None
+        self._open: list[tuple[Choice, Snapshot]] = []
+        self._depth = depth
+        self.calls: list[Visit | None] = []
+        """Every ``visit`` in route order; None where a random delay lies between (it breaks a tandem's spacing)."""
 
     def visit(self, choice: Choice, a: float, b: float = 0.0, scv: float = 0.0) -> None:
         """Queue for and receive a + b x bytes us of service (squared coefficient of variation ``scv``)."""
-        terms = self.lin.terms
+        lin = self.lin
+        terms = lin.terms
+        visits = self.visits
         for group, p in choice:
-            self.visits.append((group, p, a, b, scv))
-            terms[group.index] = terms.get(group.index, 0.0) + p
-        self.lin.add(a, b, scv)
-        this = (choice, a, b, scv)
-        self.feeders.append((this, self._last))
-        self._last = this
+            visits.append((group, p, a, b, scv))
+            gi = group.index
+            terms[gi] = terms.get(gi, 0.0) + p
+        lin.a += a  # Lin.add, inline (the compiler's most frequent call)
+        lin.b += b
+        if scv:
+            lin.c += scv * a * a
+            lin.d += 2.0 * scv * a * b
+            lin.e += scv * b * b
+        self.calls.append((choice, a, b, scv))
 
     def delay(self, a: float, scv: float = 0.0) -> None:
         """A pure delay with unlimited parallelism (fabric, cache acknowledgement, turnaround)."""
         self.lin.add(a, 0.0, scv)
+        if scv:
+            self.calls.append(None)
 
-    def acquire(self, choice: Choice) -> None:
-        """Wait for a slot of a concurrency limit; the span runs until ``release``."""
-        level = len(self._open)
+    def sized_delay(self, time_of: Callable[[float], float], scv: float = 0.0) -> None:
+        """A pure delay of ``time_of(bytes)`` us (a NAND die held for a read or a program)."""
+        self.lin.sized += ((time_of, scv, 1.0),)
+        self.calls.append(None)
+
+    def hold(self, choice: Choice, a: float, scv: float = 0.0, time_of: Callable[[float], float] | None = None,
+             background: bool = False) -> None:
+        """Wait for a slot of a concurrency limit, keep it for a pure delay of ``a`` us (or ``time_of(bytes)``)
+        and give it back: ``acquire``, ``delay``, ``release`` in one (a NAND die held for a read).
+
+        With ``background`` the delay runs behind the route, which moves on once it has the slot
+        (a die programming a destaged write): the slot is held, the route's latency is not longer.
+        """
+        level = self._depth + len(self._open)
+        span = Lin()
+        if time_of is None:
+            span.add(a, 0.0, scv)
+        else:
+            span.sized = ((time_of, scv, 1.0),)
         terms = self.lin.terms
+        spans = self.spans
         for group, p in choice:
             terms[group.index] = terms.get(group.index, 0.0) + p
             if level > group.depth:
                 group.depth = level
-        self._open.append((choice, self.lin.copy()))
+            if background:
+                group.behind_ack = True
+            spans.append((group, p, span))
+        if background:
+            return
+        if time_of is None:
+            self.delay(a, scv)
+        else:
+            self.sized_delay(time_of, scv)
+
+    def acquire(self, choice: Choice) -> None:
+        """Wait for a slot of a concurrency limit; the span runs until ``release``."""
+        level = self._depth + len(self._open)
+        lin = self.lin
+        terms = lin.terms
+        for group, p in choice:
+            terms[group.index] = terms.get(group.index, 0.0) + p
+            if level > group.depth:
+                group.depth = level
+        self._open.append((choice, (lin.a, lin.b, lin.c, lin.d, lin.e, dict(terms), lin.sized)))
 
     def release(self, background: Path | None = None) -> None:
         """Give the innermost slot back; ``background`` work (a destage) extends the hold but not the latency."""
-        choice, start = self._open.pop()
-        span = self.lin.minus(start)
+        choice, (a, b, c, d, e, before, sized) = self._open.pop()
+        lin = self.lin
+        span = Lin(lin.a - a, lin.b - b, lin.c - c, lin.d - d, lin.e - e,
+                   {gi: held for gi, n in lin.terms.items() if (held := n - before.get(gi, 0.0)) > 1e-12},
+                   lin.sized[len(sized):])
         if background is not None:
             span = span.plus(background.lin)
             self.visits.extend(background.visits)
+            self.spans.extend(background.spans)
+            for group, _, _ in background.spans:
+                group.behind_ack = True
         for group, p in choice:
             self.spans.append((group, p, span))
+
+    def part(self) -> Path:
+        """An empty path that starts where this one is now (inside the limits it holds), for ``include`` or ``release``."""
+        return Path(self._depth + len(self._open))
+
+    def include(self, part: Path, times: int) -> None:
+        """Run ``part`` (from ``part()``) ``times`` times one after another, each independent of the others.
+
+        Its latency, variance and waits count ``times`` over; its visits and limit spans load
+        the groups ``times`` over (a channel program's commands, one per page).
+        """
+        k = float(times)
+        lin, o = self.lin, part.lin
+        lin.a += k * o.a
+        lin.b += k * o.b
+        lin.c += k * o.c
+        lin.d += k * o.d
+        lin.e += k * o.e
+        terms = lin.terms
+        for gi, c in o.terms.items():
+            terms[gi] = terms.get(gi, 0.0) + k * c
+        if o.sized:
+            lin.sized += tuple([(time_of, scv, k * n) for time_of, scv, n in o.sized])
+        self.visits.extend([(group, k * p, a, b, scv) for group, p, a, b, scv in part.visits])
+        self.spans.extend([(group, k * p, span) for group, p, span in part.spans])
+        # the visits in route order: once, or twice so that the last visit is seen before the first
+        self.calls.extend(part.calls * min(times, 2))
 
     def add_loads(self, weight: float, n: float) -> None:
         """Charge this path's visits and holds for I/Os of ``n`` bytes to the groups, ``weight`` times per logical I/O."""
@@ -184,29 +280,56 @@ class Path:
             w = weight * p
             group.visits += w
             key = (id(span), n)
-            entry = group.holding.get(key)
-            if entry is None:
-                group.holding[key] = (w, span, n)
-            else:
-                group.holding[key] = (entry[0] + w, span, n)
+            holding = group.holding
+            entry = holding.get(key)
+            holding[key] = (w, span, n) if entry is None else (entry[0] + w, span, n)
 
 
 ChildKind = list[tuple[float, Path]]
 """A device I/O kind as a mixture of paths (a SAN read hits the cache or goes to the back end)."""
-Phase = list[tuple[int, ChildKind, float]]
-"""Children started together: (count, kind, bytes each)."""
+Phase = tuple[tuple[int, int, float], ...]
+"""Children started together: (count, device op, bytes each); the op's ``ChildKind`` is their route."""
+Variants = tuple[tuple[float, tuple[Phase, ...]], ...]
+"""The volume layer's ways of splitting one logical I/O: (probability, phases)."""
 
 
-@dataclass
-class LogicalKind:
+class LogicalKind(NamedTuple):
     """Logical I/Os of one op and size: probability per logical I/O and the volume layer's variants."""
 
     op: int
     prob: float
     nbytes: float
-    variants: list[tuple[float, list[Phase]]]
-    serial: list[tuple[float, list[Phase]]] | None = None
+    variants: Variants
+    serial: Variants | None = None
     """The variants as latency sees them when siblings must share members (else ``variants``)."""
+
+
+PhaseRow = tuple[int, int, float, tuple[tuple[int, float, float], ...] | None, float]
+"""A phase as the solver reads it: (child index, count, e_k) of a phase of identical children, else
+the children's (index, e_k, v_k) for Clark's maximum; and the fan-in latency (``Network._fan_in``)."""
+KindTable = tuple[tuple[int, float, tuple[tuple[float, tuple[PhaseRow, ...]], ...]], ...]
+"""(op, probability, ((variant probability, phase rows), ...)) of every logical kind."""
+
+
+@dataclass(frozen=True)
+class KindPlan:
+    """A workload mix on a volume layout: its logical kinds and how the solver reads them.
+
+    Nothing in it depends on the hardware (``sim/analytic/paths.py`` builds it once per layout,
+    member count, chunk and mix); a network supplies the route of each device op.
+    """
+
+    kinds: tuple[LogicalKind, ...]
+    ops: tuple[int, ...]
+    """Device ops the kinds use, in the solver's order."""
+    children: tuple[tuple[int, float], ...]
+    """(device op, bytes): the child kinds whose latency the solver computes, in its order."""
+    width: int
+    """The most pieces any phase has."""
+    table: KindTable
+    """The solver's table, fan-in latencies 0."""
+    fan_in: tuple[tuple[int, int, int], ...]
+    """(kind, variant, phase) of the table rows whose siblings may meet at a shared server."""
 
 
 @dataclass(slots=True)
@@ -230,10 +353,14 @@ class Network:
 
     def __init__(self) -> None:
         self.groups: list[Group] = []
-        self.kinds: list[LogicalKind] = []
+        self.kinds: tuple[LogicalKind, ...] = ()
         self.op_prob = [0.0, 0.0]
+        self.plan: KindPlan | None = None
+        self.child_of: dict[int, ChildKind] = {}
+        """Device op -> its route."""
+        self.sized: dict[tuple[int, float], ChildKind] | None = None
+        """(Device op, bytes) -> its route, where routes depend on the size (else None)."""
         self.templates: list[ChildKind] = []
-        self.children: dict[tuple[int, float], int] = {}
         self._child_list: list[tuple[ChildKind, float]] = []
         self._zero: Evaluation | None = None
         self._structured = False
@@ -241,34 +368,49 @@ class Network:
         self._nested: dict[int, set[int]] = {}
         """Station index -> the limits whose every hold contains all its visits."""
         self._never_wait: set[int] = set()
-        self._kind_table: list[tuple[int, float, list[tuple[float, list[tuple[list[tuple[int, int, float]], float]]]]]] | None = None
+        self._kind_table: KindTable | None = None
+        self._hold_rows: dict[int, list[tuple[float, float, float, dict[int, float]]]] = {}
+        """Limit index -> its holds as (share, zero-load mean, variance, wait terms), every population alike."""
+        self._zero_hold: dict[int, float] = {}
+        """Limit index -> mean holding time with no queueing anywhere."""
+        self._pipelines: dict[int, list[tuple[float, float, float, int, float]]] = {}
+        """Limit index -> its pipeline stations (``_pipeline``)."""
         self.members = 1
         """Volume members (set by the compiler)."""
 
-    def register(self, group: Group) -> int:
-        if group.index < 0:
-            group.index = len(self.groups)
-            self.groups.append(group)
-        return group.index
+    def add_kinds(self, plan: KindPlan, child_of: dict[int, ChildKind],
+                  sized: dict[tuple[int, float], ChildKind] | None = None) -> None:
+        """Take the logical kinds of ``plan``, device op ``o`` routed as ``child_of[o]``, and charge their loads.
 
-    def add_kind(self, kind: LogicalKind) -> None:
-        """Add a logical kind and charge its children's loads."""
-        self.kinds.append(kind)
-        self.op_prob[kind.op] += kind.prob
-        for vprob, phases in kind.variants:
-            for phase in phases:
-                for count, child, n in phase:
-                    for cprob, path in child:
-                        path.add_loads(kind.prob * vprob * count * cprob, n)
-        for _, phases in kind.serial or kind.variants:
-            for phase in phases:
-                for _, child, n in phase:
-                    key = (id(child), n)
-                    if key not in self.children:
-                        self.children[key] = len(self._child_list)
-                        self._child_list.append((child, n))
-                        if all(child is not t for t in self.templates):
-                            self.templates.append(child)
+        ``sized``: routes per (device op, bytes) instead, for attachments whose route changes with the
+        transfer size (a z/VM channel program runs one device command per page).
+        """
+        self.plan = plan
+        self.kinds = plan.kinds
+        self.child_of = child_of
+        self.sized = sized
+        route = self.route
+        if sized:
+            self.templates = list({id(ck): ck for ck in sized.values()}.values())
+        else:
+            self.templates = [child_of[o] for o in plan.ops]
+        self._child_list = [(route(o, n), n) for o, n in plan.children]
+        op_prob = self.op_prob
+        for kind in plan.kinds:
+            prob = kind.prob
+            op_prob[kind.op] += prob
+            for vprob, phases in kind.variants:
+                share = prob * vprob
+                for phase in phases:
+                    for count, o, n in phase:
+                        weight = share * count
+                        for cprob, path in route(o, n):
+                            path.add_loads(weight * cprob, n)
+
+    def route(self, o: int, n: float) -> ChildKind:
+        """The route of a device I/O of op ``o`` and ``n`` bytes."""
+        sized = self.sized
+        return sized[(o, n)] if sized else self.child_of[o]
 
     # -- compile-time facts ---------------------------------------------------------------------
     def finish(self, population: float, max_width: int) -> None:
@@ -283,34 +425,53 @@ class Network:
         if not self._structured:
             self._structure()
         for g in self.groups:
-            if population == INF or g.background:
-                g.population = g.limit
+            if population == INF or g.background or g.behind_ack:
+                g.population = n = g.limit
             else:
-                g.population = min(g.limit, population * g.reach * max(1, min(max_width, g.cover)))
-            g.seen = (g.population - 1.0) / g.population if g.population != INF else 1.0
+                g.population = n = min(g.limit, population * g.reach * max(1, min(max_width, g.cover)))
+            g.seen = (n - 1.0) / n if n != INF else 1.0
         self._compile()
 
     def _structure(self) -> None:
         """What does not depend on the workload's population: background groups, limits, capacities."""
-        foreground = {gi for ck in self.templates for _, p in ck for gi in p.lin.terms}
+        foreground: set[int] = set()
+        for ck in self.templates:
+            for _, p in ck:
+                foreground.update(p.lin.terms)
         groups = self.groups
+        caps = []
         for g in groups:
             if not g.pool:
                 g.background = g.index not in foreground
+                demand = g.work / len(g.names)
+                caps.append(g.servers / demand if demand > 0 else INF)
                 continue
             inside: dict[int, float] = {}
-            for w, span, _ in g.holding.values():
-                for gi, c in span.terms.items():
+            total = 0.0
+            mean = 0.0
+            rows = []
+            for w, span, n in g.holding.values():
+                terms = span.terms
+                for gi, c in terms.items():
                     inside[gi] = inside.get(gi, 0.0) + w * c
+                if span.sized:
+                    m, var = span.at(n)
+                else:
+                    m = span.a + span.b * n  # Lin.at, inline
+                    var = span.c + (span.d + span.e * n) * n
+                total += w
+                mean += w * m
+                rows.append((w, m, var if var > 0.0 else 0.0, terms))
+            hold = self._zero_hold[g.index] = mean / total if total > 0 else 0.0
+            demand = hold * g.visits / len(g.names)
+            caps.append(g.servers / demand if demand > 0 else INF)
+            self._hold_rows[g.index] = [(w / total, m, var, terms) for w, m, var, terms in rows]
+            self._pipelines[g.index] = self._pipeline(g, inside) if inside else []
             for gi, v in inside.items():
                 h = groups[gi]
                 if not h.pool and v >= 0.999 * h.visits:
                     h.limit = min(h.limit, g.servers * max(1.0, h.cover / g.cover))
                     self._nested.setdefault(gi, set()).add(g.index)
-        caps = []
-        for g in groups:
-            demand = (self.zero_load_holding(g) * g.visits if g.pool else g.work) / len(g.names)
-            caps.append(g.servers / demand if demand > 0 else INF)
         self._capacities = caps
         self._never_wait = self._smoothed_tandems()
         self._structured = True
@@ -319,25 +480,35 @@ class Network:
         """Single servers that never queue: fed only by one single server that is never faster.
 
         A FIFO single server with deterministic service releases jobs at least one service
-        time apart; a deterministic single server right behind it (pure delays between, the
+        time apart; a deterministic single server right behind it (constant delays between, the
         same instances, e.g. a drive's PCIe link behind its read channel) whose longest
         service is no longer than the feeder's shortest never finds a job ahead.
         """
         sizes = [n for _, n in self._child_list] or [0.0]
         lo, hi = min(sizes), max(sizes)
-        feeders: dict[int, set[int]] = {}
-        ok: dict[int, bool] = {}
+        feeder_of: dict[int, int] = {}
+        failed: set[int] = set()
         for ck in self.templates:
             for _, path in ck:
-                for (choice, a, b, scv), prev in path.feeders:
-                    for i, (g, _) in enumerate(choice):
-                        feeder = prev[0][i][0] if prev is not None and len(prev[0]) == len(choice) else None
-                        good = (feeder is not None and prev is not None and g.servers == 1 and feeder.servers == 1
-                                and scv == 0.0 and prev[3] == 0.0 and len(feeder.names) == len(g.names)
-                                and max(a + b * lo, a + b * hi) <= min(prev[1] + prev[2] * lo, prev[1] + prev[2] * hi))
-                        feeders.setdefault(g.index, set()).add(feeder.index if feeder is not None else -1)
-                        ok[g.index] = ok.get(g.index, True) and good
-        return {gi for gi, good in ok.items() if good and len(feeders[gi]) == 1 and not self.groups[gi].pool}
+                prev: Visit | None = None  # the visit just before (constant delays and limits may lie between)
+                for this in path.calls:
+                    if this is None:
+                        prev = None
+                        continue
+                    choice, a, b, scv = this
+                    if prev is None or scv != 0.0 or prev[3] != 0.0 or len(prev[0]) != len(choice) \
+                            or max(a + b * lo, a + b * hi) > min(prev[1] + prev[2] * lo, prev[1] + prev[2] * hi):
+                        for g, _ in choice:
+                            failed.add(g.index)
+                    else:
+                        for (g, _), (feeder, _) in zip(choice, prev[0], strict=True):
+                            gi = g.index
+                            if g.servers != 1 or feeder.servers != 1 or len(feeder.names) != len(g.names) \
+                                    or feeder_of.setdefault(gi, feeder.index) != feeder.index:
+                                failed.add(gi)
+                    prev = this
+        groups = self.groups
+        return {gi for gi in feeder_of if gi not in failed and not groups[gi].pool}
 
     def _compile(self) -> None:
         """Flatten groups, spans and paths into tuples for the solver's inner loop.
@@ -346,54 +517,88 @@ class Network:
         than the servers never queues); a limit nested in another comes first, because its
         wait is part of the outer one's holding time.
         """
-        self._seen = [g.seen for g in self.groups]
+        groups = self.groups
+        self._seen = [g.seen for g in groups]
+        never_wait = self._never_wait
         stations = []
-        for g in self.groups:
-            if g.pool or g.visits <= 0 or g.population <= g.servers or g.index in self._never_wait:
+        limits = []
+        for g in groups:
+            if g.pool:
+                if g.visits > 0:
+                    limits.append(g)
+                continue
+            if g.visits <= 0 or g.population <= g.servers or g.index in never_wait:
                 continue
             mean = g.work / g.visits
             scv = max(0.0, g.work2 / g.visits / (mean * mean) - 1.0) if mean > 0 else 0.0
             stations.append((g.index, g.visits / len(g.names), mean, scv, g.servers, g.ca2, g.population))
         waiting = {t[0] for t in stations}
         pools = []
-        for g in sorted((g for g in self.groups if g.pool and g.visits > 0), key=lambda g: -g.depth):
-            pools.append((g.index, g.visits / len(g.names), g.servers, g.ca2, g.population, self._spans(g, waiting),
-                          self._pipeline(g)))
+        limits.sort(key=lambda g: -g.depth)
+        for g in limits:
+            # the wait terms of one span (or path, below) are the same for every transfer size
+            waited: dict[int, tuple[tuple[int, float], ...]] = {}
+            spans = []
+            for share, m, var, terms in self._hold_rows[g.index]:
+                kept = waited.get(id(terms))
+                if kept is None:
+                    kept = waited[id(terms)] = tuple([(gi, c) for gi, c in terms.items() if gi in waiting])
+                spans.append((share, m, var, kept))
+            pools.append((g.index, g.visits / len(g.names), g.servers, g.ca2, g.population, spans, self._pipelines[g.index]))
             if g.population > g.servers:
                 waiting.add(g.index)
         self._stations = stations
         self._pools = [p for p in pools if p[4] > p[2]]
         self._all_pools = pools
+        self._pool_spans: dict[int, Spans] = {p[0]: p[5] for p in pools}
         children = []
+        waited = {}
         for child, n in self._child_list:
             row = []
             for prob, path in child:
-                mean, var = path.lin.at(n)
-                row.append((prob, mean, var, tuple((gi, c) for gi, c in path.lin.terms.items() if gi in waiting)))
+                lin = path.lin
+                if lin.sized:
+                    mean, var = lin.at(n)
+                else:
+                    mean = lin.a + lin.b * n  # Lin.at, inline
+                    var = lin.c + (lin.d + lin.e * n) * n
+                if not var > 0.0:
+                    var = 0.0
+                kept = waited.get(id(lin))
+                if kept is None:
+                    kept = waited[id(lin)] = tuple([(gi, c) for gi, c in lin.terms.items() if gi in waiting])
+                row.append((prob, mean, var, kept))
             children.append(row)
         self._children = children
-        position = self.children
         if self._kind_table is None:
-            # structural: the same for every population, so built once per network
-            self._kind_table = [(k.op, k.prob, [(vprob, [([(count, position[(id(ck), n)], normal_max_factors(count)[0])
-                                                           for count, ck, n in phase], self._fan_in(phase))
-                                                         for phase in phases])
-                                                for vprob, phases in (k.serial or k.variants)]) for k in self.kinds]
+            self._kind_table = self._with_fan_in()
         self._kinds = self._kind_table
-        self._zero = None
+        # the zero-load evaluation (``self._zero``) reads nothing that depends on the population: it is kept
 
-    def _pipeline(self, g: Group) -> list[tuple[float, float, float, int, float]]:
+    def _with_fan_in(self) -> KindTable:
+        """The plan's table with the fan-in latency of the phases whose siblings may share a server."""
+        plan = self.plan
+        assert plan is not None
+        if not plan.fan_in:
+            return plan.table
+        table = [(op, prob, [(vprob, list(rows)) for vprob, rows in variants]) for op, prob, variants in plan.table]
+        for k, v, p in plan.fan_in:
+            kind = plan.kinds[k]
+            fan_in = self._fan_in((kind.serial or kind.variants)[v][1][p])
+            if fan_in:
+                ci, count, e_k, siblings, _ = table[k][2][v][1][p]
+                table[k][2][v][1][p] = (ci, count, e_k, siblings, fan_in)
+        return tuple([(op, prob, tuple([(vprob, tuple(rows)) for vprob, rows in variants])) for op, prob, variants in table])
+
+    def _pipeline(self, g: Group, inside: dict[int, float]) -> list[tuple[float, float, float, int, float]]:
         """Stations with fewer servers than the limit has slots, inside every hold, serving no other limit's jobs.
 
         Their queue is what keeps the slots held (a write cache emptied by one destage
         channel), so the limit blocks when c slots' worth of jobs queue there: the wait for
         a slot is about that station's own wait times rho^(c - c_station) (M/M/c's geometric
-        tail; exact for M/M/1 with c = 1). Returns (visits per instance, mean, scv, servers, ca2).
+        tail; exact for M/M/1 with c = 1). ``inside``: visits per logical I/O of each group
+        within the limit's holds. Returns (visits per instance, mean, scv, servers, ca2).
         """
-        inside: dict[int, float] = {}
-        for w, span, _ in g.holding.values():
-            for gi, c in span.terms.items():
-                inside[gi] = inside.get(gi, 0.0) + w * c
         out = []
         for gi, v in inside.items():
             h = self.groups[gi]
@@ -414,12 +619,12 @@ class Network:
         members map to the same instance; for round-robin ports, only when the siblings
         outnumber the ports.
         """
-        k = sum(count for count, _, _ in phase)
+        k = sum([count for count, _, _ in phase])
         if k < 2:
             return 0.0
         service: dict[int, list[float]] = {}
-        for count, ck, n in phase:
-            for cprob, path in ck:
+        for count, o, n in phase:
+            for cprob, path in self.route(o, n):
                 for g, p, a, b, _ in path.visits:
                     if g.servers != 1 or g.pool or g.background:
                         continue
@@ -437,15 +642,6 @@ class Network:
             if share > 0 and len(times) > 1:
                 extra += share * (sum(times) - max(times))
         return extra
-
-    def _spans(self, g: Group, waiting: set[int]) -> Spans:
-        """A limit's holding time as a mixture of spans: (share, const mean, const variance, wait terms)."""
-        total = sum(w for w, _, _ in g.holding.values())
-        out = []
-        for w, span, n in g.holding.values():
-            mean, var = span.at(n)
-            out.append((w / total, mean, var, tuple((gi, c) for gi, c in span.terms.items() if gi in waiting)))
-        return out
 
     def exact_arrival_fractions(self, population: int, think_us: float, r_min: float, x_max: float, max_population: int = 128) -> None:
         """Replace Schweitzer's (N - 1) / N by exact MVA on the network's skeleton (small N only).
@@ -490,8 +686,9 @@ class Network:
 
     def zero_load_holding(self, g: Group) -> float:
         """Mean holding time of a limit with no queueing anywhere."""
-        total = sum(w for w, _, _ in g.holding.values())
-        return sum(w * span.at(n)[0] for w, span, n in g.holding.values()) / total if total > 0 else 0.0
+        if not self._structured:
+            self._structure()
+        return self._zero_hold.get(g.index, 0.0)
 
     def capacities(self) -> list[float]:
         """Logical I/Os per us each group can sustain: servers / demand per instance (limits: slots / hold)."""
@@ -506,91 +703,106 @@ class Network:
         ``burstiness`` multiplies every centre's arrival variability (the index of dispersion
         of a bursty workload's arrivals at the queues' time scale; 1 for Poisson).
         """
-        if x <= 0.0 and self._zero is not None:
-            return self._zero
         n = len(self.groups)
+        if x <= 0.0:
+            # no load: no waits anywhere (adding c x 0 to a mean or variance changes nothing)
+            if self._zero is None:
+                self._zero = Evaluation(x=x, latency=self._per_op(self._zero_load_moments()), waits=[0.0] * n,
+                                        p_wait=[0.0] * n, holding=[0.0] * n, overloaded=False)
+            return self._zero
         waits = [0.0] * n
         wvar = [0.0] * n
         p_wait = [0.0] * n
         holding = [0.0] * n
-        if x > 0.0:
-            seen = self._seen
-            for i, visits, mean, scv, servers, ca2, population in self._stations:
-                if servers == 1:
-                    # M/G/1 (Pollaczek-Khinchine with the Allen-Cunneen arrival factor), inline: most stations
-                    rho = x * visits * mean * seen[i]
-                    if rho >= 1.0:
-                        p_wait[i] = 1.0
-                        return Evaluation(x=x, latency=[INF, INF], waits=waits, p_wait=p_wait, holding=holding, overloaded=True)
-                    if rho <= 0.0:
-                        continue
-                    wait = rho * mean * 0.5 * (ca2 * burstiness + scv) / (1.0 - rho)
-                    if population != INF:
-                        cap = (population - 1.0) * mean * max(1.0, 0.5 * (ca2 * burstiness + scv))
-                        if wait > cap:
-                            wait = cap
-                    waits[i] = wait
-                    wvar[i] = wait * wait * (2.0 / rho - 1.0)
-                    p_wait[i] = rho
+        seen = self._seen
+        for i, visits, mean, scv, servers, ca2, population in self._stations:
+            if servers == 1:
+                # M/G/1 (Pollaczek-Khinchine with the Allen-Cunneen arrival factor), inline: most stations
+                rho = x * visits * mean * seen[i]
+                if rho >= 1.0:
+                    p_wait[i] = 1.0
+                    return Evaluation(x, [INF, INF], waits, p_wait, holding, True)
+                if rho <= 0.0:
                     continue
-                wait, w2, pw = queue_wait(x * visits, mean, scv, servers, ca2 * burstiness, population, seen[i])
-                if wait == INF:
-                    p_wait[i] = 1.0
-                    return Evaluation(x=x, latency=[INF, INF], waits=waits, p_wait=p_wait, holding=holding, overloaded=True)
+                variability = ca2 * burstiness + scv
+                wait = rho * mean * 0.5 * variability / (1.0 - rho)
+                if population != INF:
+                    cap = (population - 1.0) * mean * max(1.0, 0.5 * variability)
+                    if wait > cap:
+                        wait = cap
                 waits[i] = wait
-                wvar[i] = w2 - wait * wait if w2 > wait * wait else 0.0
-                p_wait[i] = pw
-            for i, visits, servers, ca2, population, spans, pipeline in self._pools:
-                h1 = 0.0
-                h2 = 0.0
-                for share, m, v, terms in spans:
-                    for gi, c in terms:
-                        m += c * waits[gi]
-                        v += c * wvar[gi]
-                    h1 += share * m
-                    h2 += share * (v + m * m)
-                holding[i] = h1
-                scv = h2 / (h1 * h1) - 1.0 if h1 > 0 else 0.0
-                wait, w2, pw = queue_wait(x * visits, h1, scv if scv > 0 else 0.0, servers, ca2 * burstiness, population, seen[i])
-                if pipeline:
-                    # the slots are held while jobs queue at the pipeline station: that queue is the
-                    # blocking, so its estimate stands (also where slots x hold looks overloaded)
-                    best = 0.0
-                    best_pw = 0.0
-                    for p_visits, p_mean, p_scv, p_servers, p_ca2 in pipeline:
-                        rho = x * p_visits * p_mean / p_servers
-                        if rho >= 1.0:
-                            best = INF
-                            break
-                        q_wait, _, q_pw = queue_wait(x * p_visits, p_mean, p_scv, p_servers, p_ca2 * burstiness, population, seen[i])
-                        tail = rho ** (servers - p_servers)
-                        if q_wait * tail > best:
-                            best, best_pw = q_wait * tail, q_pw * tail
-                    if wait == INF or best > wait:
-                        wait, pw = best, best_pw
-                        w2 = 2.0 * wait * wait / pw if pw > 0 and wait != INF else wait
-                if wait == INF:
-                    p_wait[i] = 1.0
-                    return Evaluation(x=x, latency=[INF, INF], waits=waits, p_wait=p_wait, holding=holding, overloaded=True)
-                waits[i] = wait
-                wvar[i] = w2 - wait * wait if w2 > wait * wait else 0.0
-                p_wait[i] = pw
-        ev = Evaluation(x=x, latency=self._latency(waits, wvar), waits=waits, p_wait=p_wait, holding=holding, overloaded=False)
-        if x <= 0.0:
-            self._zero = ev
-        return ev
+                wvar[i] = wait * wait * (2.0 / rho - 1.0)
+                p_wait[i] = rho
+                continue
+            wait, w2, pw = queue_wait(x * visits, mean, scv, servers, ca2 * burstiness, population, seen[i])
+            if wait == INF:
+                p_wait[i] = 1.0
+                return Evaluation(x, [INF, INF], waits, p_wait, holding, True)
+            waits[i] = wait
+            wvar[i] = w2 - wait * wait if w2 > wait * wait else 0.0
+            p_wait[i] = pw
+        for i, visits, servers, ca2, population, spans, pipeline in self._pools:
+            h1 = 0.0
+            h2 = 0.0
+            for share, m, v, terms in spans:
+                for gi, c in terms:
+                    m += c * waits[gi]
+                    v += c * wvar[gi]
+                h1 += share * m
+                h2 += share * (v + m * m)
+            holding[i] = h1
+            scv = h2 / (h1 * h1) - 1.0 if h1 > 0 else 0.0
+            wait, w2, pw = queue_wait(x * visits, h1, scv if scv > 0 else 0.0, servers, ca2 * burstiness, population, seen[i])
+            if pipeline:
+                # the slots are held while jobs queue at the pipeline station: that queue is the
+                # blocking, so its estimate stands (also where slots x hold looks overloaded)
+                best = 0.0
+                best_pw = 0.0
+                for p_visits, p_mean, p_scv, p_servers, p_ca2 in pipeline:
+                    rho = x * p_visits * p_mean / p_servers
+                    if rho >= 1.0:
+                        best = INF
+                        break
+                    q_wait, _, q_pw = queue_wait(x * p_visits, p_mean, p_scv, p_servers, p_ca2 * burstiness, population, seen[i])
+                    tail = rho ** (servers - p_servers)
+                    if q_wait * tail > best:
+                        best, best_pw = q_wait * tail, q_pw * tail
+                if wait == INF or best > wait:
+                    wait, pw = best, best_pw
+                    w2 = 2.0 * wait * wait / pw if pw > 0 and wait != INF else wait
+            if wait == INF:
+                p_wait[i] = 1.0
+                return Evaluation(x, [INF, INF], waits, p_wait, holding, True)
+            waits[i] = wait
+            wvar[i] = w2 - wait * wait if w2 > wait * wait else 0.0
+            p_wait[i] = pw
+        return Evaluation(x, self._latency(waits, wvar), waits, p_wait, holding, False)
 
     def holding_time(self, ev: Evaluation, g: Group) -> float:
         """Mean holding time of limit ``g`` at an evaluation (also for limits that never make a job wait)."""
-        for i, _, _, _, _, spans, _ in self._all_pools:
-            if i == g.index:
-                total = 0.0
-                for share, m, _, terms in spans:
-                    for gi, c in terms:
-                        m += c * ev.waits[gi]
-                    total += share * m
-                return total
-        return 0.0
+        spans = self._pool_spans.get(g.index)
+        if spans is None:
+            return 0.0
+        waits = ev.waits
+        total = 0.0
+        for share, m, _, terms in spans:
+            for gi, c in terms:
+                m += c * waits[gi]
+            total += share * m
+        return total
+
+    def _zero_load_moments(self) -> list[tuple[float, float]]:
+        """(mean, variance) of every child kind with no waiting anywhere."""
+        moments = []
+        for child in self._children:
+            m1 = 0.0
+            m2 = 0.0
+            for prob, m, v, _ in child:
+                m1 += prob * m
+                m2 += prob * (v + m * m)
+            var = m2 - m1 * m1
+            moments.append((m1, var if var > 0.0 else 0.0))
+        return moments
 
     def _latency(self, waits: list[float], wvar: list[float]) -> list[float]:
         """Mean latency of reads and writes given every group's wait."""
@@ -606,19 +818,24 @@ class Network:
                 m2 += prob * (v + m * m)
             var = m2 - m1 * m1
             moments.append((m1, var if var > 0.0 else 0.0))
+        return self._per_op(moments)
+
+    def _per_op(self, moments: list[tuple[float, float]]) -> list[float]:
+        """Mean latency of reads and writes from the (mean, variance) of every child kind."""
         per_op = [0.0, 0.0]
+        sqrt = math.sqrt
         for op, prob, variants in self._kinds:
             lat = 0.0
             for vprob, phases in variants:
                 total = 0.0
-                for phase, fan_in in phases:
-                    if len(phase) == 1:
-                        count, ci, e_k = phase[0]
+                for ci, count, e_k, siblings, fan_in in phases:
+                    if siblings is None:
                         m, var = moments[ci]
-                        total += m if count == 1 or var <= 0.0 else m + e_k * math.sqrt(var)
+                        total += m if count == 1 or var <= 0.0 else m + e_k * sqrt(var)
                     else:
-                        total += max_of_normals([(count, *moments[ci]) for count, ci, _ in phase])
-                    total += fan_in
+                        total += max_of_normal_moments(siblings, moments)
+                    if fan_in:
+                        total += fan_in
                 lat += vprob * total
             per_op[op] += prob * lat
         op_prob = self.op_prob

@@ -5,10 +5,19 @@ Every number comes from the functions the DES builder uses (``flash_parameters``
 solvers read the same parameters; nothing numeric is defined here. Component names are
 the DES meter names, so utilization maps line up.
 
+A route is built once per device op and serves every transfer size (services are a fixed
+part plus a part per byte, or a function of the size such as a NAND die's hold), except on
+z/VM, where an SSCH runs one device command per page and the route is built per size.
+
 Volume members are namespaces (direct NVMe), LUNs (SAN), DIMMs (eXFlash) or base EDEVs
 (z/VM). A device I/O goes to any member alike, except under closed affinity (a JBOD job
 keeps its member, ``sim/volume.py``), where members get their jobs' share and members
 without jobs get nothing. Instances of a component that carry the same share form one group.
+
+What many scenarios share is built once and kept: parameters derived from the catalog (per
+Catalog object, so a changed fit or user catalog starts afresh), the volume layer's plan of a
+workload mix on a layout and member count (``kind_plan``), and component names. A scenario's
+own network (its groups, routes and loads) is compiled anew (``sim.analytic`` caches it whole).
 """
 
 from __future__ import annotations
@@ -17,14 +26,15 @@ import math
 import threading
 from collections.abc import Callable
 from functools import lru_cache
+from typing import cast
 
 from models.catalog import Catalog, load_catalog
 from models.hardware import FlashDeviceSpec
 from models.scenario import Scenario
-from models.topology import DirectNvme, Exflash, Generic, HostConfig, San, ZvmEdev
-from models.workload import ClosedWorkload
-from sim.analytic.network import READ, WRITE, ChildKind, Choice, Group, LogicalKind, Network, Path, Phase
-from sim.analytic.queueing import INF
+from models.topology import DirectNvme, Exflash, Generic, HostConfig, San, Topology, ZvmEdev
+from models.workload import ClosedWorkload, Workload
+from sim.analytic.network import READ, WRITE, ChildKind, Choice, Group, KindPlan, LogicalKind, Network, Path, Phase, PhaseRow
+from sim.analytic.queueing import INF, normal_max_factors
 from sim.model import (
     FlashParameters,
     ResolvedHost,
@@ -37,18 +47,37 @@ from sim.model import (
     san_parameters,
     subchannel_turnaround_us,
     us_per_byte,
+    zvm_command_bytes,
     zvm_link_gbs,
 )
 from sim.volume import Volume
 
 LAW_SCV = {"exponential": 1.0, "deterministic": 0.0}
+SizeTime = Callable[[float], float]
+"""Microseconds for a transfer of n bytes."""
 
 
-# -- cached parameter derivation (the catalog does not change within a process unless its env does) --
+# -- parameters derived from the catalog, once per catalog and distinct input ----------------------------
+#
+# The DES builder's parameter functions (sim/model.py) read the catalog through ``load_catalog``,
+# which returns a new Catalog object whenever its inputs change ($FLASHPLAN_FITTED, the fitted
+# file, $FLASHPLAN_CATALOG_DIR). So the derived values are kept per Catalog object: a new
+# catalog starts with an empty table, and the old table goes when the next catalog arrives.
 
-_flash_cache: dict[tuple[int, int, str], tuple[FlashDeviceSpec, FlashParameters]] = {}
-_host_cache: dict[tuple[object, ...], ResolvedHost] = {}
-_san_cache: dict[tuple[object, ...], SanParameters] = {}
+_derived: dict[int, tuple[Catalog, dict[tuple[object, ...], object]]] = {}
+_DERIVED_ENTRIES = 4096
+
+
+def _table(catalog: Catalog) -> dict[tuple[object, ...], object]:
+    """The derived-parameter table of ``catalog`` (which it keeps alive, so its id stays unique)."""
+    entry = _derived.get(id(catalog))
+    if entry is None or entry[0] is not catalog:
+        _derived.clear()
+        entry = _derived[id(catalog)] = (catalog, {})
+    table = entry[1]
+    if len(table) > _DERIVED_ENTRIES:
+        table.clear()
+    return table
 
 
 def _spec(catalog: Catalog, section: str, value: str | FlashDeviceSpec) -> FlashDeviceSpec:
@@ -60,37 +89,98 @@ def _spec(catalog: Catalog, section: str, value: str | FlashDeviceSpec) -> Flash
 
 
 def _flash(catalog: Catalog, spec: FlashDeviceSpec, access: str) -> FlashParameters:
-    key = (id(catalog), id(spec), access)
-    hit = _flash_cache.get(key)
-    if hit is not None and hit[0] is spec:
-        return hit[1]
+    """``flash_parameters`` of a device (an inline spec by identity: the entry keeps it alive)."""
+    table = _table(catalog)
+    key = ("flash", id(spec), access)
+    hit = table.get(key)
+    if hit is not None and hit[0] is spec:  # type: ignore[index]
+        return hit[1]  # type: ignore[index,no-any-return]
     params = flash_parameters(spec, access)
-    if len(_flash_cache) > 4096:
-        _flash_cache.clear()
-    _flash_cache[key] = (spec, params)
+    table[key] = (spec, params)
     return params
+
+
+def _die_times(catalog: Catalog, params: FlashParameters) -> tuple[SizeTime, SizeTime]:
+    """A device's ``die_read_time_us`` and ``die_program_time_us``, remembered per transfer size.
+
+    The formulas hold for any byte count (pieces of a striped I/O average fractional sizes).
+    """
+    table = _table(catalog)
+    key = ("die times", id(params))
+    hit = table.get(key)
+    if hit is not None and hit[0] is params:  # type: ignore[index]
+        return hit[1]  # type: ignore[index,no-any-return]
+    times = (cast(SizeTime, lru_cache(maxsize=256)(params.die_read_time_us)),
+             cast(SizeTime, lru_cache(maxsize=256)(params.die_program_time_us)))
+    table[key] = (params, times)
+    return times
 
 
 def _host(catalog: Catalog, config: HostConfig, default_stack: str) -> ResolvedHost:
-    key = (id(catalog), config.model, config.stack, config.cores, config.cpu_us_per_io, config.submit_fraction, default_stack)
-    host = _host_cache.get(key)
+    """``resolve_host`` of a host configuration."""
+    table = _table(catalog)
+    key = ("host", config.model, config.stack, config.cores, config.cpu_us_per_io, config.submit_fraction, default_stack)
+    host = table.get(key)
     if host is None:
-        if len(_host_cache) > 4096:
-            _host_cache.clear()
-        host = _host_cache[key] = resolve_host(config, default_stack)
-    return host
+        host = table[key] = resolve_host(config, default_stack)
+    return host  # type: ignore[return-value]
 
 
 def _san(catalog: Catalog, topo: San, mean_bytes: float) -> SanParameters:
-    key = (id(catalog), topo.protocol, topo.host_adapter, topo.host_adapters, topo.luns, topo.lun_queue_depth,
-           topo.nvme_queues.count, topo.nvme_queues.depth, topo.associations, topo.storage_server, topo.front_end_ports,
-           topo.cache.size_gb, mean_bytes)
-    params = _san_cache.get(key)
+    """``san_parameters`` of a SAN attachment at a mean I/O size."""
+    table = _table(catalog)
+    queues, cache = topo.nvme_queues, topo.cache
+    key = ("san", topo.protocol, topo.host_adapter, topo.host_adapters, topo.luns, topo.lun_queue_depth,
+           queues.count, queues.depth, topo.associations, topo.storage_server, topo.front_end_ports, cache.size_gb, mean_bytes)
+    params = table.get(key)
     if params is None:
-        if len(_san_cache) > 4096:
-            _san_cache.clear()
-        params = _san_cache[key] = san_parameters(topo, mean_bytes)
-    return params
+        params = table[key] = san_parameters(topo, mean_bytes)
+    return params  # type: ignore[return-value]
+
+
+@lru_cache(maxsize=64)
+def _pcie_gbs(gen: int | None, lanes: int | None) -> float | None:
+    """``pcie_gbs``, once per (generation, lanes): it validates a PcieLink model."""
+    return pcie_gbs(gen, lanes)
+
+
+def _uplink_gbs(catalog: Catalog, adapter: str) -> float:
+    """GB/s of a catalog adapter's PCIe uplink (``NvmeAdapterSpec.uplink`` validates a PcieLink each time)."""
+    table = _table(catalog)
+    gbs = table.get(("uplink", adapter))
+    if gbs is None:
+        gbs = table[("uplink", adapter)] = catalog.adapters[adapter].uplink.gbs
+    return gbs  # type: ignore[return-value]
+
+
+def _zvm_link_gbs(catalog: Catalog, spec: FlashDeviceSpec, adapter_uplink_gbs: float) -> float:
+    """``zvm_link_gbs`` of a drive behind an adapter."""
+    table = _table(catalog)
+    key = ("zvm link", id(spec), adapter_uplink_gbs)
+    hit = table.get(key)
+    if hit is not None and hit[0] is spec:  # type: ignore[index]
+        return hit[1]  # type: ignore[index,no-any-return]
+    gbs = zvm_link_gbs(spec, adapter_uplink_gbs)
+    table[key] = (spec, gbs)
+    return gbs
+
+
+def _turnaround(catalog: Catalog) -> tuple[float, float]:
+    """z/VM subchannel turnaround per op (``subchannel_turnaround_us``), indexed by READ / WRITE."""
+    table = _table(catalog)
+    hit = table.get(("turnaround",))
+    if hit is None:
+        hit = table[("turnaround",)] = (subchannel_turnaround_us(READ), subchannel_turnaround_us(WRITE))
+    return hit  # type: ignore[return-value]
+
+
+def _command_bytes(catalog: Catalog) -> int:
+    """Bytes per device command of a z/VM EDEV channel program (``zvm_command_bytes``)."""
+    table = _table(catalog)
+    hit = table.get(("command bytes",))
+    if hit is None:
+        hit = table[("command bytes",)] = zvm_command_bytes()
+    return hit  # type: ignore[return-value]
 
 
 # -- the volume layer ---------------------------------------------------------------------------
@@ -255,6 +345,24 @@ def names(pattern: str, count: int) -> tuple[str, ...]:
     return tuple(pattern.format(i) for i in range(count))
 
 
+@lru_cache(maxsize=256)
+def _hba_port_names(host_ports: int, per_adapter: int) -> tuple[str, ...]:
+    """SAN host ports: port i is port i % per_adapter of adapter i // per_adapter (sim/model.py)."""
+    return tuple([f"hba{i // per_adapter}.port{i % per_adapter}" for i in range(host_ports)])
+
+
+@lru_cache(maxsize=256)
+def _directions(labels: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The (towards the host, towards the device) meter names of ports ``labels``."""
+    return tuple([f"{x}.to_host" for x in labels]), tuple([f"{x}.to_device" for x in labels])
+
+
+@lru_cache(maxsize=256)
+def _round_robin_shares(paths: int, ports: int) -> tuple[float, ...]:
+    """Share of the device I/Os each of ``ports`` ports takes when I/Os take ``paths`` paths in turn."""
+    return tuple([(paths // ports + (1 if i < paths % ports else 0)) / paths for i in range(ports)])
+
+
 @lru_cache(maxsize=1024)
 def namespace_names(drives: int, members: int) -> tuple[str, ...]:
     """Member m is namespace m // drives of drive m % drives (sim/model.py)."""
@@ -276,8 +384,7 @@ class Compiler:
         self.display: dict[int, str] = {}
         self.width = 1
         self.cpu: Cpu | None = None
-        self.rotating = jobs is not None and scenario.workload.access == "sequential" and getattr(
-            scenario.topology, "layout", "jbod") in STRIPED
+        self.rotating = jobs is not None and scenario.workload.access == "sequential" and layout_of(scenario.topology) in STRIPED
         """Closed sequential streams sit on some members at a time but move over all of them."""
         self.reported_slots: dict[int, int] = {}
         """Group id -> the DES meter's capacity where the model uses fewer slots (idle z/VM bases)."""
@@ -295,17 +402,20 @@ class Compiler:
         group with the probability that a device I/O goes to one of its instances.
         """
         choice: Choice = []
-        for s, c, idx in _buckets(self.members, self.jobs, mapping, len(labels), shares):
+        count = len(labels)
+        registered = self.net.groups
+        for s, c, idx in _buckets(self.members, self.jobs, mapping, count, shares):
             if s <= 0.0:
-                self.idle_names.extend(labels[i] for i in idx)
+                self.idle_names.extend([labels[i] for i in idx])
                 continue
-            g = Group(names=labels if len(idx) == len(labels) else tuple(labels[i] for i in idx), servers=servers, pool=pool,
-                      cover=max(1, c), ca2=ca2, reach=s if self.affinity else 1.0, instances=len(labels),
-                      round_robin=shares is not None)
-            self.net.register(g)
+            g = Group(labels if len(idx) == count else tuple([labels[i] for i in idx]), servers, pool, c if c > 1 else 1,
+                      s if self.affinity else 1.0, count, shares is not None, ca2)
+            g.index = len(registered)  # a group's index is its place in the network
+            registered.append(g)
             if display:
                 self.display[id(g)] = display
-            self.component[id(g)] = labels
+            if self.rotating:
+                self.component[id(g)] = labels
             choice.append((g, s * len(idx)))
         return choice
 
@@ -345,40 +455,139 @@ class Cpu:
 
 
 class FlashGroups:
-    """A flash device's stations and write cache (``FlashDevice`` in sim/model.py), for ``n`` devices."""
+    """A flash device's stations and write cache (``FlashDevice`` in sim/model.py), for ``n`` devices.
+
+    With shared NAND dies (``FlashParameters.shared_dies``) reads and programs take turns on the
+    device's ``read_units`` dies (a pool): a read holds a die for ``die_read_time_us``; a destaged
+    write, after the write channel and a program unit, waits for a die, frees its cache slot and
+    keeps the die for ``die_program_time_us`` in the background.
+    """
 
     def __init__(self, c: Compiler, prefix: str, n: int, mapping: Mapping, p: FlashParameters):
         self.p = p
         self.scv = p.service_cv * p.service_cv if p.law == "lognormal" else 0.0
-        self.read_units = c.groups(names(prefix + ".read_units", n), p.read_units, mapping)
+        if p.shared_dies:
+            self.dies: Choice | None = c.groups(names(prefix + ".nand_dies", n), p.read_units, mapping, pool=True)
+            self.read_units: Choice = []
+        else:
+            self.dies = None
+            self.read_units = c.groups(names(prefix + ".read_units", n), p.read_units, mapping)
         self.read_bw = c.groups(names(prefix + ".read_bw", n), 1, mapping)
         self.write_cache = c.groups(names(prefix + ".write_cache", n), p.write_cache_slots, mapping, pool=True)
         self.write_bw = c.groups(names(prefix + ".write_bw", n), 1, mapping)
         self.program_units = c.groups(names(prefix + ".program_units", n), p.program_units, mapping)
         self.read_per_byte = us_per_byte(p.read_bw_gbs)
         self.write_per_byte = us_per_byte(p.write_bw_gbs)
+        if p.shared_dies:
+            self.die_read_time, self.die_program_time = _die_times(c.catalog, p)
 
-    def read(self, path: Path) -> None:
+    def read(self, path: Path, nbytes: int | None = None) -> None:
+        """A read of the route's size, or of ``nbytes`` (a route built for one size: one page of a channel program)."""
         p = self.p
-        path.visit(self.read_units, p.read_latency_us, 0.0, self.scv)
-        path.visit(self.read_bw, 0.0, self.read_per_byte)
+        if self.dies is not None:
+            if nbytes is None:
+                path.hold(self.dies, 0.0, self.scv, self.die_read_time)
+            else:
+                path.hold(self.dies, p.die_read_time_us(nbytes), self.scv)
+        else:
+            path.visit(self.read_units, p.read_latency_us, 0.0, self.scv)
+        if nbytes is None:
+            path.visit(self.read_bw, 0.0, self.read_per_byte)
+        else:
+            path.visit(self.read_bw, nbytes * self.read_per_byte)
 
-    def write(self, path: Path) -> None:
-        """Take a cache slot, be acknowledged; the destage (bandwidth, program unit) holds the slot in the background."""
+    def write(self, path: Path, nbytes: int | None = None) -> None:
+        """Take a cache slot, be acknowledged; the destage (bandwidth, program unit[, a die]) holds the slot in the background."""
         p = self.p
         path.acquire(self.write_cache)
         path.delay(p.write_ack_us, self.scv)
-        destage = Path()
-        destage.visit(self.write_bw, 0.0, self.write_per_byte)
+        destage = path.part()
+        if nbytes is None:
+            destage.visit(self.write_bw, 0.0, self.write_per_byte)
+        else:
+            destage.visit(self.write_bw, nbytes * self.write_per_byte)
         destage.visit(self.program_units, p.program_time_us, 0.0, self.scv)
+        if self.dies is not None:
+            if nbytes is None:
+                destage.hold(self.dies, 0.0, self.scv, self.die_program_time, background=True)
+            else:
+                destage.hold(self.dies, p.die_program_time_us(nbytes), self.scv, background=True)
         path.release(background=destage)
 
 
-def _sizes(scenario: Scenario, op: int) -> list[tuple[int, float]]:
-    wl = scenario.workload
-    if op == READ:
-        return wl.size_table("read") if wl.read_fraction > 0 else []
-    return wl.size_table("write") if wl.read_fraction < 1 else []
+Mix = tuple[tuple[int, float, tuple[tuple[int, float], ...]], ...]
+"""(op, share of the logical I/Os, ((bytes, probability), ...)) for each op the workload issues."""
+
+_mixes: dict[tuple[object, ...], Mix] = {}
+
+
+def workload_mix(wl: Workload) -> Mix:
+    """The ops and transfer sizes of a workload (``size_table``), once per distinct mix."""
+    sizes = wl.sizes
+    key = (wl.read_fraction, wl.block_size_kib, tuple([(s.kib, s.weight, s.op) for s in sizes]) if sizes else None)
+    mix = _mixes.get(key)
+    if mix is None:
+        if len(_mixes) > 4096:
+            _mixes.clear()
+        rf = wl.read_fraction
+        mix = _mixes[key] = tuple([(op, p_op, tuple(wl.size_table(name)))  # type: ignore[arg-type]
+                                   for op, p_op, name in ((READ, rf, "read"), (WRITE, 1.0 - rf, "write")) if p_op > 0])
+    return mix
+
+
+@lru_cache(maxsize=4096)
+def kind_plan(layout: str, members: int, chunk: int, mix: Mix) -> KindPlan:
+    """The logical kinds of ``mix`` on a volume of ``members`` members (``volume_plan`` for every op and size).
+
+    Also what the solver reads of them: the child kinds (device op, bytes) in its order, and its
+    table of phases (the expected maximum of identical children, Clark's for different ones).
+    Pieces of a phase that outnumber the members are taken as shared (``_share_members``).
+    """
+    kinds = []
+    width = 1
+    for op, p_op, sizes in mix:
+        for nbytes, p_size in sizes:
+            variants = []
+            serial = []
+            crowded = False
+            for vprob, phases in volume_plan(layout, members, chunk, op, nbytes):
+                merged = []
+                for phase in phases:
+                    pieces = 0
+                    for count, _, _ in phase:
+                        pieces += count
+                    width = max(width, pieces)
+                    merged.append(_share_members(phase, pieces, members))
+                    crowded |= pieces > members
+                variants.append((vprob, phases))
+                serial.append((vprob, tuple(merged)))
+            kinds.append(LogicalKind(op, p_op * p_size, float(nbytes), tuple(variants), tuple(serial) if crowded else None))
+    position: dict[tuple[int, float], int] = {}
+    ops: list[int] = []
+    table = []
+    fan_in = []
+    for k, kind in enumerate(kinds):
+        rows = []
+        for v, (vprob, phases) in enumerate(kind.serial or kind.variants):
+            phase_rows: list[PhaseRow] = []
+            for p, phase in enumerate(phases):
+                for _, o, n in phase:
+                    if (o, n) not in position:
+                        position[(o, n)] = len(position)
+                        if o not in ops:
+                            ops.append(o)
+                if len(phase) == 1:
+                    count, o, n = phase[0]
+                    phase_rows.append((position[(o, n)], count, normal_max_factors(count)[0], None, 0.0))
+                else:
+                    phase_rows.append((-1, 0, 0.0, tuple([(position[(o, n)], *normal_max_factors(count))
+                                                          for count, o, n in phase]), 0.0))
+                if sum([count for count, _, _ in phase]) >= 2:
+                    fan_in.append((k, v, p))
+            rows.append((vprob, tuple(phase_rows)))
+        table.append((kind.op, kind.prob, tuple(rows)))
+    return KindPlan(kinds=tuple(kinds), ops=tuple(ops), children=tuple(position), width=width, table=tuple(table),
+                    fan_in=tuple(fan_in))
 
 
 def _add_kinds(c: Compiler, layout: str, chunk: int, child: Callable[[int], ChildKind]) -> int:
@@ -386,38 +595,25 @@ def _add_kinds(c: Compiler, layout: str, chunk: int, child: Callable[[int], Chil
 
     ``child(op)`` builds the route of a device I/O of kind ``op`` once; every size reuses it.
     """
-    wl = c.scenario.workload
-    templates: dict[int, ChildKind] = {}
-    width = 1
-    for op, p_op in ((READ, wl.read_fraction), (WRITE, 1.0 - wl.read_fraction)):
-        if p_op <= 0:
-            continue
-        for nbytes, p_size in _sizes(c.scenario, op):
-            variants: list[tuple[float, list[Phase]]] = []
-            serial: list[tuple[float, list[Phase]]] = []
-            crowded = False
-            for vprob, phases in volume_plan(layout, c.members, chunk, op, nbytes):
-                built: list[Phase] = []
-                merged: list[Phase] = []
-                for phase in phases:
-                    row: Phase = []
-                    for count, child_op, child_bytes in phase:
-                        if child_op not in templates:
-                            templates[child_op] = child(child_op)
-                        row.append((count, templates[child_op], child_bytes))
-                    pieces = sum(n for n, _, _ in row)
-                    width = max(width, pieces)
-                    built.append(row)
-                    merged.append(_share_members(row, pieces, c.members))
-                    crowded |= pieces > c.members
-                variants.append((vprob, built))
-                serial.append((vprob, merged))
-            c.net.add_kind(LogicalKind(op=op, prob=p_op * p_size, nbytes=float(nbytes), variants=variants,
-                                       serial=serial if crowded else None))
-    return width
+    plan = kind_plan(layout, c.members, chunk, workload_mix(c.scenario.workload))
+    c.net.add_kinds(plan, {o: child(o) for o in plan.ops})
+    return plan.width
 
 
-def _share_members(row: Phase, pieces: int, members: int) -> Phase:
+def _add_sized_kinds(c: Compiler, layout: str, chunk: int, child: Callable[[int, float], ChildKind]) -> int:
+    """As ``_add_kinds``, for routes that change with the transfer size: ``child(op, bytes)`` for each."""
+    plan = kind_plan(layout, c.members, chunk, workload_mix(c.scenario.workload))
+    keys: dict[tuple[int, float], None] = {}
+    for kind in plan.kinds:
+        for _, phases in kind.variants + (kind.serial or ()):
+            for phase in phases:
+                for _, o, n in phase:
+                    keys[(o, n)] = None
+    c.net.add_kinds(plan, {}, {key: child(*key) for key in keys})
+    return plan.width
+
+
+def _share_members(phase: Phase, pieces: int, members: int) -> Phase:
     """A phase with more pieces than volume members, as latency sees it.
 
     Pieces on the same member follow each other through its single-server stages (transfer
@@ -426,12 +622,11 @@ def _share_members(row: Phase, pieces: int, members: int) -> Phase:
     piece all the same (``LogicalKind.variants``).
     """
     if pieces <= members:
-        return row
-    by_kind: dict[int, tuple[ChildKind, float]] = {}
-    for count, kind, n in row:
-        entry = by_kind.get(id(kind))
-        by_kind[id(kind)] = (kind, (entry[1] if entry else 0.0) + count * n)
-    return [(members, kind, total / members) for kind, total in by_kind.values()]
+        return phase
+    moved: dict[int, float] = {}
+    for count, o, n in phase:
+        moved[o] = moved.get(o, 0.0) + count * n
+    return tuple([(members, o, total / members) for o, total in moved.items()])
 
 
 STRIPED = ("raid0", "raid10", "ibmi_mirror")
@@ -454,7 +649,7 @@ def _member_jobs(scenario: Scenario, members: int, layout: str, spread: bool = F
     wl = scenario.workload
     jobs = wl.jobs if isinstance(wl, ClosedWorkload) else 0
     if jobs and layout == "jbod":
-        return tuple(jobs // members + (1 if m < jobs % members else 0) for m in range(members))
+        return tuple([jobs // members + (1 if m < jobs % members else 0) for m in range(members)])
     if wl.access != "sequential" or layout not in ("jbod", *STRIPED) or (spread and not jobs and layout != "jbod"):
         return None
     streams = jobs or 1
@@ -471,7 +666,7 @@ def _member_jobs(scenario: Scenario, members: int, layout: str, spread: bool = F
                 weights[(u + k) % units] += n * min(1.0, span - k)
         scale = 1000.0 / max(weights)
         on_unit = [round(w * scale) for w in weights]  # integer shares, as job counts
-    return tuple(on_unit[m // per_unit] for m in range(units * per_unit))
+    return tuple([on_unit[m // per_unit] for m in range(units * per_unit)])
 
 
 # -- the attachments ---------------------------------------------------------------------------------------
@@ -503,11 +698,10 @@ def compile_direct(scenario: Scenario, topo: DirectNvme, catalog: Catalog, sprea
     cpu = Cpu(c, _host(catalog, topo.host, "linux_nvme"))
     spec = _spec(catalog, "drives", topo.drive)
     params = _flash(catalog, spec, scenario.workload.access)
-    adapter = catalog.adapters[topo.adapter]
     up_host, up_dev = c.link("adapter{}.uplink", adapters, ("mod_mod", drives, adapters))
-    up_per_byte = us_per_byte(adapter.uplink.gbs)
+    up_per_byte = us_per_byte(_uplink_gbs(catalog, topo.adapter))
     drive_of = ("mod", drives)
-    gbs = pcie_gbs(spec.pcie_generation, spec.pcie_lanes)
+    gbs = _pcie_gbs(spec.pcie_generation, spec.pcie_lanes)
     link = c.link("drive{}.link", drives, drive_of) if gbs else None
     link_per_byte = us_per_byte(gbs) if gbs else 0.0
     queues = c.groups(names("drive{}.nvme_queues", drives), topo.nvme_queues.count * topo.nvme_queues.depth, drive_of, pool=True)
@@ -551,12 +745,12 @@ def compile_san(scenario: Scenario, topo: San, catalog: Catalog, spread: bool = 
     def port_groups(labels: tuple[str, ...]) -> tuple[Choice, Choice]:
         # path r % paths takes port (r % paths) % n: round-robin, every n-th device I/O
         n = len(labels)
-        shares = tuple((paths // n + (1 if i < paths % n else 0)) / paths for i in range(n))
-        to_host = c.groups(tuple(f"{x}.to_host" for x in labels), 1, ("shares",), ca2=1.0 / n, shares=shares)
-        to_dev = c.groups(tuple(f"{x}.to_device" for x in labels), 1, ("shares",), ca2=1.0 / n, shares=shares)
-        return to_host, to_dev
+        shares = _round_robin_shares(paths, n)
+        to_host, to_dev = _directions(labels)
+        return (c.groups(to_host, 1, ("shares",), ca2=1.0 / n, shares=shares),
+                c.groups(to_dev, 1, ("shares",), ca2=1.0 / n, shares=shares))
 
-    hp_host, hp_dev = port_groups(tuple(f"hba{i // hba_ports}.port{i % hba_ports}" for i in range(p.host_ports)))
+    hp_host, hp_dev = port_groups(_hba_port_names(p.host_ports, hba_ports))
     fp_host, fp_dev = port_groups(names("server.port{}", p.front_end_ports))
     if fcp:
         limit = c.groups(names("lun{}.queue", members), p.concurrency_slots, ("id",), pool=True)
@@ -660,10 +854,9 @@ def compile_zvm(scenario: Scenario, topo: ZvmEdev, catalog: Catalog) -> Compiler
     cpu = Cpu(c, _host(catalog, topo.host, "zvm_cp"))
     spec = _spec(catalog, "drives", topo.drive)
     params = _flash(catalog, spec, scenario.workload.access)
-    adapter = catalog.adapters[topo.adapter]
     drive_of = ("mod", topo.drives)
     link_host, link_dev = c.link("drive{}.link", topo.drives, drive_of)
-    link_per_byte = us_per_byte(zvm_link_gbs(spec, adapter.uplink.gbs))
+    link_per_byte = us_per_byte(_zvm_link_gbs(catalog, spec, _uplink_gbs(catalog, topo.adapter)))
     device = FlashGroups(c, "drive{}", topo.drives, drive_of, params)
     if topo.aliases == 0:
         # each base EDEV runs one I/O at a time: one slot per base (one DES meter for all of them)
@@ -671,40 +864,75 @@ def compile_zvm(scenario: Scenario, topo: ZvmEdev, catalog: Catalog) -> Compiler
     else:
         # bases and aliases as one pool: an I/O that finds its base busy takes an alias; bases
         # without jobs (closed affinity, a sequential stream) add no slot
-        active = members if c.jobs is None else sum(1 for n in c.jobs if n > 0)
+        active = members if c.jobs is None else len([n for n in c.jobs if n > 0])
         subchannels = c.groups(("edev.subchannels",), active + topo.aliases, None, pool=True)
         c.reported_slots[id(subchannels[0][0])] = members + topo.aliases
     turnaround = _turnaround(catalog)
+    page_bytes = _command_bytes(catalog)
+    commands: dict[tuple[int, int], Path] = {}
 
-    def child(op: int) -> ChildKind:
+    def command(path: Path, op: int, size: int) -> Path:
+        """One device command of ``size`` bytes on the held subchannel (the same in every SSCH)."""
+        cmd = commands.get((op, size))
+        if cmd is None:
+            cmd = commands[(op, size)] = path.part()
+            if op == READ:
+                device.read(cmd, size)
+                cmd.visit(link_host, size * link_per_byte)
+            else:
+                cmd.visit(link_dev, size * link_per_byte)
+                device.write(cmd, size)
+        return cmd
+
+    def ssch(op: int, nbytes: float | None) -> ChildKind:
+        """One SSCH of ``nbytes`` (None: of any size up to one page): CP runs its channel program one
+        device command per page, one after another, with the subchannel held throughout (``_build_zvm``
+        in sim/model.py)."""
         path = Path()
         cpu.charge_submit(path)
         path.acquire(subchannels)
-        if op == READ:
-            device.read(path)
-            path.visit(link_host, 0.0, link_per_byte)
+        if nbytes is None:  # the command is the route's own size: built in place
+            if op == READ:
+                device.read(path)
+                path.visit(link_host, 0.0, link_per_byte)
+            else:
+                path.visit(link_dev, 0.0, link_per_byte)
+                device.write(path)
         else:
-            path.visit(link_dev, 0.0, link_per_byte)
-            device.write(path)
+            whole, rest = divmod(int(nbytes), page_bytes)
+            if whole:
+                path.include(command(path, op, page_bytes), whole)
+            if rest:
+                path.include(command(path, op, rest), 1)
         if turnaround[op] > 0:
             path.delay(turnaround[op])
         path.release()
         cpu.charge_complete(path)
         return [(1.0, path)]
 
-    c.width = _add_kinds(c, "jbod", 256 * 1024, child)
+    largest = max([n for _, _, sizes in workload_mix(scenario.workload) for n, _ in sizes])
+    if largest <= page_bytes:  # one command per SSCH: one route per op serves every size
+        c.width = _add_kinds(c, "jbod", 256 * 1024, lambda op: ssch(op, None))
+    else:
+        c.width = _add_sized_kinds(c, "jbod", 256 * 1024, ssch)
     c.cpu = cpu
     return c
 
 
-@lru_cache(maxsize=8)
-def _turnaround_cached(catalog_id: int) -> dict[int, float]:
-    return {op: subchannel_turnaround_us(op) for op in (READ, WRITE)}
+def clear_tables() -> None:
+    """Forget the derived parameters, volume-layer plans and name tables (they are rebuilt on use)."""
+    _derived.clear()
+    _mixes.clear()
+    for table in (kind_plan, volume_plan, _buckets, names, namespace_names, _hba_port_names, _directions,
+                  _round_robin_shares, _pcie_gbs):
+        table.cache_clear()
 
 
-def _turnaround(catalog: Catalog) -> dict[int, float]:
-    """z/VM subchannel turnaround per op (``subchannel_turnaround_us``), once per catalog."""
-    return _turnaround_cached(id(catalog))
+def layout_of(topo: Topology) -> str:
+    """The volume layout over the members ("jbod" where the attachment has none: z/VM, generic)."""
+    if isinstance(topo, (DirectNvme, San, Exflash)):
+        return topo.layout
+    return "jbod"
 
 
 def compile_scenario(scenario: Scenario, catalog: Catalog | None = None, finish: bool = True, spread: bool = False) -> Compiler:

@@ -7,9 +7,9 @@
   through Pollaczek-Khinchine, for M/G/1), with Schweitzer's arrival-theorem correction
   for a closed population (an arriving job sees the centre as if it were not there:
   utilization x (n - 1) / n) and no waiting at all when the population cannot exceed the servers.
-* ``max_of_normals`` - expected maximum of parallel children (fork-join: a mirrored write
-  completes when its slower copy does), from exact normal order statistics for identical
-  children and Clark's moment matching for children of different sizes.
+* ``normal_max_factors`` / ``max_of_normal_moments`` - expected maximum of parallel children
+  (fork-join: a mirrored write completes when its slower copy does), from exact normal order
+  statistics for identical children and Clark's moment matching for children of different sizes.
 
 Times are in microseconds and rates per microsecond throughout.
 """
@@ -85,18 +85,20 @@ def mva_arrival_fractions(demands: list[float], multiplicity: list[int], delay: 
     """
     k = len(demands)
     mult = [float(m) for m in multiplicity]
+    centres = range(k)
     q = [0.0] * k
-    prev = q
+    prev = [0.0] * k
     r = [0.0] * k
     for n in range(1, population + 1):
         total = delay
-        for i in range(k):
+        for i in centres:
             ri = demands[i] * (1.0 + q[i])
             r[i] = ri
             total += mult[i] * ri
         x = n / total
-        prev = q
-        q = [x * ri for ri in r]
+        prev, q = q, prev  # q(n - 1) stays in prev; q(n) overwrites the older buffer
+        for i in centres:
+            q[i] = x * r[i]
     return [p / c if c > 0 else 1.0 for p, c in zip(prev, q, strict=True)]
 
 
@@ -161,17 +163,16 @@ def clark_max(m1: float, v1: float, m2: float, v2: float) -> tuple[float, float]
     return mean, max(0.0, second - mean * mean)
 
 
-def max_of_normals(children: list[tuple[int, float, float]]) -> float:
-    """Expected maximum over parallel children given as (count, mean, variance) of identical kinds."""
-    if len(children) == 1:
-        count, mean, var = children[0]
-        if count <= 1 or var <= 0.0:
-            return mean
-        return mean + normal_max_factors(count)[0] * math.sqrt(var)
+def max_of_normal_moments(children: tuple[tuple[int, float, float], ...], moments: list[tuple[float, float]]) -> float:
+    """Expected maximum of two or more parallel children of different kinds (Clark's moment matching).
+
+    Each child is (index into ``moments`` of its (mean, variance), e_k, v_k): ``count`` identical
+    copies of it finish as one normal of mean + e_k sd and variance v_k var (``normal_max_factors``).
+    """
     acc_m = -INF
     acc_v = 0.0
-    for count, mean, var in children:
-        e, v = normal_max_factors(count)
+    for ci, e, v in children:
+        mean, var = moments[ci]
         sd = math.sqrt(var) if var > 0.0 else 0.0
         m, vv = mean + e * sd, v * var
         if acc_m == -INF:

@@ -73,7 +73,7 @@ def parity_figure(rows: Sequence[dict[str, Any]]) -> go.Figure:
 
 def write_parity(rows: Sequence[dict[str, Any]], path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    parity_figure(rows).write_html(str(path), include_plotlyjs="cdn")
+    parity_figure(rows).write_html(str(path), include_plotlyjs="directory")  # plotly.min.js beside it: opens offline
     return path
 
 

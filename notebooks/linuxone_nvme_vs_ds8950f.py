@@ -38,8 +38,6 @@
 # the default `full` runs every point to a 2% confidence interval.
 
 # %%
-import os
-from pathlib import Path
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -53,18 +51,15 @@ from models.cost import price_performance_between, usd_per_kiops
 from models.presets import PRESETS
 from sim import simulate
 from sim.analytic import evaluate
+from sim.notebook import budget_note, export_png, notebook_budget, run_settings
 from sim.sweep import default_workers, sweep_frame
 
 NOTEBOOK = "linuxone_nvme_vs_ds8950f"
-BUDGET = os.environ.get("FLASHPLAN_NOTEBOOK_BUDGET", "full").strip().lower()
-if BUDGET not in ("small", "full"):
-    raise ValueError(f"FLASHPLAN_NOTEBOOK_BUDGET must be 'small' or 'full', got {BUDGET!r}")
+BUDGET = notebook_budget()
 SMALL = BUDGET == "small"
 
 # DES run settings applied to every scenario: small = a quick look, full = 2% confidence intervals
-# small: max_ios binds (results do not depend on the machine's load; max_wall_s is only a safety net)
-RUN = ({"run.max_ios": 20_000, "run.warmup_ios": 2_000, "run.target_rel_ci": 0.05, "run.max_wall_s": 10.0} if SMALL
-       else {"run.target_rel_ci": 0.02, "run.max_wall_s": 20.0})
+RUN = {f"run.{k}": v for k, v in run_settings(BUDGET).items()}
 BURSTY_RUN = ({"run.max_ios": 30_000, "run.warmup_ios": 2_000, "run.target_rel_ci": 0.05, "run.max_wall_s": 10.0} if SMALL
               else {"run.max_ios": 1_000_000, "run.target_rel_ci": 0.03, "run.max_wall_s": 60.0})
 WORKERS = 1 if SMALL else default_workers()
@@ -258,22 +253,6 @@ fig.update_layout(title=f"LinuxONE Emperor 4: 4 x PM1733 md RAID-10 vs 4 DS8950F
 fig.show()
 
 
-def export_png(figure, name):
-    """Write ``figure`` to $FLASHPLAN_NOTEBOOK_PNG_DIR/<name>.png when that variable is set (needs kaleido >= 1 and Chrome/Chromium)."""
-    folder = os.environ.get("FLASHPLAN_NOTEBOOK_PNG_DIR")
-    if not folder:
-        return None
-    path = Path(folder) / f"{name}.png"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        figure.write_image(path, width=figure.layout.width, height=figure.layout.height)
-    except Exception as exc:  # kaleido missing, or no Chrome/Chromium for it to drive
-        print(f"PNG export failed ({type(exc).__name__}: {exc}). It needs `pip install kaleido` (>= 1.0) and Chrome or "
-              "Chromium: on Debian `apt-get install chromium`, or point BROWSER_PATH at a Chrome binary.")
-        return None
-    print(f"chart written to {path} ({path.stat().st_size:,} bytes)")
-    return path
-
 
 export_png(fig, NOTEBOOK)
 
@@ -334,7 +313,7 @@ lines = [
     f"({pp.loc['BDI write burst', 'NVMe better %']:.0f}% better; seed 000: {seed_pp['BDI write burst']:.0f}%). "
     f"Charging the whole DS8950F and its FICON adapters instead widens the gap to "
     f"{whole.loc['YCSB read-mostly', 'NVMe better %']:.1f}% (YCSB).",
-    f"* Run budget: `{BUDGET}`" + (" (short runs: rerun with FLASHPLAN_NOTEBOOK_BUDGET=full for 2% intervals)." if SMALL else "."),
+    budget_note(BUDGET),
 ]
 conclusions = "\n".join(lines)
 display(Markdown(conclusions))

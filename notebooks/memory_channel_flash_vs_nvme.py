@@ -37,8 +37,6 @@
 # fewer, shorter DES runs (the tests use it); `full` is the default.
 
 # %%
-import os
-from pathlib import Path
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -50,16 +48,13 @@ from models import load_scenario, lookup, scenario_from_data, with_overrides
 from models.requirements import PLATFORMS
 from sim import simulate
 from sim.analytic import evaluate
+from sim.notebook import budget_note, export_png, notebook_budget, run_settings
 from sim.sweep import default_workers, sweep_frame
 
 NOTEBOOK = "memory_channel_flash_vs_nvme"
-BUDGET = os.environ.get("FLASHPLAN_NOTEBOOK_BUDGET", "full").strip().lower()
-if BUDGET not in ("small", "full"):
-    raise ValueError(f"FLASHPLAN_NOTEBOOK_BUDGET must be 'small' or 'full', got {BUDGET!r}")
+BUDGET = notebook_budget()
 SMALL = BUDGET == "small"
-# small: max_ios binds (results do not depend on the machine's load; max_wall_s is only a safety net)
-RUN = ({"max_ios": 20_000, "warmup_ios": 2_000, "target_rel_ci": 0.05, "max_wall_s": 10.0} if SMALL
-       else {"target_rel_ci": 0.02, "max_wall_s": 20.0})
+RUN = run_settings(BUDGET)
 WORKERS = 1 if SMALL else default_workers()
 QUEUE_DEPTH = 32  # per device, as the calibration reproduces seed 002's Table 4
 
@@ -218,22 +213,6 @@ fig.update_layout(title=f"eXFlash DIMMs vs NVMe drives in a {host_model} (flashp
 fig.show()
 
 
-def export_png(figure, name):
-    """Write ``figure`` to $FLASHPLAN_NOTEBOOK_PNG_DIR/<name>.png when that variable is set (needs kaleido >= 1 and Chrome/Chromium)."""
-    folder = os.environ.get("FLASHPLAN_NOTEBOOK_PNG_DIR")
-    if not folder:
-        return None
-    path = Path(folder) / f"{name}.png"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        figure.write_image(path, width=figure.layout.width, height=figure.layout.height)
-    except Exception as exc:  # kaleido missing, or no Chrome/Chromium for it to drive
-        print(f"PNG export failed ({type(exc).__name__}: {exc}). It needs `pip install kaleido` (>= 1.0) and Chrome or "
-              "Chromium: on Debian `apt-get install chromium`, or point BROWSER_PATH at a Chrome binary.")
-        return None
-    print(f"chart written to {path} ({path.stat().st_size:,} bytes)")
-    return path
-
 
 export_png(fig, NOTEBOOK)
 
@@ -287,7 +266,7 @@ lines = [
     + ("the memory channel does not buy lower read latency here; its case is slots and density without PCIe."
        if lat[("eXFlash DIMMs", "read")] > lat[("NVMe drives", "read")] else
        "the memory channel answers reads faster."),
-    f"* Run budget: `{BUDGET}`" + (" (short runs: rerun with FLASHPLAN_NOTEBOOK_BUDGET=full for 2% intervals)." if SMALL else "."),
+    budget_note(BUDGET),
 ]
 conclusions = "\n".join(lines)
 display(Markdown(conclusions))

@@ -34,8 +34,6 @@
 # shorter DES runs (the tests use it); `full` is the default.
 
 # %%
-import os
-from pathlib import Path
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -48,17 +46,14 @@ from models import load_scenario, lookup, with_overrides
 from models.requirements import load_requirements
 from sim import simulate
 from sim.analytic import evaluate
+from sim.notebook import budget_note, export_png, notebook_budget, run_settings
 from sim.planner import DELIVERY_TOLERANCE, NoFeasiblePlan, plan
 from sim.sweep import default_workers, sweep_frame
 
 NOTEBOOK = "zvm_hyperpav_aliases"
-BUDGET = os.environ.get("FLASHPLAN_NOTEBOOK_BUDGET", "full").strip().lower()
-if BUDGET not in ("small", "full"):
-    raise ValueError(f"FLASHPLAN_NOTEBOOK_BUDGET must be 'small' or 'full', got {BUDGET!r}")
+BUDGET = notebook_budget()
 SMALL = BUDGET == "small"
-# small: max_ios binds (results do not depend on the machine's load; max_wall_s is only a safety net)
-RUN = ({"max_ios": 20_000, "warmup_ios": 2_000, "target_rel_ci": 0.05, "max_wall_s": 10.0} if SMALL
-       else {"target_rel_ci": 0.02, "max_wall_s": 20.0})
+RUN = run_settings(BUDGET)
 WORKERS = 1 if SMALL else default_workers()
 run_overrides = {f"run.{k}": v for k, v in RUN.items()}
 # paging I/Os move 7 to 80 pages each and cost the DES several times more per I/O: shorter runs in small
@@ -295,22 +290,6 @@ fig.update_layout(title=f"z/VM NVMe EDEVs on a z14 LPAR: HyperPAV aliases and CP
 fig.show()
 
 
-def export_png(figure, name):
-    """Write ``figure`` to $FLASHPLAN_NOTEBOOK_PNG_DIR/<name>.png when that variable is set (needs kaleido >= 1 and Chrome/Chromium)."""
-    folder = os.environ.get("FLASHPLAN_NOTEBOOK_PNG_DIR")
-    if not folder:
-        return None
-    path = Path(folder) / f"{name}.png"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        figure.write_image(path, width=figure.layout.width, height=figure.layout.height)
-    except Exception as exc:  # kaleido missing, or no Chrome/Chromium for it to drive
-        print(f"PNG export failed ({type(exc).__name__}: {exc}). It needs `pip install kaleido` (>= 1.0) and Chrome or "
-              "Chromium: on Debian `apt-get install chromium`, or point BROWSER_PATH at a Chrome binary.")
-        return None
-    print(f"chart written to {path} ({path.stat().st_size:,} bytes)")
-    return path
-
 
 export_png(fig, NOTEBOOK)
 
@@ -384,7 +363,7 @@ lines = [
     f"* **Planner (cheapest EDEV configuration for `zvm_paging.toml`, {paging_req.growth_headroom_pct:g}% growth):** "
     + (f"{winner.label}, ${winner.capex_usd:,.0f}, bottleneck `{winner.bottleneck}`." if planned is not None else
        "no feasible configuration: " + "; ".join(f"`{field}`: {message}" for field, message in no_plan.problems)),
-    f"* Run budget: `{BUDGET}`" + (" (short runs: rerun with FLASHPLAN_NOTEBOOK_BUDGET=full for 2% intervals)." if SMALL else "."),
+    budget_note(BUDGET),
 ]
 conclusions = "\n".join(lines)
 display(Markdown(conclusions))

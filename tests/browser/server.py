@@ -6,6 +6,7 @@ launched by Playwright's sync API; ``playwright install`` is never needed.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -49,12 +50,10 @@ def streamlit_server(env: dict[str, str], log: Path) -> Iterator[str]:
         while True:
             if proc.poll() is not None:
                 raise RuntimeError(f"streamlit exited with code {proc.returncode}:\n{log.read_text()[-3000:]}")
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
+            # not listening yet: OSError
+            with contextlib.suppress(OSError), urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    break
             if time.monotonic() > deadline:
                 raise RuntimeError(f"streamlit did not answer on {url} within {START_TIMEOUT_S:.0f} s:\n{log.read_text()[-3000:]}")
             time.sleep(0.3)

@@ -3,7 +3,7 @@
 Runs every calibration record, prints record / measured / predicted (95% CI) / relative
 error / tolerance / pass and a per-system summary, writes the parity plot and
 calibration/results/latest.json, and exits 1 when any record is outside its tolerance.
-``--fit`` first refits the free parameters (calibration/fit.py) and saves them to
+``--fit [--fit-steps N]`` first refits the free parameters (calibration/fit.py) and saves them to
 models/catalog/fitted.yaml.
 """
 
@@ -29,6 +29,10 @@ from models.numbers import format_number as _fmt
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 
 
+FIT_STEPS = 4
+MAX_FIT_STEPS = 50
+
+
 def register(sub: Any) -> None:
     p = sub.add_parser("calibrate", help="run the calibration records against the seeds' measurements")
     p.add_argument("--only", choices=SYSTEMS, help="one system's records")
@@ -37,9 +41,10 @@ def register(sub: Any) -> None:
     p.add_argument("--quick", action="store_true", help="only the CI subset, with +-4%% run precision")
     p.add_argument("--parity", type=Path, default=RESULTS_DIR / "parity.html", help="where to write the parity plot")
     p.add_argument("--workers", type=int, default=None, help="simulation processes (default: all cores)")
+    p.add_argument("--fit-steps", type=int, default=FIT_STEPS,
+                   help=f"with --fit: least-squares steps per system, 1..{MAX_FIT_STEPS} (default {FIT_STEPS}); each step "
+                        "simulates the system's records once per free parameter, plus once")
     p.set_defaults(func=cmd_calibrate)
-
-
 
 
 def _tol(row: dict[str, Any]) -> str:
@@ -51,8 +56,15 @@ def _tol(row: dict[str, Any]) -> str:
 
 
 def cmd_calibrate(args: argparse.Namespace, out: Console) -> int:
-    from sim.errors import EXIT_FAILURE, EXIT_OK
+    from sim.errors import EXIT_FAILURE, EXIT_OK, BadInput
 
+    problems = []
+    if args.workers is not None and args.workers < 1:
+        problems.append(("--workers", f"must be at least 1, got {args.workers}"))
+    if not 1 <= args.fit_steps <= MAX_FIT_STEPS:
+        problems.append(("--fit-steps", f"must be 1 .. {MAX_FIT_STEPS}, got {args.fit_steps}"))
+    if problems:
+        raise BadInput(problems)
     records = load_records(only=args.only)
     if args.quick:
         records = [r for r in records if r.ci]
@@ -61,7 +73,8 @@ def cmd_calibrate(args: argparse.Namespace, out: Console) -> int:
     if args.fit:
         from calibration.fit import fit, save
 
-        values = fit(load_records(), workers=workers, only=args.only, log=lambda m: err.print(m, markup=False))
+        values = fit(load_records(), workers=workers, max_evals=args.fit_steps, only=args.only,
+                     log=lambda m: err.print(m, markup=False))
         save(values, load_records())
         err.print(f"fitted parameters written to models/catalog/fitted.yaml ({len(values)} parameters)")
         from models.catalog import _load

@@ -142,7 +142,7 @@ def evaluate_with(values: dict[str, float], records: Sequence[Record], workers: 
         Path(name).unlink(missing_ok=True)
 
 
-def fit(records: Sequence[Record], workers: int = 2, max_evals: int = 40, only: str | None = None,
+def fit(records: Sequence[Record], workers: int = 2, max_evals: int = 4, only: str | None = None,
         log: Callable[[str], None] = print) -> dict[str, float]:
     """Fit every block of systems in turn; returns all parameter values (fitted or kept)."""
     values = current_values()

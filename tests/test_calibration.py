@@ -89,3 +89,12 @@ def test_cli_json_for_one_system(tmp_path, capsys):
     assert rows and {"id", "system", "source", "metric", "unit", "measured", "predicted", "ci95", "rel_error", "tolerance", "within"} <= set(rows[0])
     assert code == (0 if all(r["within"] for r in rows) else 1)
     assert (tmp_path / "p.html").exists()
+
+
+def test_cli_bad_fit_steps_and_workers_exit_2_naming_the_option(tmp_path, capsys):
+    parity = tmp_path / "p.html"
+    code = main(["calibrate", "--fit", "--fit-steps", "0", "--workers", "0", "--parity", str(parity)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "--fit-steps: must be 1 .. 50, got 0" in err and "--workers: must be at least 1, got 0" in err
+    assert not parity.exists()

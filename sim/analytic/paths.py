@@ -26,7 +26,7 @@ import math
 import threading
 from collections.abc import Callable
 from functools import lru_cache
-from typing import cast
+from typing import Any, cast
 
 from models.catalog import Catalog, load_catalog
 from models.hardware import FlashDeviceSpec
@@ -88,15 +88,21 @@ def _spec(catalog: Catalog, section: str, value: str | FlashDeviceSpec) -> Flash
     return spec
 
 
-def _flash(catalog: Catalog, spec: FlashDeviceSpec, access: str) -> FlashParameters:
-    """``flash_parameters`` of a device (an inline spec by identity: the entry keeps it alive)."""
+def _per_spec(catalog: Catalog, kind: str, spec: FlashDeviceSpec, arg: Any, compute: Callable[[FlashDeviceSpec, Any], Any]) -> Any:
+    """``compute(spec, arg)``, remembered per catalog and device (an inline spec by identity: the entry keeps it alive)."""
     table = _table(catalog)
-    key = ("flash", id(spec), access)
+    key = (kind, id(spec), arg)
     hit = table.get(key)
     if hit is not None and hit[0] is spec:  # type: ignore[index]
-        return hit[1]  # type: ignore[index,no-any-return]
-    params = flash_parameters(spec, access)
-    table[key] = (spec, params)
+        return hit[1]  # type: ignore[index]
+    value = compute(spec, arg)
+    table[key] = (spec, value)
+    return value
+
+
+def _flash(catalog: Catalog, spec: FlashDeviceSpec, access: str) -> FlashParameters:
+    """``flash_parameters`` of a device."""
+    params: FlashParameters = _per_spec(catalog, "flash", spec, access, flash_parameters)
     return params
 
 
@@ -155,13 +161,7 @@ def _uplink_gbs(catalog: Catalog, adapter: str) -> float:
 
 def _zvm_link_gbs(catalog: Catalog, spec: FlashDeviceSpec, adapter_uplink_gbs: float) -> float:
     """``zvm_link_gbs`` of a drive behind an adapter."""
-    table = _table(catalog)
-    key = ("zvm link", id(spec), adapter_uplink_gbs)
-    hit = table.get(key)
-    if hit is not None and hit[0] is spec:  # type: ignore[index]
-        return hit[1]  # type: ignore[index,no-any-return]
-    gbs = zvm_link_gbs(spec, adapter_uplink_gbs)
-    table[key] = (spec, gbs)
+    gbs: float = _per_spec(catalog, "zvm link", spec, adapter_uplink_gbs, zvm_link_gbs)
     return gbs
 
 

@@ -9,6 +9,7 @@ every problem is shown with its field path.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import streamlit as st
 
@@ -37,13 +38,18 @@ def save_current() -> None:
     overwrite = st.checkbox("Replace a saved scenario of the same name", key="library:overwrite")
     slot = st.empty()
     if st.button("Save", key="library:save", type="primary", icon=":material/save:"):
-        clean = " ".join(name.split())
-        try:
-            library().save_scenario(name, scenario.model_copy(update={"name": clean}), notes=notes, overwrite=overwrite)
-        except LibraryError as exc:
-            show_problems(exc.problems, slot)
-        else:
-            slot.success(f"Saved '{clean}'.")
+        save_to_library(name, scenario, slot, notes=notes, overwrite=overwrite)
+
+
+def save_to_library(name: str, scenario: Scenario, slot: Any, **options: Any) -> None:
+    """Save ``scenario`` under ``name`` (whitespace tidied) and say so in ``slot``, or show the problems there."""
+    clean = " ".join(name.split())
+    try:
+        library().save_scenario(name, scenario.model_copy(update={"name": clean}), **options)
+    except LibraryError as exc:
+        show_problems(exc.problems, slot)
+    else:
+        slot.success(f"Saved '{clean}'.")
 
 
 def saved() -> None:
@@ -136,12 +142,7 @@ def import_files() -> None:
     name = c2.text_input("Save as", value=name, key="library:import_name")
     slot = st.empty()
     if c2.button("Save to the library", key="library:import_save", icon=":material/save:"):
-        try:
-            library().save_scenario(name, scenario.model_copy(update={"name": " ".join(name.split())}))
-        except LibraryError as exc:
-            show_problems(exc.problems, slot)
-        else:
-            slot.success(f"Saved '{' '.join(name.split())}'.")
+        save_to_library(name, scenario, slot)
 
 
 def render() -> None:

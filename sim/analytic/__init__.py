@@ -253,7 +253,10 @@ def _freeze(value: object) -> object:
                                   else _LIST if issubclass(kind, list) else _OTHER)
     if how == _MODEL:
         scalars = _SCALARS
-        return (kind, *[v if type(v) in scalars else _freeze(v) for v in value.__dict__.values()])
+        frozen: list[object] = [kind]
+        for v in value.__dict__.values():
+            frozen.append(v if type(v) in scalars else _freeze(v))
+        return tuple(frozen)
     if how == _INLINE_SPEC:
         return ("inline spec", id(value))
     if how == _LIST:
@@ -468,16 +471,17 @@ def _utilization(c: Compiler, ev: Evaluation, x: float, x_max: float, caps: list
             acc = aggregate.setdefault(display, [0.0, 0.0])
             acc[0] += u * n * servers
             acc[1] += n * servers
-        elif n == 1:
-            util[names[0]] = u
         else:
-            util.update(dict.fromkeys(names, u))
+            for name in names:
+                util[name] = u
         if u > best_u and (not g.pool or p_wait[g.index] >= P_WAIT_CANDIDATE or full):
             best_name, best_u = display or names[0], u
     for name, (busy, total) in aggregate.items():
         util[name] = busy / total if total else 0.0
     for labels, (busy, _) in rotating.items():
-        util.update(dict.fromkeys(labels, busy / len(labels)))
+        per_instance = busy / len(labels)
+        for name in labels:
+            util[name] = per_instance
     for name in c.idle_names:
         util.setdefault(name, 0.0)
     return util, best_name

@@ -330,6 +330,10 @@ class KindPlan:
     """The solver's table, fan-in latencies 0."""
     fan_in: tuple[tuple[int, int, int], ...]
     """(kind, variant, phase) of the table rows whose siblings may meet at a shared server."""
+    loads: tuple[tuple[int, float, float], ...]
+    """(device op, bytes, device I/Os per logical I/O) over every kind, variant and phase: what loads the groups."""
+    op_prob: tuple[float, float]
+    """Share of the logical I/Os that are reads and writes."""
 
 
 @dataclass(slots=True)
@@ -373,8 +377,10 @@ class Network:
         """Limit index -> its holds as (share, zero-load mean, variance, wait terms), every population alike."""
         self._zero_hold: dict[int, float] = {}
         """Limit index -> mean holding time with no queueing anywhere."""
+        self._inside: dict[int, dict[int, float]] = {}
+        """Limit index -> visits per logical I/O of each group within its holds."""
         self._pipelines: dict[int, list[tuple[float, float, float, int, float]]] = {}
-        """Limit index -> its pipeline stations (``_pipeline``)."""
+        """Limit index -> its pipeline stations (``_pipeline``), found once the limit can make jobs wait."""
         self.members = 1
         """Volume members (set by the compiler)."""
 
@@ -395,17 +401,10 @@ class Network:
         else:
             self.templates = [child_of[o] for o in plan.ops]
         self._child_list = [(route(o, n), n) for o, n in plan.children]
-        op_prob = self.op_prob
-        for kind in plan.kinds:
-            prob = kind.prob
-            op_prob[kind.op] += prob
-            for vprob, phases in kind.variants:
-                share = prob * vprob
-                for phase in phases:
-                    for count, o, n in phase:
-                        weight = share * count
-                        for cprob, path in route(o, n):
-                            path.add_loads(weight * cprob, n)
+        self.op_prob = list(plan.op_prob)
+        for o, n, weight in plan.loads:
+            for cprob, path in route(o, n):
+                path.add_loads(weight * cprob, n)
 
     def route(self, o: int, n: float) -> ChildKind:
         """The route of a device I/O of op ``o`` and ``n`` bytes."""
@@ -447,10 +446,13 @@ class Network:
                 caps.append(g.servers / demand if demand > 0 else INF)
                 continue
             inside: dict[int, float] = {}
+            entries = g.holding.values()
             total = 0.0
+            for w, _, _ in entries:
+                total += w
             mean = 0.0
             rows = []
-            for w, span, n in g.holding.values():
+            for w, span, n in entries:
                 terms = span.terms
                 for gi, c in terms.items():
                     inside[gi] = inside.get(gi, 0.0) + w * c
@@ -459,14 +461,13 @@ class Network:
                 else:
                     m = span.a + span.b * n  # Lin.at, inline
                     var = span.c + (span.d + span.e * n) * n
-                total += w
                 mean += w * m
-                rows.append((w, m, var if var > 0.0 else 0.0, terms))
+                rows.append((w / total, m, var if var > 0.0 else 0.0, terms))
             hold = self._zero_hold[g.index] = mean / total if total > 0 else 0.0
             demand = hold * g.visits / len(g.names)
             caps.append(g.servers / demand if demand > 0 else INF)
-            self._hold_rows[g.index] = [(w / total, m, var, terms) for w, m, var, terms in rows]
-            self._pipelines[g.index] = self._pipeline(g, inside) if inside else []
+            self._hold_rows[g.index] = rows
+            self._inside[g.index] = inside
             for gi, v in inside.items():
                 h = groups[gi]
                 if not h.pool and v >= 0.999 * h.visits:
@@ -544,9 +545,15 @@ class Network:
                 if kept is None:
                     kept = waited[id(terms)] = tuple([(gi, c) for gi, c in terms.items() if gi in waiting])
                 spans.append((share, m, var, kept))
-            pools.append((g.index, g.visits / len(g.names), g.servers, g.ca2, g.population, spans, self._pipelines[g.index]))
             if g.population > g.servers:
                 waiting.add(g.index)
+                pipeline = self._pipelines.get(g.index)
+                if pipeline is None:
+                    inside = self._inside[g.index]
+                    pipeline = self._pipelines[g.index] = self._pipeline(g, inside) if inside else []
+            else:
+                pipeline = []  # a limit no job waits for needs no blocking estimate
+            pools.append((g.index, g.visits / len(g.names), g.servers, g.ca2, g.population, spans, pipeline))
         self._stations = stations
         self._pools = [p for p in pools if p[4] > p[2]]
         self._all_pools = pools
@@ -582,9 +589,10 @@ class Network:
         if not plan.fan_in:
             return plan.table
         table = [(op, prob, [(vprob, list(rows)) for vprob, rows in variants]) for op, prob, variants in plan.table]
+        single_servers: dict[tuple[int, float], list[tuple[int, float, float, int]]] = {}
         for k, v, p in plan.fan_in:
             kind = plan.kinds[k]
-            fan_in = self._fan_in((kind.serial or kind.variants)[v][1][p])
+            fan_in = self._fan_in((kind.serial or kind.variants)[v][1][p], single_servers)
             if fan_in:
                 ci, count, e_k, siblings, _ = table[k][2][v][1][p]
                 table[k][2][v][1][p] = (ci, count, e_k, siblings, fan_in)
@@ -609,7 +617,7 @@ class Network:
             out.append((h.visits / len(h.names), mean, scv, h.servers, h.ca2))
         return out
 
-    def _fan_in(self, phase: Phase) -> float:
+    def _fan_in(self, phase: Phase, single_servers: dict[tuple[int, float], list[tuple[int, float, float, int]]]) -> float:
         """Extra latency of a phase whose siblings cross the same single server one after another.
 
         Siblings of a split start together; at a single server they share (one front-end
@@ -617,31 +625,50 @@ class Network:
         after the longest: sum - max. Taken with the chance that they meet there: 1 for a
         single instance; for instances chosen by volume member, the chance that two distinct
         members map to the same instance; for round-robin ports, only when the siblings
-        outnumber the ports.
+        outnumber the ports. ``single_servers``: (device op, bytes) -> ``_meeting_servers``, filled on
+        first use (phases share their children).
         """
         k = sum([count for count, _, _ in phase])
         if k < 2:
             return 0.0
         service: dict[int, list[float]] = {}
+        shares: dict[int, float] = {}
         for count, o, n in phase:
-            for cprob, path in self.route(o, n):
-                for g, p, a, b, _ in path.visits:
-                    if g.servers != 1 or g.pool or g.background:
-                        continue
-                    service.setdefault(g.index, []).extend([cprob * p * (a + b * n)] * count)
+            visits = single_servers.get((o, n))
+            if visits is None:
+                visits = single_servers[(o, n)] = self._meeting_servers(o, n)
+            for gi, t, share, ports in visits:
+                if ports and k <= ports:
+                    continue  # round-robin ports: siblings no more than the ports never meet
+                times = service.get(gi)
+                if times is None:
+                    service[gi] = times = []
+                    shares[gi] = share
+                times.extend([t] * count)
         extra = 0.0
         for gi, times in service.items():
-            g = self.groups[gi]
-            if g.instances == 1:
-                share = 1.0
-            elif g.round_robin:
-                share = 1.0 if k > g.instances else 0.0
-            else:
-                members = self.members or 1
-                share = (g.cover - 1) / (members - 1) if members > 1 else 1.0
-            if share > 0 and len(times) > 1:
-                extra += share * (sum(times) - max(times))
+            if len(times) > 1:
+                extra += shares[gi] * (sum(times) - max(times))
         return extra
+
+    def _meeting_servers(self, o: int, n: float) -> list[tuple[int, float, float, int]]:
+        """The single servers on the route of a device I/O of op ``o`` and ``n`` bytes where siblings may meet:
+        (group index, service us, chance that two siblings meet there, ports when taken round-robin else 0)."""
+        members = self.members or 1
+        out = []
+        for cprob, path in self.route(o, n):
+            for g, p, a, b, _ in path.visits:
+                if g.servers != 1 or g.pool or g.background:
+                    continue
+                if g.instances == 1:
+                    share, ports = 1.0, 0
+                elif g.round_robin:
+                    share, ports = 1.0, g.instances
+                else:
+                    share, ports = ((g.cover - 1) / (members - 1) if members > 1 else 1.0), 0
+                if share > 0:
+                    out.append((g.index, cprob * p * (a + b * n), share, ports))
+        return out
 
     def exact_arrival_fractions(self, population: int, think_us: float, r_min: float, x_max: float, max_population: int = 128) -> None:
         """Replace Schweitzer's (N - 1) / N by exact MVA on the network's skeleton (small N only).

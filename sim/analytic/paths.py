@@ -404,13 +404,14 @@ class Compiler:
         choice: Choice = []
         count = len(labels)
         registered = self.net.groups
+        affinity = self.affinity
+        round_robin = shares is not None
         for s, c, idx in _buckets(self.members, self.jobs, mapping, count, shares):
             if s <= 0.0:
                 self.idle_names.extend([labels[i] for i in idx])
                 continue
             g = Group(labels if len(idx) == count else tuple([labels[i] for i in idx]), servers, pool, c if c > 1 else 1,
-                      s if self.affinity else 1.0, count, shares is not None, ca2)
-            g.index = len(registered)  # a group's index is its place in the network
+                      s if affinity else 1.0, count, round_robin, ca2, index=len(registered))  # index: its place in the network
             registered.append(g)
             if display:
                 self.display[id(g)] = display
@@ -436,21 +437,23 @@ class Cpu:
         f = host.submit_fraction
         self.submit = (host.cpu_us_per_io * f, host.cpu_us_per_kib * f / 1024.0)
         self.complete = (host.cpu_us_per_io * (1 - f), host.cpu_us_per_kib * (1 - f) / 1024.0)
+        self._submits = self.on and (self.submit[0] > 0 or self.submit[1] > 0)
+        self._completes = self.on and (self.complete[0] > 0 or self.complete[1] > 0)
 
     def has_submit(self) -> bool:
-        return self.on and (self.submit[0] > 0 or self.submit[1] > 0)
+        return self._submits
 
     def has_complete(self) -> bool:
-        return self.on and (self.complete[0] > 0 or self.complete[1] > 0)
+        return self._completes
 
     def charge_submit(self, path: Path) -> None:
-        if self.has_submit():
+        if self._submits:
             path.visit(self.station, self.submit[0], self.submit[1])
             if self.serial:
                 path.visit(self.serial, self.host.serial_us_per_io)
 
     def charge_complete(self, path: Path) -> None:
-        if self.has_complete():
+        if self._completes:
             path.visit(self.station, self.complete[0], self.complete[1])
 
 
@@ -586,8 +589,18 @@ def kind_plan(layout: str, members: int, chunk: int, mix: Mix) -> KindPlan:
                     fan_in.append((k, v, p))
             rows.append((vprob, tuple(phase_rows)))
         table.append((kind.op, kind.prob, tuple(rows)))
+    op_prob = [0.0, 0.0]
+    loads: dict[tuple[int, float], float] = {}
+    for kind in kinds:
+        op_prob[kind.op] += kind.prob
+        for vprob, phases in kind.variants:
+            share = kind.prob * vprob
+            for phase in phases:
+                for count, o, n in phase:
+                    loads[(o, n)] = loads.get((o, n), 0.0) + share * count
     return KindPlan(kinds=tuple(kinds), ops=tuple(ops), children=tuple(position), width=width, table=tuple(table),
-                    fan_in=tuple(fan_in))
+                    fan_in=tuple(fan_in), loads=tuple([(o, n, w) for (o, n), w in loads.items()]),
+                    op_prob=(op_prob[0], op_prob[1]))
 
 
 def _add_kinds(c: Compiler, layout: str, chunk: int, child: Callable[[int], ChildKind]) -> int:

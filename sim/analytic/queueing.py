@@ -65,7 +65,7 @@ def queue_wait(rate: float, mean_s: float, scv_s: float, servers: int, ca2: floa
     offered = rate * mean_s * seen
     if offered >= servers:
         return INF, INF, 1.0
-    p_wait = erlang_c(servers, offered)
+    p_wait = offered if servers == 1 else erlang_c(servers, offered)  # M/M/1: P(wait) = utilization
     if p_wait <= 0.0:
         return 0.0, 0.0, 0.0
     wait = p_wait * mean_s / (servers - offered) * 0.5 * (ca2 + scv_s)

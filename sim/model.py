@@ -172,6 +172,10 @@ def _charge(cpu: Station, us: float, us_per_kib: float = 0.0) -> Hop | None:
     return sized
 
 
+FIRST_READ_BYTES = 4096
+"""The transfer a device's QD1 read latency includes (datasheets quote it for 4 KiB reads)."""
+
+
 @dataclass(frozen=True)
 class FlashParameters:
     """The internal mechanism of a flash drive or DIMM, derived from its datasheet (seeds 001, 002, 003).
@@ -195,14 +199,21 @@ class FlashParameters:
     program_time_us: float
     shared_dies: bool = False
     random_access: bool = True
+    read_channel_gbs: float = 0.0
+    """The read-bandwidth channel every read crosses: ``read_bw_gbs``, except with shared dies, where
+    the dies already hold a random read for its share of the random-read bandwidth and the channel
+    is the device's sequential read bandwidth (else the transfer would be charged twice)."""
 
     def die_read_time_us(self, size: int) -> float:
-        """With shared dies: how long a read of ``size`` bytes holds a die (the QD1 latency, or for
-        large random reads the die's share of the random-read bandwidth; sequential reads are
-        striped over the dies and only the read-bandwidth channel caps them)."""
+        """With shared dies: how long a random read of ``size`` bytes holds a die: the array read and
+        the first 4 KiB out (the QD1 latency), then every further byte over the die's share of the
+        random-read bandwidth. Seed 002 Table 4: 142K 4 KiB and 42K 16 KiB reads per DIMM give the
+        two ends; 8 KiB then follows (72K measured). Sequential reads are striped over the dies and
+        only the read-bandwidth channel caps them."""
         if not self.random_access:
             return self.read_latency_us
-        return max(self.read_latency_us, self.read_units * size * us_per_byte(self.read_bw_gbs))
+        extra = max(0, size - FIRST_READ_BYTES)
+        return self.read_latency_us + self.read_units * extra * us_per_byte(self.read_bw_gbs)
 
     def die_program_time_us(self, size: int) -> float:
         """With shared dies: how long programming ``size`` bytes holds a die, so that the dies alone
@@ -219,13 +230,14 @@ def flash_parameters(spec: FlashDeviceSpec, access: str) -> FlashParameters:
     t_prog = beh.program_time_us or float(parameter("device_behaviour.program_time_us"))
     read_units = max(1, round(spec.read_kiops * 1e3 * spec.read_latency_us * 1e-6))
     random = access == "random"
+    read_bw = spec.random_read_bw_gbs if random and spec.random_read_bw_gbs else spec.read_bw_gbs
     program_units = max(1, round(sustained_write_kiops(spec, random) * 1e3 * t_prog * 1e-6))
     return FlashParameters(
         service_cv=cv,
         law="lognormal" if cv > 0 else "deterministic",
         read_units=read_units,
         read_latency_us=spec.read_latency_us,
-        read_bw_gbs=spec.random_read_bw_gbs if random and spec.random_read_bw_gbs else spec.read_bw_gbs,
+        read_bw_gbs=read_bw,
         write_cache_slots=slots,
         write_ack_us=beh.write_ack_us or spec.write_latency_us,
         write_bw_gbs=spec.random_write_bw_gbs if random and spec.random_write_bw_gbs else spec.write_bw_gbs,
@@ -234,6 +246,7 @@ def flash_parameters(spec: FlashDeviceSpec, access: str) -> FlashParameters:
         program_time_us=program_units / (sustained_write_kiops(spec, random) * 1e3) * 1e6,
         shared_dies=beh.shared_dies,
         random_access=random,
+        read_channel_gbs=spec.read_bw_gbs if beh.shared_dies else read_bw,
     )
 
 
@@ -247,8 +260,11 @@ def sustained_write_kiops(spec: FlashDeviceSpec, random: bool) -> float:
     includes garbage collection (write amplification > 1). A sequential stream (or new data
     written into free space) invalidates whole erase blocks, so there is no garbage-collection
     copy work and the programs keep up with the sequential write bandwidth: 4 KiB programs at
-    ``write_bw_gbs`` (the write_bw channel still caps the bytes). Seed 001's WF test writes
-    ~250K 4 KiB writes/s per ES5F (rated 280K random) with disks 25% busy.
+    ``write_bw_gbs`` (the write_bw channel still caps the bytes). Evidence: seed 003 Table 3,
+    CP block paging writes 157,000 pages/s (runs of 80 contiguous 4 KiB slots) to one P4510,
+    rated 111.5K random 4 KiB writes/s. Writes scattered over the drive stay at the random
+    rating: seed 001's RPG write test stalls at 250-283K writes/s per ES5F (rated 280K) on 2
+    drives, its response time rising from 23 to 27.5-39.5 us.
     """
     if random:
         return spec.write_kiops
@@ -282,21 +298,21 @@ class FlashDevice:
             read_stage: tuple[Hop, ...] = make_route(dies.acquire, read_on_die, dies.release)
         else:
             read_stage = (b.station(f"{name}.read_units", p.read_units, read_time),)
-        self.read_bw = b.station(f"{name}.read_bw", 1, _bytes_time(p.read_bw_gbs))
+        self.read_bw = b.station(f"{name}.read_bw", 1, _bytes_time(p.read_channel_gbs))
         self.write_cache = b.pool(f"{name}.write_cache", p.write_cache_slots)
         ack_unit = b.streams.unit(law, cv)
         self.ack = Delay(b.env, lambda job: ack * ack_unit())
-        self.write_bw = b.station(f"{name}.write_bw", 1, _bytes_time(p.write_bw_gbs))
-        self.program_units = b.station(f"{name}.program_units", p.program_units,
-                                       _scaled(p.program_time_us, b.streams.unit(law, cv)))
         if p.shared_dies:
-            # the program unit hands the data to a free die and frees its cache slot; the die stays busy
-            # programming (in the background) for the time that makes dies alone give the datasheet write IOPS
+            # a cached write goes to the next free die, which frees its cache slot and stays busy
+            # programming (in the background) for the time that makes the dies alone give the datasheet
+            # write IOPS and bandwidth: the dies are the whole write path (no separate channel in tandem)
             program_unit = b.streams.unit(law, cv)
             die_program = Delay(b.env, lambda job: p.die_program_time_us(job.size) * program_unit())
-            destage = make_route(self.write_bw, self.program_units, dies.acquire, self.write_cache.release,
-                                 Fork((die_program, dies.release), b.jobs))
+            destage = make_route(dies.acquire, self.write_cache.release, Fork((die_program, dies.release), b.jobs))
         else:
+            self.write_bw = b.station(f"{name}.write_bw", 1, _bytes_time(p.write_bw_gbs))
+            self.program_units = b.station(f"{name}.program_units", p.program_units,
+                                           _scaled(p.program_time_us, b.streams.unit(law, cv)))
             destage = make_route(self.write_bw, self.program_units, self.write_cache.release)
         self.read_hops: tuple[Hop, ...] = (*read_stage, self.read_bw)
         self.write_hops: tuple[Hop, ...] = (self.write_cache.acquire, self.ack, Fork(destage, b.jobs))

@@ -288,19 +288,25 @@ def test_shared_nand_dies_give_the_harmonic_mix_of_read_and_write_limits() -> No
 
 
 def test_sequential_writes_program_at_the_write_bandwidth() -> None:
-    """``sustained_write_kiops``: random 4 KiB writes keep the program units (and the shared dies) busy
-    at the datasheet's random-write IOPS, a sequential stream only at the write bandwidth in 4 KiB
-    programs (no garbage-collection copies): the same 20K writes/s load them less than half as much."""
+    """``sustained_write_kiops``: random 4 KiB writes keep a drive's program units (an eXFlash DIMM's
+    shared dies) busy at the datasheet's random-write IOPS, a sequential stream only at the write
+    bandwidth in 4 KiB programs (no garbage-collection copies): the same 20K writes/s load them less."""
     from models.catalog import load_catalog
 
-    spec = load_catalog().dimms["eXFlash-400GB"]
+    catalog = load_catalog()
     rate = 20_000.0
-    sc = scenario_from_data({"topology": {"kind": "exflash", "host": {"model": "x3850-X6"}, "dimm": "eXFlash-400GB", "dimms": 1},
-                             "workload": {"kind": "open", "rate_iops": rate, "read_fraction": 0.0, "block_size_kib": 4}})
-    for access, sustained in (("random", spec.write_kiops * 1e3), ("sequential", spec.write_bw_gbs * 1e9 / 4096)):
-        busy = evaluate(with_overrides(sc, {"workload.access": access})).utilization
-        assert busy["dimm0.program_units"] == pytest.approx(rate / sustained, rel=0.01), access
-        assert busy["dimm0.nand_dies"] == pytest.approx(rate / sustained, rel=0.02), access
+    workload = {"kind": "open", "rate_iops": rate, "read_fraction": 0.0, "block_size_kib": 4}
+    devices = (
+        ({"kind": "exflash", "host": {"model": "x3850-X6"}, "dimm": "eXFlash-400GB", "dimms": 1},
+         catalog.dimms["eXFlash-400GB"], "dimm0.nand_dies"),
+        ({"kind": "direct_nvme", "host": {"stack": "none"}, "drive": "ES5F", "drives": 1, "adapter": "EJ1Y", "layout": "jbod"},
+         catalog.drives["ES5F"], "drive0.program_units"),
+    )
+    for topology, spec, programs in devices:
+        sc = scenario_from_data({"topology": topology, "workload": workload})
+        for access, sustained in (("random", spec.write_kiops * 1e3), ("sequential", spec.write_bw_gbs * 1e9 / 4096)):
+            busy = evaluate(with_overrides(sc, {"workload.access": access})).utilization
+            assert busy[programs] == pytest.approx(rate / sustained, rel=0.02), (programs, access)
 
 
 def test_exflash_oltp_mix_at_moderate_load_agrees_with_the_des() -> None:

@@ -18,8 +18,8 @@ of candidates analytically, confirm the finalists with the DES):
 * flash devices as ``FlashParameters`` give them: read units and program units, or with
   shared NAND dies (eXFlash) one die pool that reads hold for ``die_read_time_us`` and
   destaged writes for ``die_program_time_us`` behind the acknowledgement (their wait for a
-  die keeps the write-cache slot); program units sized by ``sustained_write_kiops`` (sequential
-  writes program at the write bandwidth);
+  die keeps the write-cache slot; the dies are the whole write path); program units sized by
+  ``sustained_write_kiops`` (sequential writes program at the write bandwidth);
 * a z/VM SSCH as its channel program: one device command per ``zvm_command_bytes`` page, one
   after another, on the held subchannel (a route per transfer size).
 

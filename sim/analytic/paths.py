@@ -461,9 +461,10 @@ class FlashGroups:
     """A flash device's stations and write cache (``FlashDevice`` in sim/model.py), for ``n`` devices.
 
     With shared NAND dies (``FlashParameters.shared_dies``) reads and programs take turns on the
-    device's ``read_units`` dies (a pool): a read holds a die for ``die_read_time_us``; a destaged
-    write, after the write channel and a program unit, waits for a die, frees its cache slot and
-    keeps the die for ``die_program_time_us`` in the background.
+    device's ``read_units`` dies (a pool): a read holds a die for ``die_read_time_us`` and then
+    crosses the sequential read channel (``read_channel_gbs``); a destaged write waits for a die,
+    frees its cache slot and keeps the die for ``die_program_time_us`` in the background (the dies
+    are the whole write path: no write channel or program units).
     """
 
     def __init__(self, c: Compiler, prefix: str, n: int, mapping: Mapping, p: FlashParameters):
@@ -477,9 +478,10 @@ class FlashGroups:
             self.read_units = c.groups(names(prefix + ".read_units", n), p.read_units, mapping)
         self.read_bw = c.groups(names(prefix + ".read_bw", n), 1, mapping)
         self.write_cache = c.groups(names(prefix + ".write_cache", n), p.write_cache_slots, mapping, pool=True)
-        self.write_bw = c.groups(names(prefix + ".write_bw", n), 1, mapping)
-        self.program_units = c.groups(names(prefix + ".program_units", n), p.program_units, mapping)
-        self.read_per_byte = us_per_byte(p.read_bw_gbs)
+        if not p.shared_dies:
+            self.write_bw = c.groups(names(prefix + ".write_bw", n), 1, mapping)
+            self.program_units = c.groups(names(prefix + ".program_units", n), p.program_units, mapping)
+        self.read_per_byte = us_per_byte(p.read_channel_gbs)
         self.write_per_byte = us_per_byte(p.write_bw_gbs)
         if p.shared_dies:
             self.die_read_time, self.die_program_time = _die_times(c.catalog, p)
@@ -500,21 +502,22 @@ class FlashGroups:
             path.visit(self.read_bw, nbytes * self.read_per_byte)
 
     def write(self, path: Path, nbytes: int | None = None) -> None:
-        """Take a cache slot, be acknowledged; the destage (bandwidth, program unit[, a die]) holds the slot in the background."""
+        """Take a cache slot, be acknowledged; the destage (bandwidth and a program unit, or a free die) holds the slot in the background."""
         p = self.p
         path.acquire(self.write_cache)
         path.delay(p.write_ack_us, self.scv)
         destage = path.part()
-        if nbytes is None:
-            destage.visit(self.write_bw, 0.0, self.write_per_byte)
-        else:
-            destage.visit(self.write_bw, nbytes * self.write_per_byte)
-        destage.visit(self.program_units, p.program_time_us, 0.0, self.scv)
         if self.dies is not None:
             if nbytes is None:
                 destage.hold(self.dies, 0.0, self.scv, self.die_program_time, background=True)
             else:
                 destage.hold(self.dies, p.die_program_time_us(nbytes), self.scv, background=True)
+        else:
+            if nbytes is None:
+                destage.visit(self.write_bw, 0.0, self.write_per_byte)
+            else:
+                destage.visit(self.write_bw, nbytes * self.write_per_byte)
+            destage.visit(self.program_units, p.program_time_us, 0.0, self.scv)
         path.release(background=destage)
 
 

@@ -487,8 +487,13 @@ class ScenarioForm:
             c1, c2 = where.columns(2)
             self.number(c1, "workload.jobs", "Jobs (threads)", ClosedWorkload, "jobs", default=16, integer=True)
             self.number(c2, "workload.queue_depth", "Queue depth per job", ClosedWorkload, "queue_depth", default=1, integer=True)
-            self.number(where, "workload.think_time_us", "Think time between I/Os (us)", ClosedWorkload, "think_time_us",
+            c3, c4 = where.columns(2)
+            self.number(c3, "workload.think_time_us", "Think time between I/Os (us)", ClosedWorkload, "think_time_us",
                         default=0.0, integer=False)
+            self.number(c4, "workload.app_us_per_io", "Application time per I/O, outside the latency (us)", ClosedWorkload,
+                        "app_us_per_io", default=0.0, integer=False,
+                        help="The benchmark's or application's own work per I/O (fio's completion and submission handling): "
+                             "it lengthens each job's cycle but is not part of the latency it measures.")
         elif kind == "open":
             self.number(where, "workload.rate_iops", "Arrival rate (IOPS)", OpenWorkload, "rate_iops", default=50_000.0,
                         integer=False, step=1000.0)

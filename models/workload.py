@@ -62,6 +62,9 @@ class ClosedWorkload(WorkloadBase):
     queue_depth: int = Field(default=1, ge=1, le=65_536, description="outstanding I/Os per job")
     think_time_us: float = Field(default=0.0, ge=0, le=1e9, description="pause between a completion and the slot's next I/O")
     think_distribution: Literal["deterministic", "exponential"] = "deterministic"
+    app_us_per_io: float = Field(default=0.0, ge=0, le=1e6, description=(
+        "the application's own time per I/O between a completion and the slot's next submission (fio's completion "
+        "and submission handling), outside the measured latency; added to the think time, always deterministic"))
 
 
 class OpenWorkload(WorkloadBase):

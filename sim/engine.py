@@ -275,6 +275,7 @@ class Run:
 
     def _start_closed(self, wl: ClosedWorkload) -> None:
         think = wl.think_time_us
+        app = wl.app_us_per_io
         think_unit = self.streams.unit("exponential" if wl.think_distribution == "exponential" else "deterministic")
         env = self.env
 
@@ -282,10 +283,10 @@ class Run:
             if not self.stopped:
                 self._issue(event._value)
 
-        if think > 0:
+        if think > 0 or app > 0:
             def on_complete(job: Job) -> None:
                 if not self.stopped:
-                    schedule(env, think * think_unit(), job, reissue_event)
+                    schedule(env, app + think * think_unit(), job, reissue_event)
         else:
             def on_complete(job: Job) -> None:
                 if not self.stopped:

@@ -20,6 +20,8 @@ of candidates analytically, confirm the finalists with the DES):
   destaged writes for ``die_program_time_us`` behind the acknowledgement (their wait for a
   die keeps the write-cache slot; the dies are the whole write path); program units sized by
   ``sustained_write_kiops`` (sequential writes program at the write bandwidth);
+* a closed job's cycle: think time plus the application's own time per I/O (``app_us_per_io``),
+  both outside the latency;
 * a z/VM SSCH as its channel program: one device command per ``zvm_command_bytes`` page, one
   after another, on the held subchannel (a route per transfer size).
 
@@ -378,7 +380,8 @@ def _solve(c: Compiler, scenario: Scenario, utilization: bool = True) -> FastRes
     bottleneck_index = caps.index(x_max) if caps else -1
     ev0 = net.evaluate(0.0)
     r_min = net.mean_latency(ev0)
-    think = wl.think_time_us if isinstance(wl, ClosedWorkload) else 0.0
+    # the application's own time per I/O lengthens the cycle like think time, outside the latency
+    think = wl.think_time_us + wl.app_us_per_io if isinstance(wl, ClosedWorkload) else 0.0
     stable = True
     ev: Evaluation
     if isinstance(wl, ClosedWorkload):

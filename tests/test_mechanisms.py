@@ -184,3 +184,43 @@ def test_overload_is_reported_not_hidden() -> None:
     assert res.iops.value == pytest.approx(100_000, rel=0.03)  # the server's capacity, not the offered load
     assert res.utilization["device"] > 0.99
     assert res.issued_ios - res.simulated_ios == res.in_flight_ios > 10_000
+
+
+EXFLASH = {"kind": "exflash", "host": {"model": "x3850-X6", "stack": "none"}, "dimm": "eXFlash-400GB", "dimms": 1, "layout": "jbod"}
+
+
+def test_exflash_dies_alone_set_the_random_write_limit() -> None:
+    """Shared dies are the DIMM's whole write path: deep 4 KiB random writes reach the datasheet's
+    44K IOPS (seed 002 Table 4) with the dies saturated, not a tandem of channels below it."""
+    res = run(EXFLASH, closed(1, qd=32, read_fraction=0.0))
+    assert res.iops.value == pytest.approx(44_000, rel=0.03)
+    assert res.utilization["dimm0.nand_dies"] > 0.97
+
+
+def test_exflash_random_read_die_time_grows_with_the_transfer() -> None:
+    """A random read holds its die for the array read plus its transfer: 16 KiB reads meet the random-read
+    bandwidth, and 8 KiB reads fall between half the 4 KiB rate and the 16 KiB rate doubled."""
+    iops = {kib: run(EXFLASH, closed(1, qd=64, kib=kib)).iops.value for kib in (4, 8, 16)}
+    assert iops[16] * 16 * 1024 == pytest.approx(0.688e9, rel=0.05)  # catalog random-read bandwidth
+    assert iops[4] / 2 < iops[8] < 2 * iops[16]
+
+
+def test_application_time_per_io_stays_out_of_the_latency() -> None:
+    """``app_us_per_io`` (fio's own work) lengthens each job's cycle but not the latency it measures:
+    throughput follows N / (app + R) by Little's law."""
+    plain = run(EXFLASH, closed(1))
+    app = run(EXFLASH, closed(1, app_us_per_io=40.0))
+    assert app.read_latency_mean_us.value == pytest.approx(plain.read_latency_mean_us.value, rel=0.03)
+    assert app.iops.value == pytest.approx(1e6 / (40.0 + app.latency_mean_us.value), rel=0.03)
+
+
+def test_scattered_writes_stall_at_the_random_write_rating_sequential_ones_do_not() -> None:
+    """IBM i mirrored writes on 2 ES5F (seed 001): scattered 4 KiB writes stop at the rated 280K per
+    drive and their response time rises; a sequential stream programs at the write bandwidth."""
+    topo = direct(drives=2, layout="ibmi_mirror", namespaces={"per_drive": 16, "size_gb": 200}, host={"stack": "none"})
+    scattered = run(topo, closed(24, read_fraction=0.0, access="random"))
+    streamed = run(topo, closed(24, read_fraction=0.0, access="sequential"))
+    # every logical write is one write on each drive of the mirrored pair
+    assert scattered.write_iops.value == pytest.approx(280_000, rel=0.05)
+    assert streamed.write_iops.value > 1.2 * scattered.write_iops.value
+    assert scattered.write_latency_mean_us.value > 1.2 * streamed.write_latency_mean_us.value

@@ -121,8 +121,10 @@ IBMI_RPG_WRITE = WorkloadPreset(
     title="IBM i RPG write-file (WF): 24 jobs writing 24 files",
     source="seed 001 'NVMe Stress Tests', Fichier d'écriture (WF): 'Programmes RPG qui écrivent dans 24 fichiers en "
            "même temps ... en 24 tâches', FRCRATIO(1000)",
-    assumptions="4 KiB sequential writes with 4 outstanding per job, as in examples/s2_ibmi_8x4_mirrored.yaml",
-    data={"kind": "closed", "jobs": 24, "queue_depth": 4, "read_fraction": 0.0, "block_size_kib": 4, "access": "sequential"},
+    assumptions="4 KiB writes with 4 outstanding per job, as in examples/s2_ibmi_8x4_mirrored.yaml; random at the "
+                "drives (single-level storage spreads the files' pages over every disk arm and the jobs interleave: on 2 "
+                "ES5F the seed's jobs stall at the drives' rated random-write IOPS)",
+    data={"kind": "closed", "jobs": 24, "queue_depth": 4, "read_fraction": 0.0, "block_size_kib": 4, "access": "random"},
 )
 """IBM i RPG write - seed 001 NVMe stress tests (WF: 24 RPG jobs writing 24 files)."""
 

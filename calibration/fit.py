@@ -75,6 +75,8 @@ PARAMETERS: tuple[FreeParameter, ...] = (
                   "an RPG read job's own work between I/Os"),
     FreeParameter("hosts/x3850-X6/cpu_us_per_io/exflash_driver", 6.0, 0.1, 40.0, ("S3",),
                   "eXFlash driver CPU per I/O"),
+    FreeParameter("workloads/s3_fio_app_us", 4.0, 0.0, 30.0, ("S3",),
+                  "fio's own time per I/O on the x3850 X6 (completion handling, next submission), outside the latency it reports"),
     FreeParameter("hosts/z14-M05-LPAR4/cpu_us_per_io/zvm_cp", 12.85, 0.5, 40.0, ("S4",),
                   "z/VM CP CPU per I/O (SSCH)"),
     FreeParameter("parameters/host_defaults/cpu_us_per_kib/zvm_cp", 1.6, 0.0, 10.0, ("S4",),

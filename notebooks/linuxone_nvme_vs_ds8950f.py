@@ -171,7 +171,8 @@ bursty_des[["side", "burst_gbs", "iops", "latency_mean_us", "latency_mean_us_ci9
 
 # %% [markdown]
 # Seed 000 measured the bursts' effect as query throughput. The calibration scenario for it is a
-# closed load: six BDI users, each with 32 Db2 page I/Os outstanding, 90% writes of 4 and 8 KiB:
+# closed load: six BDI users, each with 32 Db2 page I/Os outstanding, 90% writes of 32 KiB pages
+# (column-organized tables; the paper's "average 6 KB" is the record size):
 
 # %%
 bdi_results = {side: simulate(sc) for side, sc in bdi.items()}

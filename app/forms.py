@@ -490,7 +490,7 @@ class ScenarioForm:
             c3, c4 = where.columns(2)
             self.number(c3, "workload.think_time_us", "Think time between I/Os (us)", ClosedWorkload, "think_time_us",
                         default=0.0, integer=False)
-            self.number(c4, "workload.app_us_per_io", "Application time per I/O, outside the latency (us)", ClosedWorkload,
+            self.number(c4, "workload.app_us_per_io", "App time per I/O (us)", ClosedWorkload,
                         "app_us_per_io", default=0.0, integer=False,
                         help="The benchmark's or application's own work per I/O (fio's completion and submission handling): "
                              "it lengthens each job's cycle but is not part of the latency it measures.")

@@ -192,6 +192,10 @@ class FlashParameters:
     read_units: int
     read_latency_us: float
     read_bw_gbs: float
+    read_channel_gbs: float
+    """The read-bandwidth channel every read crosses: ``read_bw_gbs``, except with shared dies, where
+    the dies already hold a random read for its share of the random-read bandwidth and the channel
+    is the device's sequential read bandwidth (else the transfer would be charged twice)."""
     write_cache_slots: int
     write_ack_us: float
     write_bw_gbs: float
@@ -199,10 +203,6 @@ class FlashParameters:
     program_time_us: float
     shared_dies: bool = False
     random_access: bool = True
-    read_channel_gbs: float = 0.0
-    """The read-bandwidth channel every read crosses: ``read_bw_gbs``, except with shared dies, where
-    the dies already hold a random read for its share of the random-read bandwidth and the channel
-    is the device's sequential read bandwidth (else the transfer would be charged twice)."""
 
     def die_read_time_us(self, size: int) -> float:
         """With shared dies: how long a random read of ``size`` bytes holds a die: the array read and
@@ -238,6 +238,7 @@ def flash_parameters(spec: FlashDeviceSpec, access: str) -> FlashParameters:
         read_units=read_units,
         read_latency_us=spec.read_latency_us,
         read_bw_gbs=read_bw,
+        read_channel_gbs=spec.read_bw_gbs if beh.shared_dies else read_bw,
         write_cache_slots=slots,
         write_ack_us=beh.write_ack_us or spec.write_latency_us,
         write_bw_gbs=spec.random_write_bw_gbs if random and spec.random_write_bw_gbs else spec.write_bw_gbs,
@@ -246,7 +247,6 @@ def flash_parameters(spec: FlashDeviceSpec, access: str) -> FlashParameters:
         program_time_us=program_units / (sustained_write_kiops(spec, random) * 1e3) * 1e6,
         shared_dies=beh.shared_dies,
         random_access=random,
-        read_channel_gbs=spec.read_bw_gbs if beh.shared_dies else read_bw,
     )
 
 

@@ -481,8 +481,8 @@ class FlashGroups:
         if not p.shared_dies:
             self.write_bw = c.groups(names(prefix + ".write_bw", n), 1, mapping)
             self.program_units = c.groups(names(prefix + ".program_units", n), p.program_units, mapping)
+            self.write_per_byte = us_per_byte(p.write_bw_gbs)
         self.read_per_byte = us_per_byte(p.read_channel_gbs)
-        self.write_per_byte = us_per_byte(p.write_bw_gbs)
         if p.shared_dies:
             self.die_read_time, self.die_program_time = _die_times(c.catalog, p)
 

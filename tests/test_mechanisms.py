@@ -224,3 +224,24 @@ def test_scattered_writes_stall_at_the_random_write_rating_sequential_ones_do_no
     assert scattered.write_iops.value == pytest.approx(280_000, rel=0.05)
     assert streamed.write_iops.value > 1.2 * scattered.write_iops.value
     assert scattered.write_latency_mean_us.value > 1.2 * streamed.write_latency_mean_us.value
+
+
+def test_exflash_reads_wait_for_a_program_on_their_die() -> None:
+    """A 67/33 QD1 mix (seed 002 Table 5: 101.2 us, reads alone 119, writes alone 18.8): each read
+    whose die is programming an earlier write waits for the program, so the mix's reads are slower
+    than reads alone by about (programs in flight / dies) x the rest of a program; pure reads and
+    pure writes never meet a program on a die they need."""
+    from models.catalog import lookup
+    from sim.model import flash_parameters
+
+    p = flash_parameters(lookup("dimms", "eXFlash-400GB"), "random")
+    reads = run(EXFLASH, closed(1))
+    mix = run(EXFLASH, closed(1, read_fraction=0.67))
+    program_us = p.die_program_time_us(4096)
+    writes_per_us = mix.write_iops.value * 1e-6
+    # residual program time seen by a read that hits one, M/G/1 style: E[T^2] / (2 E[T])
+    residual_us = program_us * (1 + p.service_cv**2) / 2
+    expected_wait = writes_per_us * program_us / p.read_units * residual_us
+    extra = mix.read_latency_mean_us.value - reads.read_latency_mean_us.value
+    assert 0.8 * expected_wait < extra < 1.6 * expected_wait
+    assert mix.latency_mean_us.value > 0.67 * reads.read_latency_mean_us.value + 0.33 * mix.write_latency_mean_us.value + 0.5 * expected_wait

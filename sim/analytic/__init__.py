@@ -451,6 +451,8 @@ def _utilization(c: Compiler, ev: Evaluation, x: float, x_max: float, caps: list
     reported, display_of = c.reported_slots, c.display
     component = c.component if c.rotating else None
     for g, cap in zip(net.groups, caps, strict=True):
+        if g.program_locks:
+            continue  # the DES has no meter for it: the dies' pool reports their use
         names = g.names
         n = len(names)
         servers = g.servers

@@ -80,6 +80,10 @@ class Group:
     population: float = INF
     seen: float = 1.0
     """Share of the load an arriving job finds here (arrival theorem; 1 for open workloads)."""
+    program_locks: bool = False
+    """The dies of a shared-die device seen by a read whose data sit on one of them (``DieProgramLocks`` in
+    sim/model.py): programs load it (``Path.charge``), reads only wait here (``Path.wait_for``), for the rest
+    of a program when their die has one: (programs in flight per die) x E[T^2] / (2 E[T]), no queue."""
 
 
 SizedTime = tuple[Callable[[float], float], float, float]
@@ -153,6 +157,8 @@ class Path:
         self.spans: list[tuple[Group, float, Lin]] = []
         self._open: list[tuple[Choice, Snapshot]] = []
         self._depth = depth
+        self.charges: list[tuple[Group, float, Callable[[float], float], float]] = []
+        """Work that occupies a group without the route waiting there (``charge``)."""
         self.calls: list[Visit | None] = []
         """Every ``visit`` in route order; None where a random delay lies between (it breaks a tandem's spacing)."""
 
@@ -178,6 +184,18 @@ class Path:
         self.lin.add(a, 0.0, scv)
         if scv:
             self.calls.append(None)
+
+    def wait_for(self, choice: Choice) -> None:
+        """Wait at ``choice`` without being served there (a read waiting out a program on its die)."""
+        terms = self.lin.terms
+        for group, p in choice:
+            terms[group.index] = terms.get(group.index, 0.0) + p
+        self.calls.append(None)
+
+    def charge(self, choice: Choice, time_of: Callable[[float], float], scv: float = 0.0) -> None:
+        """Occupy ``choice`` for ``time_of(bytes)`` us without queueing there or adding latency (a die programming)."""
+        for group, p in choice:
+            self.charges.append((group, p, time_of, scv))
 
     def sized_delay(self, time_of: Callable[[float], float], scv: float = 0.0) -> None:
         """A pure delay of ``time_of(bytes)`` us (a NAND die held for a read or a program)."""
@@ -236,6 +254,7 @@ class Path:
             span = span.plus(background.lin)
             self.visits.extend(background.visits)
             self.spans.extend(background.spans)
+            self.charges.extend(background.charges)
             for group, _, _ in background.spans:
                 group.behind_ack = True
         for group, p in choice:
@@ -265,6 +284,7 @@ class Path:
             lin.sized += tuple([(time_of, scv, k * n) for time_of, scv, n in o.sized])
         self.visits.extend([(group, k * p, a, b, scv) for group, p, a, b, scv in part.visits])
         self.spans.extend([(group, k * p, span) for group, p, span in part.spans])
+        self.charges.extend([(group, k * p, time_of, scv) for group, p, time_of, scv in part.charges])
         # the visits in route order: once, or twice so that the last visit is seen before the first
         self.calls.extend(part.calls * min(times, 2))
 
@@ -273,6 +293,12 @@ class Path:
         for group, p, a, b, scv in self.visits:
             w = weight * p
             svc = a + b * n
+            group.visits += w
+            group.work += w * svc
+            group.work2 += w * svc * svc * (1.0 + scv)
+        for group, p, time_of, scv in self.charges:
+            w = weight * p
+            svc = time_of(n)
             group.visits += w
             group.work += w * svc
             group.work2 += w * svc * svc * (1.0 + scv)
@@ -372,6 +398,8 @@ class Network:
         self._nested: dict[int, set[int]] = {}
         """Station index -> the limits whose every hold contains all its visits."""
         self._never_wait: set[int] = set()
+        self._locks: list[tuple[int, float, float]] = []
+        """Program-lock groups: (index, die-time programming per die per unit of x, half its second moment)."""
         self._kind_table: KindTable | None = None
         self._hold_rows: dict[int, list[tuple[float, float, float, dict[int, float]]]] = {}
         """Limit index -> its holds as (share, zero-load mean, variance, wait terms), every population alike."""
@@ -440,6 +468,9 @@ class Network:
         groups = self.groups
         caps = []
         for g in groups:
+            if g.program_locks:
+                caps.append(INF)  # a read waits out a program; the dies' pool carries the capacity
+                continue
             if not g.pool:
                 g.background = g.index not in foreground
                 demand = g.work / len(g.names)
@@ -523,7 +554,13 @@ class Network:
         never_wait = self._never_wait
         stations = []
         limits = []
+        locks = []
         for g in groups:
+            if g.program_locks:
+                if g.work > 0:
+                    per_die = len(g.names) * g.servers
+                    locks.append((g.index, g.work / per_die, 0.5 * g.work2 / per_die))
+                continue
             if g.pool:
                 if g.visits > 0:
                     limits.append(g)
@@ -533,7 +570,8 @@ class Network:
             mean = g.work / g.visits
             scv = max(0.0, g.work2 / g.visits / (mean * mean) - 1.0) if mean > 0 else 0.0
             stations.append((g.index, g.visits / len(g.names), mean, scv, g.servers, g.ca2, g.population))
-        waiting = {t[0] for t in stations}
+        waiting = {t[0] for t in stations} | {t[0] for t in locks}
+        self._locks = locks
         pools = []
         limits.sort(key=lambda g: -g.depth)
         for g in limits:
@@ -687,7 +725,7 @@ class Network:
         knee = (r_min + think_us) * x_max
         if population < 2 or population > max_population or not 0.25 * knee <= population <= 4.0 * knee:
             return
-        candidates = [g for g in self.groups if not g.background and g.visits > 0 and g.reach == 1.0
+        candidates = [g for g in self.groups if not g.background and not g.program_locks and g.visits > 0 and g.reach == 1.0
                       and g.population >= population and g.population > g.servers]
         demand = {g.index: (self.zero_load_holding(g) * g.visits if g.pool else g.work) / len(g.names) / g.servers
                   for g in candidates}
@@ -742,6 +780,13 @@ class Network:
         p_wait = [0.0] * n
         holding = [0.0] * n
         seen = self._seen
+        for i, busy, residual in self._locks:
+            # a read finds its die programming with probability rho and waits out the rest of the program
+            rho = x * busy
+            wait = x * residual
+            waits[i] = wait
+            wvar[i] = wait * wait * (2.0 / rho - 1.0) if rho < 1.0 else 0.0
+            p_wait[i] = rho if rho < 1.0 else 1.0
         for i, visits, mean, scv, servers, ca2, population in self._stations:
             if servers == 1:
                 # M/G/1 (Pollaczek-Khinchine with the Allen-Cunneen arrival factor), inline: most stations

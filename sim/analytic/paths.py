@@ -464,7 +464,8 @@ class FlashGroups:
     device's ``read_units`` dies (a pool): a read holds a die for ``die_read_time_us`` and then
     crosses the sequential read channel (``read_channel_gbs``); a destaged write waits for a die,
     frees its cache slot and keeps the die for ``die_program_time_us`` in the background (the dies
-    are the whole write path: no write channel or program units).
+    are the whole write path: no write channel or program units). A read whose own die is
+    programming first waits for the program to end (``die_locks``, ``DieProgramLocks`` in the DES).
     """
 
     def __init__(self, c: Compiler, prefix: str, n: int, mapping: Mapping, p: FlashParameters):
@@ -472,6 +473,9 @@ class FlashGroups:
         self.scv = p.service_cv * p.service_cv if p.law == "lognormal" else 0.0
         if p.shared_dies:
             self.dies: Choice | None = c.groups(names(prefix + ".nand_dies", n), p.read_units, mapping, pool=True)
+            self.die_locks = c.groups(names(prefix + ".die_locks", n), p.read_units, mapping)
+            for group, _ in self.die_locks:
+                group.program_locks = True
             self.read_units: Choice = []
         else:
             self.dies = None
@@ -490,6 +494,7 @@ class FlashGroups:
         """A read of the route's size, or of ``nbytes`` (a route built for one size: one page of a channel program)."""
         p = self.p
         if self.dies is not None:
+            path.wait_for(self.die_locks)
             if nbytes is None:
                 path.hold(self.dies, 0.0, self.scv, self.die_read_time)
             else:
@@ -510,8 +515,11 @@ class FlashGroups:
         if self.dies is not None:
             if nbytes is None:
                 destage.hold(self.dies, 0.0, self.scv, self.die_program_time, background=True)
+                destage.charge(self.die_locks, self.die_program_time, self.scv)
             else:
                 destage.hold(self.dies, p.die_program_time_us(nbytes), self.scv, background=True)
+                program_time = p.die_program_time_us(nbytes)
+                destage.charge(self.die_locks, lambda _: program_time, self.scv)
         else:
             if nbytes is None:
                 destage.visit(self.write_bw, 0.0, self.write_per_byte)

@@ -65,6 +65,8 @@ PARAMETERS: tuple[FreeParameter, ...] = (
                   "SCSI/FCP host CPU per I/O on the FS9100 test host"),
     FreeParameter("hosts/FS9100-test-host/cpu_us_per_io/nvme_fc", 10.0, 1.0, 200.0, ("S5",),
                   "NVMe/FC host CPU per I/O on the FS9100 test host"),
+    FreeParameter("hosts/FS9100-test-host/off_path_fraction", 0.5, 0.0, 0.95, ("S5",),
+                  "share of the FS9100 test host's stack CPU per I/O that runs beside the I/O (interrupt and clean-up work)"),
     FreeParameter("storage_servers/FS9100/cache_hit_latency_us", 20.0, 1.0, 500.0, ("S5",),
                   "FS9100 cache-hit service time beyond controller CPU"),
     FreeParameter("storage_servers/FS9100/port_kiops", 200.0, 20.0, 1000.0, ("S5",),

@@ -155,6 +155,10 @@ class HostSpec(CatalogEntry):
     serial_us_per_io: dict[HostStack, float] = Field(
         default_factory=dict, description="per stack: the stack's one-I/O-at-a-time section on this host (default: parameters.yaml host_defaults)")
     submit_fraction: float = Field(default=0.5, ge=0, le=1)
+    off_path_fraction: float = Field(
+        default=0.0, ge=0, le=1,
+        description="share of the path length no I/O waits for: interrupt and completion work on other cores, "
+                    "overlapping the next I/O; it keeps cores busy but adds no latency")
 
     @model_validator(mode="after")
     def _non_negative_path_lengths(self) -> HostSpec:

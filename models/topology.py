@@ -38,6 +38,8 @@ class HostConfig(StrictModel):
     cores: int | None = Field(default=None, ge=1, le=4096)
     cpu_us_per_io: float | None = Field(default=None, ge=0, le=10_000, description="CPU us per device I/O (submit + completion)")
     submit_fraction: float | None = Field(default=None, ge=0, le=1)
+    off_path_fraction: float | None = Field(
+        default=None, ge=0, le=1, description="share of the CPU per I/O that runs beside the I/O (no latency)")
 
     @model_validator(mode="after")
     def _known_model(self) -> HostConfig:

@@ -71,6 +71,17 @@ class ResolvedHost:
     submit_fraction: float
     cpu_us_per_kib: float = 0.0
     serial_us_per_io: float = 0.0
+    off_path_fraction: float = 0.0
+    """Share of the path length that runs beside the I/O, not in its way (``HostSpec.off_path_fraction``)."""
+
+    def on_path(self, submit: bool) -> tuple[float, float]:
+        """(us per I/O, us per KiB) of CPU the I/O waits for before it is issued (``submit``) or after it completes."""
+        share = (1.0 - self.off_path_fraction) * (self.submit_fraction if submit else 1.0 - self.submit_fraction)
+        return self.cpu_us_per_io * share, self.cpu_us_per_kib * share
+
+    def off_path(self) -> tuple[float, float]:
+        """(us per I/O, us per KiB) of CPU that runs beside the I/O after it completes."""
+        return self.cpu_us_per_io * self.off_path_fraction, self.cpu_us_per_kib * self.off_path_fraction
 
 
 def resolve_host(config: HostConfig, default_stack: str) -> ResolvedHost:
@@ -96,7 +107,9 @@ def resolve_host(config: HostConfig, default_stack: str) -> ResolvedHost:
     else:
         serial = float(parameter(f"host_defaults.serial_us_per_io.{stack}", 0.0))
     return ResolvedHost(cores=cores, stack=stack, cpu_us_per_io=cpu, submit_fraction=frac,
-                        cpu_us_per_kib=per_kib, serial_us_per_io=serial)
+                        cpu_us_per_kib=per_kib, serial_us_per_io=serial,
+                        off_path_fraction=(config.off_path_fraction if config.off_path_fraction is not None
+                                           else spec.off_path_fraction if spec is not None else 0.0))
 
 
 def us_per_byte(gbs: float) -> float:
@@ -148,12 +161,15 @@ class Builder:
         if host.cpu_us_per_io <= 0 and host.cpu_us_per_kib <= 0:
             return None, None, None
         st = self.station("host_cpu", host.cores, lambda job: job.cost)
-        f = host.submit_fraction
-        submit = _charge(st, host.cpu_us_per_io * f, host.cpu_us_per_kib * f)
+        submit = _charge(st, *host.on_path(submit=True))
         if host.serial_us_per_io > 0:
             serial = self.station("host_stack.serial", 1, lambda job: host.serial_us_per_io)
             submit = make_route(submit, serial)  # type: ignore[assignment]  # spliced by make_route
-        complete = _charge(st, host.cpu_us_per_io * (1 - f), host.cpu_us_per_kib * (1 - f))
+        complete = _charge(st, *host.on_path(submit=False))
+        beside = _charge(st, *host.off_path())
+        if beside is not None:
+            # completion work on another core, overlapping the next I/O: a background child
+            complete = make_route(complete, Fork((beside,), self.jobs))  # type: ignore[assignment]  # spliced
         return st, submit, complete
 
 

@@ -245,3 +245,17 @@ def test_exflash_reads_wait_for_a_program_on_their_die() -> None:
     extra = mix.read_latency_mean_us.value - reads.read_latency_mean_us.value
     assert 0.8 * expected_wait < extra < 1.6 * expected_wait
     assert mix.latency_mean_us.value > 0.67 * reads.read_latency_mean_us.value + 0.33 * mix.write_latency_mean_us.value + 0.5 * expected_wait
+
+
+def test_cpu_work_beside_the_io_keeps_cores_busy_without_adding_latency() -> None:
+    """``off_path_fraction`` (seed 004: SCSI and NVMe/FC at the same latency with half the CPU): that share
+    of the path length still counts in CPU per I/O and still saturates the cores, but no I/O waits for it."""
+    def host(off: float) -> dict[str, Any]:
+        return {"kind": "generic", "host": {"cores": 4, "cpu_us_per_io": 40, "off_path_fraction": off},
+                "stations": [{"servers": 64, "service_time_us": 100}]}
+    inline, beside = run(host(0.0), closed(2)), run(host(0.75), closed(2))
+    assert beside.latency_mean_us.value == pytest.approx(inline.latency_mean_us.value - 30, rel=0.03)
+    assert beside.cpu_us_per_io.value == pytest.approx(40, rel=0.01) == inline.cpu_us_per_io.value
+    saturated = run(host(0.75), closed(64))
+    assert saturated.iops.value == pytest.approx(4 / 40e-6, rel=0.03)
+    assert saturated.bottleneck == "host_cpu"

@@ -125,7 +125,8 @@ def _die_times(catalog: Catalog, params: FlashParameters) -> tuple[SizeTime, Siz
 def _host(catalog: Catalog, config: HostConfig, default_stack: str) -> ResolvedHost:
     """``resolve_host`` of a host configuration."""
     table = _table(catalog)
-    key = ("host", config.model, config.stack, config.cores, config.cpu_us_per_io, config.submit_fraction, default_stack)
+    key = ("host", config.model, config.stack, config.cores, config.cpu_us_per_io, config.submit_fraction,
+           config.off_path_fraction, default_stack)
     host = table.get(key)
     if host is None:
         host = table[key] = resolve_host(config, default_stack)
@@ -434,17 +435,19 @@ class Cpu:
         self.on = host.cpu_us_per_io > 0 or host.cpu_us_per_kib > 0
         self.station = c.groups(("host_cpu",), host.cores, None) if self.on else []
         self.serial = c.groups(("host_stack.serial",), 1, None) if self.on and host.serial_us_per_io > 0 else []
-        f = host.submit_fraction
-        self.submit = (host.cpu_us_per_io * f, host.cpu_us_per_kib * f / 1024.0)
-        self.complete = (host.cpu_us_per_io * (1 - f), host.cpu_us_per_kib * (1 - f) / 1024.0)
+        (us, kib), (done_us, done_kib), (beside_us, beside_kib) = host.on_path(True), host.on_path(False), host.off_path()
+        self.submit = (us, kib / 1024.0)
+        self.complete = (done_us, done_kib / 1024.0)
+        self.beside = (beside_us, beside_kib / 1024.0)
         self._submits = self.on and (self.submit[0] > 0 or self.submit[1] > 0)
         self._completes = self.on and (self.complete[0] > 0 or self.complete[1] > 0)
+        self._besides = self.on and (self.beside[0] > 0 or self.beside[1] > 0)
 
     def has_submit(self) -> bool:
         return self._submits
 
     def has_complete(self) -> bool:
-        return self._completes
+        return self._completes or self._besides
 
     def charge_submit(self, path: Path) -> None:
         if self._submits:
@@ -455,6 +458,9 @@ class Cpu:
     def charge_complete(self, path: Path) -> None:
         if self._completes:
             path.visit(self.station, self.complete[0], self.complete[1])
+        if self._besides:
+            us, per_byte = self.beside
+            path.charge(self.station, lambda n: us + per_byte * n)
 
 
 class FlashGroups:

@@ -259,3 +259,21 @@ def test_cpu_work_beside_the_io_keeps_cores_busy_without_adding_latency() -> Non
     saturated = run(host(0.75), closed(64))
     assert saturated.iops.value == pytest.approx(4 / 40e-6, rel=0.03)
     assert saturated.bottleneck == "host_cpu"
+
+
+def test_nvme_reads_wait_behind_programs_in_a_mix() -> None:
+    """A conventional drive's reads meet programs too (seed 003 Table 3, CP paging on one P4510: 1.28 ms per
+    SSCH): with writes in the mix a read waits, on average, the share of program units busy x the rest of
+    a program, E[T^2] / 2E[T]; reads alone never wait."""
+    from models.catalog import lookup
+    from sim.model import flash_parameters
+
+    p = flash_parameters(lookup("drives", "ES5F"), "random")
+    topo = direct(drives=1, layout="jbod", host={"stack": "none"})
+    alone = run(topo, {"kind": "open", "rate_iops": 70_000, "read_fraction": 1.0, "block_size_kib": 4})
+    mix = run(topo, {"kind": "open", "rate_iops": 200_000, "read_fraction": 0.65, "block_size_kib": 4})
+    programming = mix.utilization["drive0.program_units"]
+    expected_wait = programming * p.program_time_us * (1 + p.service_cv**2) / 2
+    extra = mix.read_latency_mean_us.value - alone.read_latency_mean_us.value
+    assert programming > 0.2
+    assert extra == pytest.approx(expected_wait, rel=0.2)

@@ -18,10 +18,10 @@ of candidates analytically, confirm the finalists with the DES):
 * flash devices as ``FlashParameters`` give them: read units and program units, or with
   shared NAND dies (eXFlash) one die pool that reads hold for ``die_read_time_us`` and
   destaged writes for ``die_program_time_us`` behind the acknowledgement (their wait for a
-  die keeps the write-cache slot; the dies are the whole write path), and a read whose own die
-  is programming waits out the rest of the program (programs in flight per die x E[T^2] / 2E[T],
-  the DES's ``DieProgramLocks``); program units sized by
-  ``sustained_write_kiops`` (sequential writes program at the write bandwidth);
+  die keeps the write-cache slot; the dies are the whole write path); program units sized by
+  ``sustained_write_kiops`` (sequential writes program at the write bandwidth); on every device
+  a read whose own die is programming waits out the rest of the program (programs in flight per
+  die x E[T^2] / 2E[T], the DES's ``DieProgramLocks``);
 * a closed job's cycle: think time plus the application's own time per I/O (``app_us_per_io``),
   both outside the latency;
 * a z/VM SSCH as its channel program: one device command per ``zvm_command_bytes`` page, one

@@ -470,8 +470,9 @@ class FlashGroups:
     device's ``read_units`` dies (a pool): a read holds a die for ``die_read_time_us`` and then
     crosses the sequential read channel (``read_channel_gbs``); a destaged write waits for a die,
     frees its cache slot and keeps the die for ``die_program_time_us`` in the background (the dies
-    are the whole write path: no write channel or program units). A read whose own die is
-    programming first waits for the program to end (``die_locks``, ``DieProgramLocks`` in the DES).
+    are the whole write path: no write channel or program units). On every device a read whose
+    own die is programming first waits for the program to end (``die_locks``: the shared dies, or
+    one per program unit; ``DieProgramLocks`` in the DES).
     """
 
     def __init__(self, c: Compiler, prefix: str, n: int, mapping: Mapping, p: FlashParameters):
@@ -479,13 +480,14 @@ class FlashGroups:
         self.scv = p.service_cv * p.service_cv if p.law == "lognormal" else 0.0
         if p.shared_dies:
             self.dies: Choice | None = c.groups(names(prefix + ".nand_dies", n), p.read_units, mapping, pool=True)
-            self.die_locks = c.groups(names(prefix + ".die_locks", n), p.read_units, mapping)
-            for group, _ in self.die_locks:
-                group.program_locks = True
             self.read_units: Choice = []
         else:
             self.dies = None
             self.read_units = c.groups(names(prefix + ".read_units", n), p.read_units, mapping)
+        # the dies a read may find programming: the shared dies, or one per program unit
+        self.die_locks = c.groups(names(prefix + ".die_locks", n), p.read_units if p.shared_dies else p.program_units, mapping)
+        for group, _ in self.die_locks:
+            group.program_locks = True
         self.read_bw = c.groups(names(prefix + ".read_bw", n), 1, mapping)
         self.write_cache = c.groups(names(prefix + ".write_cache", n), p.write_cache_slots, mapping, pool=True)
         if not p.shared_dies:
@@ -499,8 +501,8 @@ class FlashGroups:
     def read(self, path: Path, nbytes: int | None = None) -> None:
         """A read of the route's size, or of ``nbytes`` (a route built for one size: one page of a channel program)."""
         p = self.p
+        path.wait_for(self.die_locks)
         if self.dies is not None:
-            path.wait_for(self.die_locks)
             if nbytes is None:
                 path.hold(self.dies, 0.0, self.scv, self.die_read_time)
             else:
@@ -532,6 +534,8 @@ class FlashGroups:
             else:
                 destage.visit(self.write_bw, nbytes * self.write_per_byte)
             destage.visit(self.program_units, p.program_time_us, 0.0, self.scv)
+            program_time = p.program_time_us
+            destage.charge(self.die_locks, lambda _: program_time, self.scv)
         path.release(background=destage)
 
 

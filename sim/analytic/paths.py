@@ -484,8 +484,12 @@ class FlashGroups:
         else:
             self.dies = None
             self.read_units = c.groups(names(prefix + ".read_units", n), p.read_units, mapping)
-        # the dies a read may find programming: the shared dies, or one per program unit
-        self.die_locks = c.groups(names(prefix + ".die_locks", n), p.read_units if p.shared_dies else p.program_units, mapping)
+        # the dies a read may find programming: the shared dies, or one per program unit (only
+        # where the devices see reads and writes: a mix, or parity updates that read first)
+        rf = c.scenario.workload.read_fraction
+        mixed = rf < 1.0 and (rf > 0.0 or layout_of(c.scenario.topology) in ("raid5", "raid6"))
+        self.die_locks = c.groups(names(prefix + ".die_locks", n), p.read_units if p.shared_dies else p.program_units,
+                                  mapping) if mixed else []
         for group, _ in self.die_locks:
             group.program_locks = True
         self.read_bw = c.groups(names(prefix + ".read_bw", n), 1, mapping)
@@ -501,7 +505,8 @@ class FlashGroups:
     def read(self, path: Path, nbytes: int | None = None) -> None:
         """A read of the route's size, or of ``nbytes`` (a route built for one size: one page of a channel program)."""
         p = self.p
-        path.wait_for(self.die_locks)
+        if self.die_locks:
+            path.wait_for(self.die_locks)
         if self.dies is not None:
             if nbytes is None:
                 path.hold(self.dies, 0.0, self.scv, self.die_read_time)
@@ -523,19 +528,22 @@ class FlashGroups:
         if self.dies is not None:
             if nbytes is None:
                 destage.hold(self.dies, 0.0, self.scv, self.die_program_time, background=True)
-                destage.charge(self.die_locks, self.die_program_time, self.scv)
+                if self.die_locks:
+                    destage.charge(self.die_locks, self.die_program_time, self.scv)
             else:
                 destage.hold(self.dies, p.die_program_time_us(nbytes), self.scv, background=True)
                 program_time = p.die_program_time_us(nbytes)
-                destage.charge(self.die_locks, lambda _: program_time, self.scv)
+                if self.die_locks:
+                    destage.charge(self.die_locks, lambda _: program_time, self.scv)
         else:
             if nbytes is None:
                 destage.visit(self.write_bw, 0.0, self.write_per_byte)
             else:
                 destage.visit(self.write_bw, nbytes * self.write_per_byte)
             destage.visit(self.program_units, p.program_time_us, 0.0, self.scv)
-            program_time = p.program_time_us
-            destage.charge(self.die_locks, lambda _: program_time, self.scv)
+            if self.die_locks:
+                program_time = p.program_time_us
+                destage.charge(self.die_locks, lambda _: program_time, self.scv)
         path.release(background=destage)
 
 

@@ -398,8 +398,9 @@ class Network:
         self._nested: dict[int, set[int]] = {}
         """Station index -> the limits whose every hold contains all its visits."""
         self._never_wait: set[int] = set()
-        self._locks: list[tuple[int, float, float]] = []
-        """Program-lock groups: (index, die-time programming per die per unit of x, half its second moment)."""
+        self._locks: list[tuple[int, float, float, float]] = []
+        """Program-lock groups: (index, die-time programming per die per unit of x, half its second moment per
+        die per unit of x, E[R^2] of the rest of a program)."""
         self._kind_table: KindTable | None = None
         self._hold_rows: dict[int, list[tuple[float, float, float, dict[int, float]]]] = {}
         """Limit index -> its holds as (share, zero-load mean, variance, wait terms), every population alike."""
@@ -559,7 +560,11 @@ class Network:
             if g.program_locks:
                 if g.work > 0:
                     per_die = len(g.names) * g.servers
-                    locks.append((g.index, g.work / per_die, 0.5 * g.work2 / per_die))
+                    mean = g.work / g.visits
+                    moment = g.work2 / g.visits / (mean * mean)  # E[T^2] / E[T]^2 = 1 + scv
+                    # the rest of a program met at random: E[R] = E[T^2] / 2E[T], E[R^2] = E[T^3] / 3E[T]
+                    # (lognormal programs: E[T^3] = E[T]^3 (1 + scv)^3)
+                    locks.append((g.index, g.work / per_die, 0.5 * g.work2 / per_die, mean * mean * moment ** 3 / 3.0))
                 continue
             if g.pool:
                 if g.visits > 0:
@@ -780,12 +785,13 @@ class Network:
         p_wait = [0.0] * n
         holding = [0.0] * n
         seen = self._seen
-        for i, busy, residual in self._locks:
+        for i, busy, residual, residual2 in self._locks:
             # a read finds its die programming with probability rho and waits out the rest of the program
             rho = x * busy
             wait = x * residual
             waits[i] = wait
-            wvar[i] = wait * wait * (2.0 / rho - 1.0) if rho < 1.0 else 0.0
+            w2 = rho * residual2 - wait * wait
+            wvar[i] = w2 if w2 > 0.0 else 0.0
             p_wait[i] = rho if rho < 1.0 else 1.0
         for i, visits, mean, scv, servers, ca2, population in self._stations:
             if servers == 1:

@@ -47,7 +47,11 @@ evenly here); z/VM bases and aliases pooled as one set of subchannels; sequentia
 that collide on a stripe unit; a single-slot LUN queue that serializes a split I/O's pieces;
 a shared NAND die pool taken as FCFS M/G/c with open arrivals (near saturation, above ~80%
 of the dies, the 2-slot write cache holds programs back in the DES, so reads wait less there
-and the fast path overstates the waits).
+and the fast path overstates the waits); reads behind programs as random arrivals (a read meets
+programs in flight per die x the rest of one): where programs come in bursts (a large write cut
+into page programs, one z/VM channel program) a read stream meets each burst once and waits less
+in the DES, and mirror reads that wait for a die keep a namespace slot that the DES's less-loaded
+copy choice often avoids (bench/results/analytic_accuracy.md lists both).
 Utilization of a concurrency limit is slots in use / slots; of a station, busy servers / servers.
 """
 

@@ -161,9 +161,8 @@ def outside_claim(scenario: Scenario) -> str | None:
     approximates: bursty arrivals (open regimes blended by a relaxation time), unstable
     open loads, I/Os cut into more pieces than the volume has members (pieces on one member
     run one after another), an open sequential stream that changes stripe unit every few
-    I/Os (the pinned / spread blend), and the 2-slot eXFlash write cache when its destage
-    channel is more than half busy or sequential streams drift over a stripe of DIMMs
-    (streams that meet on a DIMM block each other's writes).
+    I/Os (the pinned / spread blend), and sequential streams that drift over a stripe of eXFlash
+    DIMMs (streams that meet on a DIMM block each other's writes in its 2-slot write cache).
     """
     from sim.analytic import evaluate
     from sim.analytic.paths import compile_scenario
@@ -181,10 +180,7 @@ def outside_claim(scenario: Scenario) -> str | None:
     striped = getattr(topo, "layout", "jbod") in ("raid0", "raid10", "ibmi_mirror")
     if wl.kind == "open" and wl.access == "sequential" and striped and getattr(topo, "chunk_kib", 0) * 1024 / wl.mean_bytes() < 8:
         return "open sequential stream changing stripe unit every few I/Os"
-    if scenario.topology.kind == "exflash" and wl.read_fraction < 1:
-        busy = max((u for name, u in fast.utilization.items() if name.endswith(".write_bw")), default=0.0)
-        if busy > 0.5:
-            return "eXFlash destage channel more than half busy"
-        if wl.access == "sequential" and getattr(scenario.topology, "layout", "jbod") != "jbod":
-            return "sequential streams over eXFlash write caches"
+    if scenario.topology.kind == "exflash" and wl.read_fraction < 1 and wl.access == "sequential" \
+            and getattr(scenario.topology, "layout", "jbod") != "jbod":
+        return "sequential streams over eXFlash write caches"
     return None

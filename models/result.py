@@ -4,17 +4,28 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from models.common import StrictModel
 from models.scenario import Scenario
 
 
 class Metric(StrictModel):
-    """A point estimate with its 95% confidence interval (batch means, Student t)."""
+    """A point estimate with its 95% confidence interval (batch means, Student t).
+
+    ``ci95`` is (nan, nan) when only one batch holds the metric (a rare op in a short run):
+    the interval is unknown, not zero-wide. JSON writes it as NaN and reads it back.
+    """
+
+    model_config = ConfigDict(ser_json_inf_nan="constants")
 
     value: float
     ci95: tuple[float, float]
+
+    @property
+    def has_ci(self) -> bool:
+        """Whether the interval is known (at least two batches held the metric)."""
+        return self.ci95[0] == self.ci95[0] and self.ci95[1] == self.ci95[1]
 
     @property
     def half_width(self) -> float:

@@ -57,7 +57,7 @@ def _q(x: float) -> str:
 
 
 def _ci(m: Metric) -> str:
-    return f"{m.value:,.0f} ({m.ci95[0]:,.0f}..{m.ci95[1]:,.0f})"
+    return f"{m.value:,.0f} ({m.ci95[0]:,.0f}..{m.ci95[1]:,.0f})" if m.has_ci else f"{m.value:,.0f} (CI unknown)"
 
 
 # -- plan ------------------------------------------------------------------------------------

@@ -188,7 +188,10 @@ def estimate(batches: list[Batch], metric: str, confidence: float = 0.95) -> tup
     """(point estimate, CI low, CI high) of ``metric`` over ``batches``.
 
     The point estimate pools all batches (a ratio of totals); the interval's
-    half-width comes from the spread of the per-batch values.
+    half-width comes from the spread of the per-batch values. With one batch holding
+    the metric (a rare op in a short run) the spread is unknown, and so is the
+    interval: (nan, nan), shown as '-', never a zero-width interval. A metric of an
+    op the run never issued is its exact zero.
     """
     if metric in PERCENTILES:
         q = PERCENTILES[metric]
@@ -205,8 +208,10 @@ def estimate(batches: list[Batch], metric: str, confidence: float = 0.95) -> tup
             samples = [fn(b) for b in batches]
     if math.isnan(value):
         return 0.0, 0.0, 0.0
-    if len(samples) < 2:
+    if not samples:  # no such I/O at all (writes of a read-only run): nothing to estimate
         return value, value, value
+    if len(samples) < 2:
+        return value, math.nan, math.nan
     hw = t_half_width(samples, confidence)
     if all(s == samples[0] for s in samples):
         hw = 0.0

@@ -189,3 +189,26 @@ def test_closed_network_mva(utilization: float, jobs: int, queue_depth: int, see
         assert r.utilization[f"s{i}"] == pytest.approx(u, rel=0.02)
     # customers in service or queued = N - customers thinking: L = X * R (Little)
     assert r.mean_outstanding_ios.value == pytest.approx(exact.throughput * exact.response, rel=REL_TOL)
+
+
+
+def test_a_metric_too_rare_for_two_batches_has_an_unknown_interval_not_a_zero_wide_one() -> None:
+    """Batch means need two batches holding a metric: with writes in only one of ten batches, the write
+    latency has a value but its interval is unknown (NaN, printed '-'), and survives a JSON round trip;
+    metrics every batch holds keep a real interval."""
+    import math
+
+    from sim.stats import Batch, estimate
+
+    batches = [Batch(duration_s=0.01, ios=100, reads=100, latency_sum_us=100 * (50.0 + k), read_latency_sum_us=100 * (50.0 + k))
+               for k in range(10)]
+    batches[4] = Batch(duration_s=0.01, ios=100, reads=99, writes=1, latency_sum_us=100 * 54.0,
+                       read_latency_sum_us=99 * 54.0 - 20.0, write_latency_sum_us=74.0)
+    value, lo, hi = estimate(batches, "write_latency_mean_us")
+    assert value == 74.0 and math.isnan(lo) and math.isnan(hi)
+    value, lo, hi = estimate(batches, "read_latency_mean_us")
+    assert lo < value < hi
+    unknown = Metric(value=value, ci95=(math.nan, math.nan))
+    assert not unknown.has_ci and not unknown.contains(value)
+    back = Metric.model_validate_json(unknown.model_dump_json())
+    assert back.value == value and not back.has_ci

@@ -35,12 +35,15 @@ def fmt(value: float, digits: int = 1) -> str:
 
 
 def ci_text(m: Metric) -> str:
+    if not m.has_ci:
+        return "95% CI unknown (only one batch measured it)"
     return f"95% CI {fmt(m.ci95[0])} .. {fmt(m.ci95[1])}"
 
 
 def metric(where: Any, label: str, m: Metric, unit: str = "") -> None:
     """A headline figure with its 95% confidence interval under it."""
-    where.metric(label, f"{fmt(m.value)}{' ' + unit if unit else ''}", help=f"{ci_text(m)} (±{m.rel_half_width:.1%})")
+    spread = f" (±{m.rel_half_width:.1%})" if m.has_ci else ""
+    where.metric(label, f"{fmt(m.value)}{' ' + unit if unit else ''}", help=f"{ci_text(m)}{spread}")
     where.caption(ci_text(m))
 
 

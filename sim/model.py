@@ -135,11 +135,14 @@ def _scaled(mean_us: float, unit: UnitSampler) -> Callable[[Job], float]:
 class Builder:
     """Creates components, registers their meters and hands out random streams in a fixed order."""
 
-    def __init__(self, env: simpy.Environment, streams: Streams, jobs: JobFactory, access: str):
+    def __init__(self, env: simpy.Environment, streams: Streams, jobs: JobFactory, access: str,
+                 reads_meet_programs: bool = True):
         self.env = env
         self.streams = streams
         self.jobs = jobs
         self.access = access
+        self.reads_meet_programs = reads_meet_programs
+        """Whether flash devices see reads and writes together (``reads_meet_programs``): else no die locks."""
         self.meters: list[Meter] = []
 
     def station(self, name: str, servers: int, service: Callable[[Job], float]) -> Station:
@@ -291,6 +294,13 @@ def sustained_write_kiops(spec: FlashDeviceSpec, random: bool) -> float:
     return max(spec.write_kiops, spec.write_bw_gbs * 1e9 / SEQUENTIAL_PROGRAM_BYTES / 1e3)
 
 
+def reads_meet_programs(scenario: Scenario) -> bool:
+    """Whether a scenario's flash devices see reads and writes together (a mix, or RAID-5/6 parity
+    updates that read before they write): only then can a read find its die programming."""
+    rf = scenario.workload.read_fraction
+    return rf < 1.0 and (rf > 0.0 or getattr(scenario.topology, "layout", "jbod") in ("raid5", "raid6"))
+
+
 class DieProgramLocks:
     """Which NAND dies of a flash device are programming, and the reads that must wait for one.
 
@@ -332,11 +342,10 @@ class DieProgramLocks:
     def programmer(self, program_time: Callable[[Job], float]) -> Hop:
         """A hop that programs a write (``program_time``) on a free die and moves on when it is done."""
         env = self.env
+        duration = self.timed(program_time)
 
         def program(job: Job) -> None:
-            d = program_time(job)
-            self.start_program(d)
-            schedule(env, d, job, _advance_event)
+            schedule(env, duration(job), job, _advance_event)
 
         return program
 
@@ -395,16 +404,22 @@ class FlashDevice:
             # programming (in the background) for the time that makes the dies alone give the datasheet
             # write IOPS and bandwidth: the dies are the whole write path (no separate channel in tandem)
             program_unit = b.streams.unit(law, cv)
-            locks = DieProgramLocks(b.env, p.read_units, b.streams.uniform())
-            program_on_die = locks.programmer(lambda job: p.die_program_time_us(job.size) * program_unit())
-            read_stage = (locks.wait_for_own_die, *read_stage)
+            die_program_time = lambda job: p.die_program_time_us(job.size) * program_unit()  # noqa: E731
+            if b.reads_meet_programs:
+                locks = DieProgramLocks(b.env, p.read_units, b.streams.uniform())
+                program_on_die: Hop = locks.programmer(die_program_time)
+                read_stage = (locks.wait_for_own_die, *read_stage)
+            else:
+                program_on_die = Delay(b.env, die_program_time)
             destage = make_route(dies.acquire, self.write_cache.release, Fork((program_on_die, dies.release), b.jobs))
         else:
             self.write_bw = b.station(f"{name}.write_bw", 1, _bytes_time(p.write_bw_gbs))
             program_time = _scaled(p.program_time_us, b.streams.unit(law, cv))
-            locks = DieProgramLocks(b.env, p.program_units, b.streams.uniform())
-            self.program_units = b.station(f"{name}.program_units", p.program_units, locks.timed(program_time))
-            read_stage = (locks.wait_for_own_die, *read_stage)
+            if b.reads_meet_programs:
+                locks = DieProgramLocks(b.env, p.program_units, b.streams.uniform())
+                program_time = locks.timed(program_time)
+                read_stage = (locks.wait_for_own_die, *read_stage)
+            self.program_units = b.station(f"{name}.program_units", p.program_units, program_time)
             destage = make_route(self.write_bw, self.program_units, self.write_cache.release)
         self.read_hops: tuple[Hop, ...] = (*read_stage, self.read_bw)
         self.write_hops: tuple[Hop, ...] = (self.write_cache.acquire, self.ack, Fork(destage, b.jobs))
@@ -542,7 +557,7 @@ def _volume_planner(volume: Volume, routes: Callable[[int, int], Sequence[Hop]])
 
 def build(env: simpy.Environment, scenario: Scenario, streams: Streams, jobs: JobFactory) -> Model:
     """Build the model of ``scenario.topology``."""
-    b = Builder(env, streams, jobs, scenario.workload.access)
+    b = Builder(env, streams, jobs, scenario.workload.access, reads_meet_programs(scenario))
     closed = scenario.workload.kind == "closed"
     topo = scenario.topology
     if isinstance(topo, Generic):

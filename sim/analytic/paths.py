@@ -43,6 +43,7 @@ from sim.model import (
     flash_parameters,
     namespace_depth,
     pcie_gbs,
+    reads_meet_programs,
     resolve_host,
     san_parameters,
     subchannel_turnaround_us,
@@ -486,10 +487,8 @@ class FlashGroups:
             self.read_units = c.groups(names(prefix + ".read_units", n), p.read_units, mapping)
         # the dies a read may find programming: the shared dies, or one per program unit (only
         # where the devices see reads and writes: a mix, or parity updates that read first)
-        rf = c.scenario.workload.read_fraction
-        mixed = rf < 1.0 and (rf > 0.0 or layout_of(c.scenario.topology) in ("raid5", "raid6"))
         self.die_locks = c.groups(names(prefix + ".die_locks", n), p.read_units if p.shared_dies else p.program_units,
-                                  mapping) if mixed else []
+                                  mapping) if reads_meet_programs(c.scenario) else []
         for group, _ in self.die_locks:
             group.program_locks = True
         self.read_bw = c.groups(names(prefix + ".read_bw", n), 1, mapping)
@@ -531,8 +530,8 @@ class FlashGroups:
                 if self.die_locks:
                     destage.charge(self.die_locks, self.die_program_time, self.scv)
             else:
-                destage.hold(self.dies, p.die_program_time_us(nbytes), self.scv, background=True)
                 program_time = p.die_program_time_us(nbytes)
+                destage.hold(self.dies, program_time, self.scv, background=True)
                 if self.die_locks:
                     destage.charge(self.die_locks, lambda _: program_time, self.scv)
         else:

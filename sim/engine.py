@@ -30,11 +30,22 @@ from sim.components import READ, WRITE, Job, JobFactory, Station, advance, sched
 from sim.model import Model, build
 from sim.rng import Streams, UnitSampler
 from sim.stats import BATCH_METRICS, Batch, estimate, histogram, mser_truncation
+from sim.volume import STREAM_ALIGN_BYTES
 
 MAX_BATCHES = 32
 CONFIRM_FACTOR = 1.25
 DEFAULT_BATCH_IOS = 1_000
 UNSTABLE_BACKLOG = 2_000_000
+STREAMS_SPREAD = 64
+"""Sequential streams start at one of this many evenly spaced places in the volume."""
+
+
+def stream_spacing(capacity: int) -> int:
+    """Distance between the places sequential streams start: capacity / 64, rounded down to
+    1 MiB (to 4 KiB on volumes under 64 MiB)."""
+    step = capacity // STREAMS_SPREAD
+    align = STREAM_ALIGN_BYTES if step >= STREAM_ALIGN_BYTES else 4096
+    return step // align * align
 
 
 def default_batch_ios(scenario: Scenario) -> int:
@@ -89,6 +100,7 @@ class Run:
         self.write_size = _SizeChooser(wl.size_table("write"), self.streams.uniform()) if wl.read_fraction < 1 else None
         self.sequential = wl.access == "sequential"
         self.capacity = max(4096, self.model.capacity_bytes)
+        self.stream_spacing = stream_spacing(self.capacity) if self.sequential else 0
         self.blocks = self.capacity // 4096
         self.cursors: dict[int, int] = {}
         # counters
@@ -223,7 +235,7 @@ class Run:
             key = job.slot
             start = self.cursors.get(key)
             if start is None:
-                start = (abs(key) * 7919 % 64) * (self.capacity // 64)
+                start = (abs(key) * 7919 % STREAMS_SPREAD) * self.stream_spacing
             if start + size > self.capacity:
                 start = 0
             job.offset = start

@@ -612,7 +612,7 @@ def _build_direct(b: Builder, topo: DirectNvme, closed: bool) -> Model:
             path = [*dev.read_hops, link[0] if link else None, uplink[0]]
         else:
             path = [uplink[1], link[1] if link else None, *dev.write_hops]
-        return list(make_route(ns.acquire, submit, queues.acquire, *path, queues.release, ns.release, complete, split.join))
+        return list(make_route(submit, ns.acquire, queues.acquire, *path, queues.release, ns.release, complete, split.join))
 
     table = RouteTable(make)
     volume = Volume(topo.layout, members, topo.chunk_kib * 1024, ns_bytes, lambda m: ns_pools[m].load, closed)

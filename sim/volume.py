@@ -11,7 +11,8 @@ adapters too (IBM i planar / bus protection, seed 001).
 * raid1 - every member holds a copy: writes go to all, reads to the least-loaded one.
 * raid10 / ibmi_mirror - md "near 2" layout: chunk c lives on pair c mod M/2; writes go
   to both copies, reads to the less-loaded one (mdadm --level=10, chunk 256K, seed 000;
-  IBM i mirrored protection, which also spreads data over all units, seed 001).
+  IBM i mirrored protection, which also spreads data over all units, seed 001). Ties go to
+  the first copy under md and alternate under IBM i (see ``_less_loaded``).
 * raid5 / raid6 - left-symmetric rotating parity. A write that covers a whole stripe
   writes data and parity at once; a smaller write reads old data and parity, then
   writes both (read-modify-write: 2 reads + 2 writes per chunk for RAID-5, 3 + 3 for RAID-6).
@@ -22,6 +23,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from sim.components import READ, WRITE
+
+STREAM_ALIGN_BYTES = 1 << 20
+"""Sequential streams start on 1 MiB boundaries (partition and extent alignment), so a stream of
+I/Os that divide a RAID chunk never crosses one (``sim.analytic.paths.volume_plan`` agrees)."""
 
 Piece = tuple[int, int, int]
 """(member, op, bytes)."""
@@ -45,6 +50,8 @@ class Volume:
         self.data_members = data_members
         self.capacity = data_members * member_bytes
         self.parities = {"raid5": 1, "raid6": 2}.get(layout, 0)
+        self.alternate_ties = layout == "ibmi_mirror"
+        self.tie_flip = 0
 
     # -- helpers ---------------------------------------------------------------
     def _pieces(self, offset: int, size: int) -> list[tuple[int, int]]:
@@ -60,7 +67,17 @@ class Volume:
         return out
 
     def _less_loaded(self, a: int, b: int) -> int:
-        return a if self.load(a) <= self.load(b) else b
+        """The copy with fewer I/Os outstanding. A tie goes to the first copy, as Linux md's
+        ``read_balance`` does on SSDs (raid1/raid10); IBM i mirroring reads "the one with the
+        faster expected response time" (IBM i 5.4 Information Center, "Mirrored protection and
+        performance"), which names no first copy, so its ties alternate between the two."""
+        la, lb = self.load(a), self.load(b)
+        if la != lb:
+            return a if la < lb else b
+        if self.alternate_ties:
+            self.tie_flip ^= 1
+            return b if self.tie_flip else a
+        return a
 
     # -- the mapping -------------------------------------------------------------
     def plan(self, op: int, offset: int, size: int, job_index: int) -> list[list[Piece]]:

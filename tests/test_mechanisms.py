@@ -277,3 +277,44 @@ def test_nvme_reads_wait_behind_programs_in_a_mix() -> None:
     extra = mix.read_latency_mean_us.value - alone.read_latency_mean_us.value
     assert programming > 0.2
     assert extra == pytest.approx(expected_wait, rel=0.2)
+
+
+def test_ibmi_mirror_reads_share_both_copies_md_prefers_the_first() -> None:
+    """IBM i reads the copy with the faster expected response, ties alternating; Linux md's
+    read_balance gives ties to the first copy (sim/volume.py ``_less_loaded``)."""
+    topo = direct(drives=4, host={"stack": "none"}, namespaces={"per_drive": 1, "queue_depth": 4096})
+
+    def copy_busy(layout: str) -> tuple[float, float]:
+        res = run({**topo, "layout": layout}, closed(1))  # one read at a time: every choice is a tie
+        # pairs are members (0, 1) and (2, 3); member m lives on drive m
+        return res.busy["drive0.ns0"] + res.busy["drive2.ns0"], res.busy["drive1.ns0"] + res.busy["drive3.ns0"]
+
+    first, second = copy_busy("ibmi_mirror")
+    assert first == pytest.approx(second, rel=0.1)
+    first, second = copy_busy("raid10")
+    assert second < 0.05 * first
+
+
+def test_sequential_streams_start_aligned_so_chunk_sized_reads_stay_whole() -> None:
+    """Streams start on 1 MiB boundaries: 128 KiB sequential reads never cross a 256 KiB chunk in
+    the DES's volume mapping, and the fast path's plan agrees; random 4 KiB-aligned ones often do."""
+    from sim.analytic.paths import access_grid, volume_plan, workload_mix
+    from sim.components import READ
+    from sim.engine import STREAMS_SPREAD, stream_spacing
+    from sim.volume import Volume
+
+    chunk, size, members = 256 << 10, 128 << 10, 32
+    volume = Volume("ibmi_mirror", members, chunk, 200 * 10**9, lambda m: 0, False)
+    spacing = stream_spacing(volume.capacity)
+    for stream in range(STREAMS_SPREAD):
+        offset = stream * spacing
+        for _ in range(20):
+            (pieces,) = volume.plan(READ, offset, size, -1)
+            assert len(pieces) == 1
+            offset += size
+    wl = scenario_from_data({"topology": direct(), "workload": closed(1, kib=128, access="sequential")}).workload
+    grid = access_grid(workload_mix(wl), sequential=True)
+    assert volume_plan("ibmi_mirror", members, chunk, READ, size, grid) == ((1.0, (((1, READ, float(size)),),)),)
+    random_plan = volume_plan("ibmi_mirror", members, chunk, READ, size, access_grid(workload_mix(wl), sequential=False))
+    split = sum(p for p, phases in random_plan if sum(c for c, _, _ in phases[0]) == 2)
+    assert split == pytest.approx(31 / 64)

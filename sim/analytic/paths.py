@@ -51,7 +51,7 @@ from sim.model import (
     zvm_command_bytes,
     zvm_link_gbs,
 )
-from sim.volume import Volume
+from sim.volume import STREAM_ALIGN_BYTES, Volume
 
 LAW_SCV = {"exponential": 1.0, "deterministic": 0.0}
 SizeTime = Callable[[float], float]
@@ -192,8 +192,11 @@ VolumePlan = tuple[tuple[float, tuple[tuple[tuple[int, int, float], ...], ...]],
 
 
 @lru_cache(maxsize=4096)
-def volume_plan(layout: str, members: int, chunk: int, op: int, size: int) -> VolumePlan:
-    """How the volume layer splits one logical I/O of ``size`` bytes at a random 4 KiB-aligned offset.
+def volume_plan(layout: str, members: int, chunk: int, op: int, size: int, grid: int = 4096) -> VolumePlan:
+    """How the volume layer splits one logical I/O of ``size`` bytes at a random ``grid``-aligned offset.
+
+    Random I/O lands on 4 KiB boundaries; a sequential stream (``access_grid``) on multiples of
+    its transfer sizes from a 1 MiB-aligned start, so 128 KiB reads never cross a 256 KiB chunk.
 
     Striped layouts (raid0, raid10, ibmi_mirror) cut the I/O at chunk boundaries: with
     ``size = a chunks + b bytes`` it has a + 1 pieces, or a + 2 when it straddles one more
@@ -209,7 +212,7 @@ def volume_plan(layout: str, members: int, chunk: int, op: int, size: int) -> Vo
     if layout in ("raid5", "raid6"):
         return _sampled_plan(layout, members, chunk, op, size)
     copies = 2 if (layout in ("raid10", "ibmi_mirror") and op == WRITE) else 1
-    grid = math.gcd(4096, chunk)
+    grid = math.gcd(grid, chunk)
     positions = chunk // grid
     a, b = divmod(size, chunk)
     # (probability, whole chunks, bytes in the end pieces, number of end pieces)
@@ -566,8 +569,21 @@ def workload_mix(wl: Workload) -> Mix:
     return mix
 
 
+def access_grid(mix: Mix, sequential: bool) -> int:
+    """The alignment of I/O offsets: 4 KiB for random I/O; for sequential streams, which start on
+    ``STREAM_ALIGN_BYTES`` boundaries and advance by their transfer sizes, the greatest common
+    divisor of that alignment and every size in the mix (``sim.engine.Run._issue``)."""
+    if not sequential:
+        return 4096
+    grid = STREAM_ALIGN_BYTES
+    for _, _, sizes in mix:
+        for nbytes, _ in sizes:
+            grid = math.gcd(grid, int(nbytes))
+    return max(grid, 1)
+
+
 @lru_cache(maxsize=4096)
-def kind_plan(layout: str, members: int, chunk: int, mix: Mix) -> KindPlan:
+def kind_plan(layout: str, members: int, chunk: int, mix: Mix, grid: int = 4096) -> KindPlan:
     """The logical kinds of ``mix`` on a volume of ``members`` members (``volume_plan`` for every op and size).
 
     Also what the solver reads of them: the child kinds (device op, bytes) in its order, and its
@@ -581,7 +597,7 @@ def kind_plan(layout: str, members: int, chunk: int, mix: Mix) -> KindPlan:
             variants = []
             serial = []
             crowded = False
-            for vprob, phases in volume_plan(layout, members, chunk, op, nbytes):
+            for vprob, phases in volume_plan(layout, members, chunk, op, nbytes, grid):
                 merged = []
                 for phase in phases:
                     pieces = 0
@@ -636,14 +652,16 @@ def _add_kinds(c: Compiler, layout: str, chunk: int, child: Callable[[int], Chil
 
     ``child(op)`` builds the route of a device I/O of kind ``op`` once; every size reuses it.
     """
-    plan = kind_plan(layout, c.members, chunk, workload_mix(c.scenario.workload))
+    mix = workload_mix(c.scenario.workload)
+    plan = kind_plan(layout, c.members, chunk, mix, access_grid(mix, c.scenario.workload.access == "sequential"))
     c.net.add_kinds(plan, {o: child(o) for o in plan.ops})
     return plan.width
 
 
 def _add_sized_kinds(c: Compiler, layout: str, chunk: int, child: Callable[[int, float], ChildKind]) -> int:
     """As ``_add_kinds``, for routes that change with the transfer size: ``child(op, bytes)`` for each."""
-    plan = kind_plan(layout, c.members, chunk, workload_mix(c.scenario.workload))
+    mix = workload_mix(c.scenario.workload)
+    plan = kind_plan(layout, c.members, chunk, mix, access_grid(mix, c.scenario.workload.access == "sequential"))
     keys: dict[tuple[int, float], None] = {}
     for kind in plan.kinds:
         for _, phases in kind.variants + (kind.serial or ()):
@@ -751,8 +769,8 @@ def compile_direct(scenario: Scenario, topo: DirectNvme, catalog: Catalog, sprea
 
     def child(op: int) -> ChildKind:
         path = Path()
-        path.acquire(ns)
         cpu.charge_submit(path)
+        path.acquire(ns)
         path.acquire(queues)
         if op == READ:
             device.read(path)

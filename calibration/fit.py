@@ -9,6 +9,10 @@ work between I/Os). Each is fitted only against the records of the systems it to
     value / ratio record:  log(predicted / measured) / log(1 + tolerance)
     bound record:          the same scaled shortfall when the bound is violated, else 0
 
+The loss is soft-L1 with its bend at one tolerance: a record inside its tolerance pulls as in
+least squares, one far outside (a run anomaly, a source error not yet recognised) pulls only
+linearly, so it cannot drag the records around it out of theirs.
+
 The simulator is run with fixed seeds (common random numbers), so the objective is a
 deterministic function of the parameters; finite-difference steps of 10% keep the
 Jacobian above the remaining statistical noise. The result is written, versioned, to
@@ -100,6 +104,10 @@ def current_values() -> dict[str, float]:
     return {p.path: float(stored.get(p.path, p.initial)) for p in PARAMETERS}
 
 
+ROBUST_LOSS = "soft_l1"
+"""scipy's robust loss for the fit (residuals are in units of each record's tolerance, f_scale 1)."""
+
+
 def residual(outcome: Outcome) -> float:
     """A record's misfit in units of its tolerance (0 when a bound holds)."""
     r = outcome.record
@@ -120,7 +128,7 @@ def write_fitted(values: dict[str, float], path: Path, meta: dict[str, Any] | No
     doc: dict[str, Any] = {
         "version": FITTED_VERSION,
         "fitted_on": dt.date.today().isoformat(),
-        "how": "flashplan calibrate --fit (calibration/fit.py): scipy.optimize.least_squares on tolerance-scaled log errors",
+        "how": "flashplan calibrate --fit (calibration/fit.py): scipy.optimize.least_squares, soft-L1 loss, on tolerance-scaled log errors",
         **(meta or {}),
         "values": {k: round(float(v), 4) for k, v in values.items()},
     }
@@ -168,12 +176,14 @@ def fit(records: Sequence[Record], workers: int = 2, max_evals: int = 4, only: s
             trial = dict(values)
             trial.update({p.path: float(v) for p, v in zip(params, x * scale, strict=True)})
             res = np.array([residual(o) for o in evaluate_with(trial, recs, workers)])
-            log(f"  {label}: cost {0.5 * float(res @ res):9.3f}  " +
+            soft_l1 = float(np.sum(2.0 * (np.sqrt(1.0 + res * res) - 1.0)))
+            log(f"  {label}: cost {0.5 * soft_l1:9.3f}  " +
                 ", ".join(f"{p.path.split('/')[-1]}={v:.4g}" for p, v in zip(params, x * scale, strict=True)))
             return res
 
         log(f"fitting {len(params)} parameters of {'+'.join(block)} against {len(recs)} records")
-        sol = least_squares(resid, x0, bounds=(lo, hi), diff_step=0.1, max_nfev=max_evals, x_scale=1.0)
+        sol = least_squares(resid, x0, bounds=(lo, hi), diff_step=0.1, max_nfev=max_evals, x_scale=1.0,
+                            loss=ROBUST_LOSS, f_scale=1.0)
         values.update({p.path: float(v) for p, v in zip(params, sol.x * scale, strict=True)})
     return values
 

@@ -346,7 +346,8 @@ lines = [
     f"with {minidisk.workload.jobs} guests no more than {minidisk.workload.jobs - 1} aliases can ever be in use.",
     f"* **CP CPU for minidisk I/O:** {w.cpu_us_per_io:.1f} us per I/O, so {w.cp_cores:.2f} of the {cores} cores at the write "
     f"ceiling and {r.cp_cores:.2f} at the read answer (seed 003 Table 1 measured "
-    f"{records['s4.table1.NV020000.cp_cpu'].measured:g} / {records['s4.table1.NV020100.cp_cpu'].measured:g} us per write / read).",
+    f"{records['s4.table1.NV020000.cp_cpu'].measured:g} / {records['s4.table1.NV020100.cp_cpu'].measured:g} us per FCX239 transfer, "
+    "write / read; Table 2's runs of the same names count 1.19 transfers per I/O).",
     paging_bullet(1.0, "Paging at the seed's"),
     f"* **Paging growth:** at {cp_us_per_ssch:.0f} us of CP per paging SSCH the {cores} cores saturate at "
     f"{cores * 1e6 / cp_us_per_ssch:,.0f} SSCH/s; on the fast path the {slo_us:g} us objective holds up to {top_growth:.2f}x the "

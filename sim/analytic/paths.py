@@ -647,21 +647,26 @@ def kind_plan(layout: str, members: int, chunk: int, mix: Mix, grid: int = 4096)
                     op_prob=(op_prob[0], op_prob[1]))
 
 
+def _scenario_plan(c: Compiler, layout: str, chunk: int) -> KindPlan:
+    """``kind_plan`` of the scenario's workload, its offsets aligned as its access pattern aligns them."""
+    wl = c.scenario.workload
+    mix = workload_mix(wl)
+    return kind_plan(layout, c.members, chunk, mix, access_grid(mix, wl.access == "sequential"))
+
+
 def _add_kinds(c: Compiler, layout: str, chunk: int, child: Callable[[int], ChildKind]) -> int:
     """Logical kinds for every op and size of the workload; returns the widest phase.
 
     ``child(op)`` builds the route of a device I/O of kind ``op`` once; every size reuses it.
     """
-    mix = workload_mix(c.scenario.workload)
-    plan = kind_plan(layout, c.members, chunk, mix, access_grid(mix, c.scenario.workload.access == "sequential"))
+    plan = _scenario_plan(c, layout, chunk)
     c.net.add_kinds(plan, {o: child(o) for o in plan.ops})
     return plan.width
 
 
 def _add_sized_kinds(c: Compiler, layout: str, chunk: int, child: Callable[[int, float], ChildKind]) -> int:
     """As ``_add_kinds``, for routes that change with the transfer size: ``child(op, bytes)`` for each."""
-    mix = workload_mix(c.scenario.workload)
-    plan = kind_plan(layout, c.members, chunk, mix, access_grid(mix, c.scenario.workload.access == "sequential"))
+    plan = _scenario_plan(c, layout, chunk)
     keys: dict[tuple[int, float], None] = {}
     for kind in plan.kinds:
         for _, phases in kind.variants + (kind.serial or ()):

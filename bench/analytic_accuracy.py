@@ -101,7 +101,10 @@ class Row:
                 out.append(f"closed JBOD: {wl.jobs} jobs on {m} members (members keep unequal job counts; "
                            "the fast path shares throughput in proportion to jobs)")
         if layout in ("raid1", "raid10", "ibmi_mirror") and wl.read_fraction > 0:
-            out.append("mirror reads go to the less-loaded copy in the DES; the fast path splits them evenly")
+            if isinstance(topo, DirectNvme) and layout != "raid1":
+                out.append("mirror reads go to the less-loaded copy in the DES; the fast path pools the pair's namespace slots")
+            else:
+                out.append("mirror reads go to the less-loaded copy in the DES; the fast path splits them evenly")
         if layout in ("raid5", "raid6") and wl.read_fraction < 1:
             out.append("RAID-5/6 read-modify-write as sampled stripe offsets, phases as expected maxima of normals")
         if isinstance(topo, Exflash) and wl.read_fraction < 1:

@@ -13,8 +13,10 @@ of candidates analytically, confirm the finalists with the DES):
   period outruns the capacity (a write-back cache absorbs what it can hold);
 * concurrency limits (namespace queue depth, NVMe queues, SCSI LUN depth, z/VM subchannels,
   driver threads, write caches) as multi-slot centres whose service time is the time a slot
-  is held; fork-join (mirrored writes, RAID-5 read-modify-write, striped pieces) as the
-  expected maximum of the parallel device I/Os;
+  is held; a mirrored namespace pair as one pool of both copies' slots for the wait (mirror
+  reads take the copy with fewer I/Os outstanding, which keeps the pair's queues even);
+  fork-join (mirrored writes, RAID-5 read-modify-write, striped pieces) as the expected
+  maximum of the parallel device I/Os;
 * flash devices as ``FlashParameters`` give them: read units and program units, or with
   shared NAND dies (eXFlash) one die pool that reads hold for ``die_read_time_us`` and
   destaged writes for ``die_program_time_us`` behind the acknowledgement (their wait for a
@@ -42,16 +44,15 @@ by dwell for an open stream); pieces that share a member running one after anoth
 
 Known approximations (bench/analytic_accuracy.py measures them; bench.scenario_space.outside_claim
 lists what the 5% claim leaves out): bursty arrivals; the 2-slot eXFlash write cache under
-heavy or sequential writes; mirror reads that the DES sends to the less-loaded copy (split
-evenly here); z/VM bases and aliases pooled as one set of subchannels; sequential streams
-that collide on a stripe unit; a single-slot LUN queue that serializes a split I/O's pieces;
+heavy or sequential writes; mirror reads over SAN LUNs, which the DES sends to the
+less-loaded copy (split evenly here; namespaces use the pooled view); z/VM bases and aliases
+pooled as one set of subchannels; sequential streams that collide on a stripe unit; a single-slot LUN queue that serializes a split I/O's pieces;
 a shared NAND die pool taken as FCFS M/G/c with open arrivals (near saturation, above ~80%
 of the dies, the 2-slot write cache holds programs back in the DES, so reads wait less there
 and the fast path overstates the waits); reads behind programs as random arrivals (a read meets
 programs in flight per die x the rest of one): where programs come in bursts (a large write cut
 into page programs, one z/VM channel program) a read stream meets each burst once and waits less
-in the DES, and mirror reads that wait for a die keep a namespace slot that the DES's less-loaded
-copy choice often avoids (bench/results/analytic_accuracy.md lists both).
+in the DES (bench/results/analytic_accuracy.md lists it).
 Utilization of a concurrency limit is slots in use / slots; of a station, busy servers / servers.
 """
 
@@ -457,8 +458,8 @@ def _utilization(c: Compiler, ev: Evaluation, x: float, x_max: float, caps: list
     reported, display_of = c.reported_slots, c.display
     component = c.component if c.rotating else None
     for g, cap in zip(net.groups, caps, strict=True):
-        if g.program_locks:
-            continue  # the DES has no meter for it: the dies' pool reports their use
+        if g.program_locks or g.view_of >= 0:
+            continue  # the DES has no meter for it: the dies' pool (the viewed limit) reports the use
         names = g.names
         n = len(names)
         servers = g.servers

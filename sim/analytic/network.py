@@ -80,6 +80,12 @@ class Group:
     population: float = INF
     seen: float = 1.0
     """Share of the load an arriving job finds here (arrival theorem; 1 for open workloads)."""
+    view_of: int = -1
+    """A wait-only view of limit ``view_of`` for jobs that take the least-loaded of ``view_k`` of its
+    instances (a mirror read choosing a copy): no load of its own; it waits as one limit with
+    ``view_k`` times the slots and the load of all of them (join-the-shortest-queue taken as the
+    pooled queue; ``Path.acquire(wait_at=...)``)."""
+    view_k: int = 1
     program_locks: bool = False
     """The dies of a shared-die device seen by a read whose data sit on one of them (``DieProgramLocks`` in
     sim/model.py): programs load it (``Path.charge``), reads only wait here (``Path.wait_for``), for the rest
@@ -232,15 +238,19 @@ class Path:
         else:
             self.sized_delay(time_of, scv)
 
-    def acquire(self, choice: Choice) -> None:
-        """Wait for a slot of a concurrency limit; the span runs until ``release``."""
+    def acquire(self, choice: Choice, wait_at: Choice | None = None) -> None:
+        """Wait for a slot of a concurrency limit; the span runs until ``release``.
+
+        ``wait_at``: the wait is that of these views of ``choice`` (``Group.view_of``), the load ``choice``'s.
+        """
         level = self._depth + len(self._open)
         lin = self.lin
         terms = lin.terms
-        for group, p in choice:
-            terms[group.index] = terms.get(group.index, 0.0) + p
+        for group, _ in choice:
             if level > group.depth:
                 group.depth = level
+        for group, p in wait_at or choice:
+            terms[group.index] = terms.get(group.index, 0.0) + p
         self._open.append((choice, (lin.a, lin.b, lin.c, lin.d, lin.e, dict(terms), lin.sized)))
 
     def release(self, background: Path | None = None) -> None:
@@ -401,6 +411,8 @@ class Network:
         self._locks: list[tuple[int, float, float, float]] = []
         """Program-lock groups: (index, die-time programming per die per unit of x, half its second moment per
         die per unit of x, E[R^2] of the rest of a program)."""
+        self._views: dict[int, tuple[tuple[int, int], ...]] = {}
+        """Limit index -> its wait-only views as (index, instances pooled)."""
         self._kind_table: KindTable | None = None
         self._hold_rows: dict[int, list[tuple[float, float, float, dict[int, float]]]] = {}
         """Limit index -> its holds as (share, zero-load mean, variance, wait terms), every population alike."""
@@ -469,8 +481,8 @@ class Network:
         groups = self.groups
         caps = []
         for g in groups:
-            if g.program_locks:
-                caps.append(INF)  # a read waits out a program; the dies' pool carries the capacity
+            if g.program_locks or g.view_of >= 0:
+                caps.append(INF)  # a read waits out a program (or a view waits): the pool carries the capacity
                 continue
             if not g.pool:
                 g.background = g.index not in foreground
@@ -556,7 +568,11 @@ class Network:
         stations = []
         limits = []
         locks = []
+        views: dict[int, list[tuple[int, int]]] = {}
         for g in groups:
+            if g.view_of >= 0:
+                views.setdefault(g.view_of, []).append((g.index, g.view_k))
+                continue
             if g.program_locks:
                 if g.work > 0:
                     per_die = len(g.names) * g.servers
@@ -575,8 +591,9 @@ class Network:
             mean = g.work / g.visits
             scv = max(0.0, g.work2 / g.visits / (mean * mean) - 1.0) if mean > 0 else 0.0
             stations.append((g.index, g.visits / len(g.names), mean, scv, g.servers, g.ca2, g.population))
-        waiting = {t[0] for t in stations} | {t[0] for t in locks}
+        waiting = {t[0] for t in stations} | {t[0] for t in locks} | {vi for v in views.values() for vi, _ in v}
         self._locks = locks
+        self._views = {i: tuple(v) for i, v in views.items()}
         pools = []
         limits.sort(key=lambda g: -g.depth)
         for g in limits:
@@ -730,7 +747,7 @@ class Network:
         knee = (r_min + think_us) * x_max
         if population < 2 or population > max_population or not 0.25 * knee <= population <= 4.0 * knee:
             return
-        candidates = [g for g in self.groups if not g.background and not g.program_locks and g.visits > 0 and g.reach == 1.0
+        candidates = [g for g in self.groups if not g.background and not g.program_locks and g.view_of < 0 and g.visits > 0 and g.reach == 1.0
                       and g.population >= population and g.population > g.servers]
         demand = {g.index: (self.zero_load_holding(g) * g.visits if g.pool else g.work) / len(g.names) / g.servers
                   for g in candidates}
@@ -854,7 +871,37 @@ class Network:
             waits[i] = wait
             wvar[i] = w2 - wait * wait if w2 > wait * wait else 0.0
             p_wait[i] = pw
+            if self._views and i in self._views:
+                for vi, k in self._views[i]:
+                    self._view_wait(vi, k, x, visits, h1, scv if scv > 0 else 0.0, servers, ca2, burstiness, population,
+                                    seen[i], pipeline, waits, wvar, p_wait)
         return Evaluation(x, self._latency(waits, wvar), waits, p_wait, holding, False)
+
+    @staticmethod
+    def _view_wait(vi: int, k: int, x: float, visits: float, hold: float, scv: float, servers: int, ca2: float,
+                   burstiness: float, population: float, seen: float, pipeline: list[tuple[float, float, float, int, float]],
+                   waits: list[float], wvar: list[float], p_wait: list[float]) -> None:
+        """The wait of a view (``Group.view_of``): the limit's k instances pooled, each at its own load,
+        and, with a pipeline, its blocking estimate for k times the slots (as for the limit itself)."""
+        slots = k * servers
+        wait, w2, pw = queue_wait(k * x * visits, hold, scv, slots, ca2 * burstiness, population, seen)
+        if pipeline:
+            best = best_pw = 0.0
+            for p_visits, p_mean, p_scv, p_servers, p_ca2 in pipeline:
+                rho = x * p_visits * p_mean / p_servers
+                if rho >= 1.0:
+                    best = INF
+                    break
+                q_wait, _, q_pw = queue_wait(x * p_visits, p_mean, p_scv, p_servers, p_ca2 * burstiness, population, seen)
+                tail = rho ** (slots - p_servers)
+                if q_wait * tail > best:
+                    best, best_pw = q_wait * tail, q_pw * tail
+            if wait == INF or best > wait:
+                wait, pw = best, best_pw
+                w2 = 2.0 * wait * wait / pw if pw > 0 and wait != INF else wait
+        waits[vi] = wait
+        wvar[vi] = w2 - wait * wait if w2 > wait * wait else 0.0
+        p_wait[vi] = pw
 
     def holding_time(self, ev: Evaluation, g: Group) -> float:
         """Mean holding time of limit ``g`` at an evaluation (also for limits that never make a job wait)."""

@@ -425,6 +425,18 @@ class Compiler:
             choice.append((g, s * len(idx)))
         return choice
 
+    def least_loaded_view(self, limit: Choice, k: int) -> Choice:
+        """Wait-only views of ``limit`` for I/Os that take the least-loaded of ``k`` of its instances
+        (``Group.view_of``; the DES's ``Volume._less_loaded`` for mirror copies)."""
+        view: Choice = []
+        registered = self.net.groups
+        for g, p in limit:
+            v = Group(g.names, g.servers, cover=g.cover, reach=g.reach, instances=g.instances, ca2=g.ca2,
+                      index=len(registered), view_of=g.index, view_k=k)
+            registered.append(v)
+            view.append((v, p))
+        return view
+
     def link(self, name: str, n: int, mapping: Mapping) -> tuple[Choice, Choice]:
         """(towards the host, towards the device) stations of ``n`` full-duplex links."""
         return (self.groups(names(name + ".to_host", n), 1, mapping),
@@ -693,6 +705,8 @@ def _share_members(phase: Phase, pieces: int, members: int) -> Phase:
     return tuple([(members, o, total / members) for o, total in moved.items()])
 
 
+MIRROR_PAIRS = ("raid10", "ibmi_mirror")
+"""Layouts whose chunks live on a pair of copies, reads going to the less-loaded one."""
 STRIPED = ("raid0", "raid10", "ibmi_mirror")
 """Layouts whose chunks a sequential stream walks through member by member."""
 
@@ -771,11 +785,14 @@ def compile_direct(scenario: Scenario, topo: DirectNvme, catalog: Catalog, sprea
     queues = c.groups(names("drive{}.nvme_queues", drives), topo.nvme_queues.count * topo.nvme_queues.depth, drive_of, pool=True)
     device = FlashGroups(c, "drive{}", drives, drive_of, params)
     ns = c.groups(namespace_names(drives, members), namespace_depth(topo), ("id",), pool=True)
+    # mirror reads take the copy with fewer I/Os outstanding, which keeps the pair's queues even:
+    # every I/O of a mirrored layout waits for a slot as in the pair pooled
+    ns_wait = c.least_loaded_view(ns, 2) if topo.layout in MIRROR_PAIRS else None
 
     def child(op: int) -> ChildKind:
         path = Path()
         cpu.charge_submit(path)
-        path.acquire(ns)
+        path.acquire(ns, wait_at=ns_wait)
         path.acquire(queues)
         if op == READ:
             device.read(path)

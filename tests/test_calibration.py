@@ -98,3 +98,24 @@ def test_cli_bad_fit_steps_and_workers_exit_2_naming_the_option(tmp_path, capsys
     assert code == 2
     assert "--fit-steps: must be 1 .. 50, got 0" in err and "--workers: must be at least 1, got 0" in err
     assert not parity.exists()
+
+
+def test_the_fit_is_not_dragged_by_one_record_far_outside_its_tolerance(monkeypatch):
+    """Soft-L1 loss (calibration/fit.py ROBUST_LOSS): five records agree on a value, a sixth (a run
+    anomaly) sits at twice it; the fitted parameter stays near the five, less than half as far from
+    them as plain least squares would land (the log-mean, 11.2)."""
+    import calibration.fit as fit_module
+
+    cpu = "hosts/z14-M05-LPAR4/cpu_us_per_io/zvm_cp"
+    base = next(r for r in RECORDS if r.id == "s4.table2.write.aliases3.cp_cpu")
+    records = [base.model_copy(update={"id": f"agree{i}", "measured": 10.0, "fit": True}) for i in range(5)]
+    records.append(base.model_copy(update={"id": "anomaly", "measured": 20.0, "fit": True}))
+
+    def predicted_is_the_parameter(values, recs, workers):
+        return [Outcome(record=r, predicted=values[cpu]) for r in recs]
+
+    monkeypatch.setattr(fit_module, "evaluate_with", predicted_is_the_parameter)
+    values = fit_module.fit(records, workers=1, max_evals=60, only="S4", log=lambda _: None)
+    least_squares_answer = math.exp((5 * math.log(10.0) + math.log(20.0)) / 6)  # 11.2
+    assert values[cpu] == pytest.approx(10.0, rel=0.06)
+    assert abs(values[cpu] - 10.0) < 0.5 * abs(least_squares_answer - 10.0)

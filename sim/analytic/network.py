@@ -849,22 +849,7 @@ class Network:
             scv = h2 / (h1 * h1) - 1.0 if h1 > 0 else 0.0
             wait, w2, pw = queue_wait(x * visits, h1, scv if scv > 0 else 0.0, servers, ca2 * burstiness, population, seen[i])
             if pipeline:
-                # the slots are held while jobs queue at the pipeline station: that queue is the
-                # blocking, so its estimate stands (also where slots x hold looks overloaded)
-                best = 0.0
-                best_pw = 0.0
-                for p_visits, p_mean, p_scv, p_servers, p_ca2 in pipeline:
-                    rho = x * p_visits * p_mean / p_servers
-                    if rho >= 1.0:
-                        best = INF
-                        break
-                    q_wait, _, q_pw = queue_wait(x * p_visits, p_mean, p_scv, p_servers, p_ca2 * burstiness, population, seen[i])
-                    tail = rho ** (servers - p_servers)
-                    if q_wait * tail > best:
-                        best, best_pw = q_wait * tail, q_pw * tail
-                if wait == INF or best > wait:
-                    wait, pw = best, best_pw
-                    w2 = 2.0 * wait * wait / pw if pw > 0 and wait != INF else wait
+                wait, w2, pw = self._blocking(wait, w2, pw, x, servers, pipeline, burstiness, population, seen[i])
             if wait == INF:
                 p_wait[i] = 1.0
                 return Evaluation(x, [INF, INF], waits, p_wait, holding, True)
@@ -878,7 +863,27 @@ class Network:
         return Evaluation(x, self._latency(waits, wvar), waits, p_wait, holding, False)
 
     @staticmethod
-    def _view_wait(vi: int, k: int, x: float, visits: float, hold: float, scv: float, servers: int, ca2: float,
+    def _blocking(wait: float, w2: float, pw: float, x: float, slots: int, pipeline: list[tuple[float, float, float, int, float]],
+                  burstiness: float, population: float, seen: float) -> tuple[float, float, float]:
+        """A limit's (wait, E[W^2], P(wait)) with its pipeline's blocking estimate: the slots are held while
+        jobs queue at the pipeline station, so that queue's wait x rho^(slots - its servers) stands where it
+        is the larger (also where slots x hold looks overloaded)."""
+        best = best_pw = 0.0
+        for p_visits, p_mean, p_scv, p_servers, p_ca2 in pipeline:
+            rho = x * p_visits * p_mean / p_servers
+            if rho >= 1.0:
+                best = INF
+                break
+            q_wait, _, q_pw = queue_wait(x * p_visits, p_mean, p_scv, p_servers, p_ca2 * burstiness, population, seen)
+            tail = rho ** (slots - p_servers)
+            if q_wait * tail > best:
+                best, best_pw = q_wait * tail, q_pw * tail
+        if wait == INF or best > wait:
+            wait, pw = best, best_pw
+            w2 = 2.0 * wait * wait / pw if pw > 0 and wait != INF else wait
+        return wait, w2, pw
+
+    def _view_wait(self, vi: int, k: int, x: float, visits: float, hold: float, scv: float, servers: int, ca2: float,
                    burstiness: float, population: float, seen: float, pipeline: list[tuple[float, float, float, int, float]],
                    waits: list[float], wvar: list[float], p_wait: list[float]) -> None:
         """The wait of a view (``Group.view_of``): the limit's k instances pooled, each at its own load,
@@ -886,19 +891,7 @@ class Network:
         slots = k * servers
         wait, w2, pw = queue_wait(k * x * visits, hold, scv, slots, ca2 * burstiness, population, seen)
         if pipeline:
-            best = best_pw = 0.0
-            for p_visits, p_mean, p_scv, p_servers, p_ca2 in pipeline:
-                rho = x * p_visits * p_mean / p_servers
-                if rho >= 1.0:
-                    best = INF
-                    break
-                q_wait, _, q_pw = queue_wait(x * p_visits, p_mean, p_scv, p_servers, p_ca2 * burstiness, population, seen)
-                tail = rho ** (slots - p_servers)
-                if q_wait * tail > best:
-                    best, best_pw = q_wait * tail, q_pw * tail
-            if wait == INF or best > wait:
-                wait, pw = best, best_pw
-                w2 = 2.0 * wait * wait / pw if pw > 0 and wait != INF else wait
+            wait, w2, pw = self._blocking(wait, w2, pw, x, slots, pipeline, burstiness, population, seen)
         waits[vi] = wait
         wvar[vi] = w2 - wait * wait if w2 > wait * wait else 0.0
         p_wait[vi] = pw

@@ -34,6 +34,8 @@ class Outcome:
     ci95: tuple[float, float] = (math.nan, math.nan)
     error: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
+    settled_by: str | None = None
+    """A record of ``conflicts_with`` that holds, when this one does not (``settle_conflicts``)."""
 
     @property
     def rel_error(self) -> float:
@@ -43,6 +45,13 @@ class Outcome:
     @property
     def within(self) -> bool:
         return self.error is None and math.isfinite(self.predicted) and self.record.holds(self.predicted)
+
+    @property
+    def status(self) -> str:
+        """``within`` its tolerance, ``conflict`` (outside, but a contradicting source's record holds) or ``outside``."""
+        if self.within:
+            return "within"
+        return "conflict" if self.settled_by else "outside"
 
     def as_dict(self) -> dict[str, Any]:
         r = self.record
@@ -66,6 +75,8 @@ class Outcome:
             "tolerance": tol,
             "tolerance_kind": "bound" if r.kind == "bound" else ("rel" if r.tolerance and r.tolerance.rel else "abs"),
             "within": self.within,
+            "status": self.status,
+            "settled_by": self.settled_by,
             "kind": r.kind,
             "fit": r.fit,
             "conflict": r.conflict,
@@ -235,6 +246,33 @@ def simulate_refs(refs: Iterable[ScenarioRef], run: dict[str, Any] | None = None
     return out
 
 
+def settle_conflicts(outcomes: Sequence[Outcome]) -> None:
+    """Mark each record outside its tolerance whose contradicting record (``conflicts_with``) holds.
+
+    Two sources that disagree on one quantity cannot both be met; the model is then judged on
+    the one it meets, and the other is reported as settled by that conflict. A record whose
+    contradicting records all miss too stays outside.
+    """
+    held = {o.record.id for o in outcomes if o.within}
+    for o in outcomes:
+        o.settled_by = None if o.within else next((x for x in o.record.conflicts_with if x in held), None)
+
+
+def settle_rows(rows: Sequence[dict[str, Any]], records: Sequence[Record]) -> None:
+    """``settle_conflicts`` for result rows (``Outcome.as_dict``) gathered from separate runs."""
+    conflicts = {r.id: r.conflicts_with for r in records}
+    held = {row["id"] for row in rows if row["within"]}
+    for row in rows:
+        row["settled_by"] = None if row["within"] else next((x for x in conflicts.get(row["id"], []) if x in held), None)
+        row["status"] = "within" if row["within"] else ("conflict" if row["settled_by"] else "outside")
+
+
+def with_conflict_partners(chosen: Sequence[Record], records: Sequence[Record]) -> list[Record]:
+    """The chosen records plus the records they conflict with (a subset must carry both sides to settle a conflict)."""
+    ids = {r.id for r in chosen} | {x for r in chosen for x in r.conflicts_with}
+    return [r for r in records if r.id in ids]
+
+
 def evaluate(records: Sequence[Record], run: dict[str, Any] | None = None, workers: int | None = None,
              base: Path = SCENARIO_DIR, on_done: Callable[[str], None] | None = None) -> list[Outcome]:
     """Simulate what the records need and compare every record with its measurement."""
@@ -251,4 +289,5 @@ def evaluate(records: Sequence[Record], run: dict[str, Any] | None = None, worke
             outcomes.append(Outcome(r, error=f"{type(exc).__name__}: {exc}"))
         else:
             outcomes.append(predict(r, results))
+    settle_conflicts(outcomes)
     return outcomes

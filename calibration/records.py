@@ -14,6 +14,11 @@ Three kinds of record:
 * ``bound``: a qualitative claim; the record holds when the predicted value (or ratio, with
   a baseline) is at least (``at_least``) or at most (``at_most``) the measured bound.
 
+Where two sources give contradicting values for one quantity, both records are kept, each
+says in ``conflict`` how they disagree, and ``conflicts_with`` names the other: no model can
+meet both, so a record outside its tolerance whose contradicting record holds is reported as
+settled by that conflict, not as a model miss (``calibration.evaluate.settle_conflicts``).
+
 Records live in ``calibration/data/*.yaml`` (one file per system) and refer to scenario
 files in ``calibration/scenarios/`` by name. Nothing here runs a simulation.
 """
@@ -118,6 +123,10 @@ class Record(StrictModel):
     fit: bool = Field(default=True, description="False keeps the record out of the parameter fit (a check only)")
     ci: bool = Field(default=False, description="part of the quick subset that make test runs")
     conflict: str | None = Field(default=None, description="how this value disagrees with another source, and what we do")
+    conflicts_with: list[str] = Field(
+        default_factory=list,
+        description="ids of records that give the same quantity from a source this one contradicts; the record is "
+                    "settled (not a model miss) when the prediction holds for one of them")
     note: str | None = None
 
     @model_validator(mode="after")
@@ -134,6 +143,8 @@ class Record(StrictModel):
                 raise field_problem("at_least", "a bound record sets exactly one of at_least / at_most")
         elif self.tolerance is None:
             raise field_problem("tolerance", f"a {self.kind} record needs a tolerance")
+        if self.conflicts_with and not self.conflict:
+            raise field_problem("conflict", "a record with conflicts_with says in conflict how the sources disagree")
         return self
 
     @cached_property
@@ -183,6 +194,13 @@ def load_records(directory: Path = DATA_DIR, only: str | None = None) -> list[Re
         if r.id in seen:
             raise ValueError(f"duplicate calibration record id {r.id!r}")
         seen.add(r.id)
+    by_id = {r.id: r for r in records}
+    for r in records:
+        for other in r.conflicts_with:
+            if other not in by_id or other == r.id:
+                raise ValueError(f"record {r.id!r}: conflicts_with names {other!r}, which is not another record")
+            if by_id[other].system != r.system:
+                raise ValueError(f"record {r.id!r}: conflicts_with names {other!r} of another system")
     if only is not None:
         records = [r for r in records if r.system == only]
     return records

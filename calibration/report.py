@@ -22,7 +22,8 @@ def numeric(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def summary(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per system (and overall): record counts, records within tolerance, median and max |relative error|."""
+    """Per system (and overall): record counts, records within tolerance, settled by a documented
+    conflict between sources and outside, median and max |relative error|."""
     out = []
     groups = [(s, [r for r in rows if r["system"] == s]) for s in (*SYSTEMS, "user")]
     groups = [g for g in groups if g[1]] + [("all", list(rows))]
@@ -32,6 +33,8 @@ def summary(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             "system": system,
             "records": len(rs),
             "within": sum(1 for r in rs if r["within"]),
+            "settled_by_conflict": sum(1 for r in rs if r.get("status") == "conflict"),
+            "outside": sum(1 for r in rs if r.get("status", "within" if r["within"] else "outside") == "outside"),
             "numeric": len(errs),
             "median_abs_rel_error": statistics.median(errs) if errs else None,
             "max_abs_rel_error": max(errs) if errs else None,

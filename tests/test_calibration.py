@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from calibration.evaluate import QUICK_RUN, Outcome, evaluate, metric_of, predict
+from calibration.evaluate import QUICK_RUN, Outcome, evaluate, metric_of, predict, settle_conflicts
 from calibration.fit import PARAMETERS, residual
 from calibration.records import SYSTEMS, Record, load_records
 from calibration.report import parity_figure, summary
@@ -87,8 +87,49 @@ def test_cli_json_for_one_system(tmp_path, capsys):
     code = main(["calibrate", "--only", "S5", "--quick", "--json", "--parity", str(tmp_path / "p.html")])
     rows = json.loads(capsys.readouterr().out)
     assert rows and {"id", "system", "source", "metric", "unit", "measured", "predicted", "ci95", "rel_error", "tolerance", "within"} <= set(rows[0])
-    assert code == (0 if all(r["within"] for r in rows) else 1)
+    assert code == (0 if all(r["within"] or r["status"] == "conflict" for r in rows) else 1)
     assert (tmp_path / "p.html").exists()
+
+
+def test_a_record_whose_source_is_contradicted_by_a_record_that_holds_is_settled_not_a_miss():
+    table = _record(id="table", measured=100.0)
+    slide = _record(id="slide", measured=150.0, conflict="the slide quotes another figure", conflicts_with=["table"])
+    lonely = _record(id="lonely", measured=150.0)
+    outcomes = [Outcome(table, 105.0), Outcome(slide, 105.0), Outcome(lonely, 105.0)]
+    settle_conflicts(outcomes)
+    assert [o.status for o in outcomes] == ["within", "conflict", "outside"]
+    assert outcomes[1].settled_by == "table" and not outcomes[1].within
+    outcomes = [Outcome(table, 200.0), Outcome(slide, 200.0)]  # both sources missed: a model miss
+    settle_conflicts(outcomes)
+    assert [o.status for o in outcomes] == ["outside", "outside"]
+
+
+def test_a_conflict_must_be_explained_and_name_a_record_of_the_same_system(tmp_path):
+    with pytest.raises(Exception, match="conflict"):
+        _record(conflicts_with=["x"])
+    doc = {"system": "S1", "records": [_record(id="a").model_dump(exclude_none=True),
+                                        _record(id="b", conflict="c", conflicts_with=["nope"]).model_dump(exclude_none=True)]}
+    (tmp_path / "s1.yaml").write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(ValueError, match="'nope', which is not another record"):
+        load_records(tmp_path)
+
+
+def test_calibrate_exits_0_when_only_contradicted_sources_miss_and_1_with_strict(tmp_path, monkeypatch, capsys):
+    import calibration.cli as cli
+
+    table = _record(id="table", measured=100.0)
+    slide = _record(id="slide", measured=150.0, conflict="the slide quotes another figure", conflicts_with=["table"])
+
+    def canned(records, **_):
+        outcomes = [Outcome(table, 105.0), Outcome(slide, 105.0)]
+        settle_conflicts(outcomes)
+        return outcomes
+
+    monkeypatch.setattr(cli, "evaluate", canned)
+    args = ["calibrate", "--only", "S1", "--quick", "--parity", str(tmp_path / "p.html")]
+    assert main(args) == 0
+    assert "slide" in capsys.readouterr().out
+    assert main([*args, "--strict"]) == 1
 
 
 def test_cli_bad_fit_steps_and_workers_exit_2_naming_the_option(tmp_path, capsys):

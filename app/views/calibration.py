@@ -16,7 +16,7 @@ import streamlit as st
 
 from app import jobs, runner
 from app.calibration_data import LATEST, read_stored, system_summary
-from calibration.evaluate import QUICK_RUN
+from calibration.evaluate import QUICK_RUN, settle_rows, with_conflict_partners
 from calibration.records import SYSTEM_NAMES, SYSTEMS, Record, load_records
 from calibration.report import parity_figure
 
@@ -46,7 +46,7 @@ def quick_chunks(records: list[Record], parts: int) -> list[list[Record]]:
 def run_quick(system: str, run: dict[str, Any]) -> list[dict[str, Any]]:
     """One system's quick subset (all its records if none is marked ``ci``), simulated in the worker pool."""
     records = load_records(only=system)
-    subset = [r for r in records if r.ci] or records
+    subset = with_conflict_partners([r for r in records if r.ci], records) or records
     chunks = quick_chunks(subset, runner.pool_workers())
     run_json = json.dumps(run, sort_keys=True)
     work: list[tuple[str, Any, tuple[str, str]]] = []
@@ -64,6 +64,7 @@ def run_quick(system: str, run: dict[str, Any]) -> list[dict[str, Any]]:
                          "source": r.source.where, "tolerance": None, "tolerance_kind": ""} for r in chunk)
         else:
             rows.extend(json.loads(out))
+    settle_rows(rows, subset)  # a conflict's two records may have run in different chunks
     return rows
 
 
@@ -86,7 +87,9 @@ def record_table(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         ci = r.get("ci95")
         out.append({"record": r["id"], "metric": r["metric"], "unit": r["unit"], "measured": r["measured"], "predicted": r.get("predicted"),
                     "95% CI": f"{ci[0]:,.4g} .. {ci[1]:,.4g}" if ci else "", "error": _pct(r.get("rel_error")),
-                    "tolerance": _tolerance(r), "within": bool(r.get("within")), "source": r.get("source", ""),
+                    "tolerance": _tolerance(r), "within": bool(r.get("within")),
+                    "sources conflict": f"{r['settled_by']} holds instead" if r.get("settled_by") else "",
+                    "source": r.get("source", ""),
                     "problem": r.get("error") or ""})
     return out
 
@@ -129,6 +132,7 @@ def render(results_path: Path = LATEST, quick_run: dict[str, Any] | None = None)
     summary = system_summary(rows)
     st.subheader("Per system")
     st.dataframe([{"system": s["system"], "what was measured": s["what"], "records": s["records"], "within tolerance": s["within"],
+                   "settled by a conflict of sources": s.get("settled_by_conflict", 0),
                    "median |error|": _pct(s["median_abs_rel_error"]), "worst |error|": _pct(s["max_abs_rel_error"]),
                    "orderings held": f"{s['bounds_held']}/{s['bounds']}"} for s in summary], hide_index=True, width="stretch")
     systems = [s["system"] for s in summary]

@@ -62,16 +62,25 @@ def parity_figure(rows: Sequence[dict[str, Any]]) -> go.Figure:
         err_hi = [max(0.0, r["ci95"][1] - r["predicted"]) if r["ci95"] else 0.0 for r in rs]
         fig.add_trace(go.Scatter(
             x=[r["measured"] for r in rs], y=[r["predicted"] for r in rs], mode="markers",
-            marker={"color": SYSTEM_COLOURS[system], "size": 8, "symbol": ["circle" if r["within"] else "x" for r in rs]},
+            marker={"color": SYSTEM_COLOURS[system], "size": 8, "symbol": [_symbol(r) for r in rs]},
             error_y={"type": "data", "symmetric": False, "array": err_hi, "arrayminus": err_lo, "thickness": 1},
             name=f"{system}: {SYSTEM_NAMES[system]}",
-            text=[f"{r['id']}<br>{r['metric']} [{r['unit']}]<br>error {r['rel_error']:+.1%}" for r in rs],
+            text=[f"{r['id']}<br>{r['metric']} [{r['unit']}]<br>error {r['rel_error']:+.1%}"
+                  + (f"<br>sources conflict: {r['settled_by']} holds" if r.get("settled_by") else "") for r in rs],
             hovertemplate="%{text}<br>measured %{x:.4g}<br>predicted %{y:.4g}<extra></extra>"))
     fig.update_xaxes(type="log", title="measured (seed value, record unit)")
     fig.update_yaxes(type="log", title="predicted (flashplan, 95% CI)")
-    fig.update_layout(title="flashplan calibration: predicted vs measured (x = outside tolerance)",
+    fig.update_layout(title="flashplan calibration: predicted vs measured (x = outside tolerance, "
+                            "diamond = outside, but a contradicting source's record holds)",
                       legend={"orientation": "h", "y": -0.2}, height=700)
     return fig
+
+
+def _symbol(row: dict[str, Any]) -> str:
+    """Marker of a record: circle within tolerance, open diamond settled by a conflict of sources, x outside."""
+    if row["within"]:
+        return "circle"
+    return "diamond-open" if row.get("settled_by") else "x"
 
 
 def write_parity(rows: Sequence[dict[str, Any]], path: Path) -> Path:

@@ -99,6 +99,8 @@ def test_a_record_whose_source_is_contradicted_by_a_record_that_holds_is_settled
     settle_conflicts(outcomes)
     assert [o.status for o in outcomes] == ["within", "conflict", "outside"]
     assert outcomes[1].settled_by == "table" and not outcomes[1].within
+    markers = [m for trace in parity_figure([o.as_dict() for o in outcomes]).data[2:] for m in trace.marker.symbol]
+    assert markers == ["circle", "diamond-open", "x"]
     outcomes = [Outcome(table, 200.0), Outcome(slide, 200.0)]  # both sources missed: a model miss
     settle_conflicts(outcomes)
     assert [o.status for o in outcomes] == ["outside", "outside"]

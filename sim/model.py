@@ -132,6 +132,14 @@ def _scaled(mean_us: float, unit: UnitSampler) -> Callable[[Job], float]:
     return lambda job: mean_us * unit()
 
 
+def _varied(service: Callable[[Job], float], b: Builder, cv: float) -> Callable[[Job], float]:
+    """``service`` times a lognormal unit of coefficient of variation ``cv`` (unchanged when cv is 0)."""
+    if cv <= 0:
+        return service
+    unit = b.streams.unit("lognormal", cv)
+    return lambda job: service(job) * unit()
+
+
 class Builder:
     """Creates components, registers their meters and hands out random streams in a fixed order."""
 
@@ -219,6 +227,8 @@ class FlashParameters:
     """The read-bandwidth channel every read crosses: ``read_bw_gbs``, except with shared dies, where
     the dies already hold a random read for its share of the random-read bandwidth and the channel
     is the device's sequential read bandwidth (else the transfer would be charged twice)."""
+    read_channel_cv: float
+    """Coefficient of variation of a read's time on the read-bandwidth channel (lognormal; 0: fixed)."""
     write_cache_slots: int
     write_ack_us: float
     write_bw_gbs: float
@@ -262,6 +272,7 @@ def flash_parameters(spec: FlashDeviceSpec, access: str) -> FlashParameters:
         read_latency_us=spec.read_latency_us,
         read_bw_gbs=read_bw,
         read_channel_gbs=spec.read_bw_gbs if beh.shared_dies else read_bw,
+        read_channel_cv=float(parameter("device_behaviour.read_channel_cv")),
         write_cache_slots=slots,
         write_ack_us=beh.write_ack_us or spec.write_latency_us,
         write_bw_gbs=spec.random_write_bw_gbs if random and spec.random_write_bw_gbs else spec.write_bw_gbs,
@@ -395,7 +406,7 @@ class FlashDevice:
             read_stage: tuple[Hop, ...] = make_route(dies.acquire, read_on_die, dies.release)
         else:
             read_stage = (b.station(f"{name}.read_units", p.read_units, read_time),)
-        self.read_bw = b.station(f"{name}.read_bw", 1, _bytes_time(p.read_channel_gbs))
+        self.read_bw = b.station(f"{name}.read_bw", 1, _varied(_bytes_time(p.read_channel_gbs), b, p.read_channel_cv))
         self.write_cache = b.pool(f"{name}.write_cache", p.write_cache_slots)
         ack_unit = b.streams.unit(law, cv)
         self.ack = Delay(b.env, lambda job: ack * ack_unit())

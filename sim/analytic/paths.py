@@ -494,6 +494,7 @@ class FlashGroups:
     def __init__(self, c: Compiler, prefix: str, n: int, mapping: Mapping, p: FlashParameters):
         self.p = p
         self.scv = p.service_cv * p.service_cv if p.law == "lognormal" else 0.0
+        self.channel_scv = p.read_channel_cv * p.read_channel_cv
         if p.shared_dies:
             self.dies: Choice | None = c.groups(names(prefix + ".nand_dies", n), p.read_units, mapping, pool=True)
             self.read_units: Choice = []
@@ -529,9 +530,9 @@ class FlashGroups:
         else:
             path.visit(self.read_units, p.read_latency_us, 0.0, self.scv)
         if nbytes is None:
-            path.visit(self.read_bw, 0.0, self.read_per_byte)
+            path.visit(self.read_bw, 0.0, self.read_per_byte, self.channel_scv)
         else:
-            path.visit(self.read_bw, nbytes * self.read_per_byte)
+            path.visit(self.read_bw, nbytes * self.read_per_byte, 0.0, self.channel_scv)
 
     def write(self, path: Path, nbytes: int | None = None) -> None:
         """Take a cache slot, be acknowledged; the destage (bandwidth and a program unit, or a free die) holds the slot in the background."""

@@ -57,6 +57,8 @@ class DeviceBehaviour(StrictModel):
     """
 
     service_cv: float | None = Field(default=None, ge=0, le=5, description="coefficient of variation of NAND service times")
+    read_channel_cv: float | None = Field(default=None, ge=0, le=5,
+                                          description="coefficient of variation of a read's time on the read-bandwidth channel")
     write_cache_slots: int | None = Field(default=None, ge=1, description="writes the power-protected cache holds before acks stall")
     program_time_us: float | None = Field(default=None, gt=0, description="time one cached write occupies a NAND program unit")
     write_ack_us: float | None = Field(default=None, gt=0, description="cache acknowledgement time when the cache is idle; default: write_latency_us")

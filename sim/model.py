@@ -272,7 +272,7 @@ def flash_parameters(spec: FlashDeviceSpec, access: str) -> FlashParameters:
         read_latency_us=spec.read_latency_us,
         read_bw_gbs=read_bw,
         read_channel_gbs=spec.read_bw_gbs if beh.shared_dies else read_bw,
-        read_channel_cv=float(parameter("device_behaviour.read_channel_cv")),
+        read_channel_cv=beh.read_channel_cv if beh.read_channel_cv is not None else float(parameter("device_behaviour.read_channel_cv")),
         write_cache_slots=slots,
         write_ack_us=beh.write_ack_us or spec.write_latency_us,
         write_bw_gbs=spec.random_write_bw_gbs if random and spec.random_write_bw_gbs else spec.write_bw_gbs,
@@ -384,7 +384,9 @@ class FlashDevice:
 
     Reads occupy one of P_r parallel NAND read units for the QD1 read latency
     (P_r = read IOPS x read latency, so the IOPS limit and the QD1 latency are both
-    honoured), then the read-bandwidth channel for size / bandwidth. Writes take a
+    honoured), then the read-bandwidth channel for size / bandwidth on average (lognormal,
+    ``device_behaviour.read_channel_cv``: a large read's pages come off several dies and
+    channels, and it is done when the last has arrived). Writes take a
     slot of the power-protected write cache, are acknowledged after the cache
     acknowledgement time, and are destaged in the background through the
     write-bandwidth channel and one of P_w program units (P_w = write IOPS x program

@@ -318,3 +318,29 @@ def test_sequential_streams_start_aligned_so_chunk_sized_reads_stay_whole() -> N
     random_plan = volume_plan("ibmi_mirror", members, chunk, READ, size, access_grid(workload_mix(wl), sequential=False))
     split = sum(p for p, phases in random_plan if sum(c for c, _, _ in phases[0]) == 2)
     assert split == pytest.approx(31 / 64)
+
+
+def test_a_read_channel_whose_time_varies_queues_as_pollaczek_khinchine_says() -> None:
+    """device_behaviour.read_channel_cv: 128 KiB reads on one drive's read channel at 70% of its bandwidth.
+    From a fixed transfer time (M/D/1) to an exponential-like one (cv 1) the wait there doubles:
+    P-K's extra rho S / (2 (1 - rho)); the fast path reads the same parameter and agrees with the DES."""
+    from models.catalog import lookup
+    from sim.analytic import evaluate
+
+    # a x16 link behind the channel, so the link's own queue (it meets the channel's varied spacing) stays small
+    spec = {**lookup("drives", "ES5F").model_dump(), "pcie_lanes": 16}
+    size = 128 * 1024
+    transfer_us = size / (spec["read_bw_gbs"] * 1e3)  # us on the read channel
+    rho = 0.7
+    rate = rho / transfer_us * 1e6
+
+    def scenario(cv: float) -> Any:
+        drive = {**spec, "behaviour": {**spec.get("behaviour", {}), "read_channel_cv": cv}}
+        topo = direct(drive=drive, drives=1, layout="jbod", namespaces={"per_drive": 1, "queue_depth": 4096}, host={"stack": "none"})
+        wl = {"kind": "open", "rate_iops": rate, "read_fraction": 1.0, "block_size_kib": 128}
+        return scenario_from_data({"topology": topo, "workload": wl, "run": {**RUN, "max_ios": 120_000, "target_rel_ci": 0.01}})
+
+    fixed, varied = simulate(scenario(0.0)), simulate(scenario(1.0))
+    extra = varied.read_latency_mean_us.value - fixed.read_latency_mean_us.value
+    assert extra == pytest.approx(rho * transfer_us / (2 * (1 - rho)), rel=0.15)
+    assert evaluate(scenario(1.0)).read_latency_mean_us == pytest.approx(varied.read_latency_mean_us.value, rel=0.05)

@@ -48,10 +48,7 @@ class Outcome:
 
     @property
     def status(self) -> str:
-        """``within`` its tolerance, ``conflict`` (outside, but a contradicting source's record holds) or ``outside``."""
-        if self.within:
-            return "within"
-        return "conflict" if self.settled_by else "outside"
+        return status_of(self.within, self.settled_by)
 
     def as_dict(self) -> dict[str, Any]:
         r = self.record
@@ -246,6 +243,18 @@ def simulate_refs(refs: Iterable[ScenarioRef], run: dict[str, Any] | None = None
     return out
 
 
+def status_of(within: bool, settled_by: str | None) -> str:
+    """``within`` its tolerance, ``conflict`` (outside, but a contradicting source's record holds) or ``outside``."""
+    if within:
+        return "within"
+    return "conflict" if settled_by else "outside"
+
+
+def _settled_by(within: bool, conflicts_with: Sequence[str], held: set[str]) -> str | None:
+    """The first contradicting record that holds, for a record outside its tolerance."""
+    return None if within else next((x for x in conflicts_with if x in held), None)
+
+
 def settle_conflicts(outcomes: Sequence[Outcome]) -> None:
     """Mark each record outside its tolerance whose contradicting record (``conflicts_with``) holds.
 
@@ -255,7 +264,7 @@ def settle_conflicts(outcomes: Sequence[Outcome]) -> None:
     """
     held = {o.record.id for o in outcomes if o.within}
     for o in outcomes:
-        o.settled_by = None if o.within else next((x for x in o.record.conflicts_with if x in held), None)
+        o.settled_by = _settled_by(o.within, o.record.conflicts_with, held)
 
 
 def settle_rows(rows: Sequence[dict[str, Any]], records: Sequence[Record]) -> None:
@@ -263,8 +272,8 @@ def settle_rows(rows: Sequence[dict[str, Any]], records: Sequence[Record]) -> No
     conflicts = {r.id: r.conflicts_with for r in records}
     held = {row["id"] for row in rows if row["within"]}
     for row in rows:
-        row["settled_by"] = None if row["within"] else next((x for x in conflicts.get(row["id"], []) if x in held), None)
-        row["status"] = "within" if row["within"] else ("conflict" if row["settled_by"] else "outside")
+        row["settled_by"] = _settled_by(row["within"], conflicts.get(row["id"], []), held)
+        row["status"] = status_of(row["within"], row["settled_by"])
 
 
 def with_conflict_partners(chosen: Sequence[Record], records: Sequence[Record]) -> list[Record]:

@@ -154,8 +154,11 @@ enough_ns.rename("fewest namespaces per drive within 1% of the best").to_frame()
 # ## 2. What namespaces change: response time and disk-unit busy %
 #
 # At the chosen drive count and the design rate, the DES runs each namespace count. `busy` is the
-# fraction of time a disk unit has at least one I/O in flight, the "% busy" IBM i reports per unit
-# (seed 001's "Disque busy % max" is the busiest unit).
+# fraction of time a disk unit has at least one I/O in flight, the model's counterpart of the "% busy"
+# IBM i reports per unit (seed 001's "Disque busy % max" is the busiest unit). Read the trend, not the
+# level: in all eight busy values of seed 001, IBM i's figure is 1 - exp(-(I/Os per unit) x (response
+# time) / 2), while the time with an I/O in flight is the same with the whole response time, so this
+# column runs 1.4 to 2.3 times IBM i's below saturation (calibration records `s2.p10.*.bw` / `.br`).
 
 # %%
 ns_des_counts = [1, 4, max(namespace_counts)] if SMALL else namespace_counts

@@ -1,6 +1,8 @@
 """Analytic fast-path speed: scenario evaluations per second, beside the DES in the same process.
 
-``measure(quick)`` returns a dictionary; ``python -m bench.fastpath [--quick]`` prints it.
+``measure(quick)`` returns a dictionary; ``python -m bench.fastpath [--quick]`` prints it, beside the
+same passes of the interpreted fast path (``FLASHPLAN_INTERPRETED=1``, in a child process, since one
+process imports ``sim.analytic`` once) when this process runs the mypyc build (sim/native.py).
 
 The scenario set is every example plus a seeded random set of every attachment kind
 and workload kind (bench/scenario_space.py), each a distinct configuration. Four rates:
@@ -25,12 +27,16 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from models import Scenario, load_scenario, with_overrides
 from models.workload import BurstyWorkload, ClosedWorkload, OpenWorkload
+from sim import native
 from sim.analytic import clear_cache, evaluate
 
 TARGET_EVALS_PER_S = 10_000.0
@@ -83,7 +89,7 @@ def _rates(scenarios: list[Scenario], repeat: int, cold: bool, first_sight: bool
     return best_cpu, best_wall
 
 
-def measure(quick: bool = False) -> dict[str, Any]:
+def measure(quick: bool = False, des: bool = True) -> dict[str, Any]:
     """Fast-path rates (cold, warm, sweep) and the DES rate on the flash examples, measured now."""
     scenarios = scenario_set(quick)
     variants = sweep_variants(scenarios)
@@ -105,7 +111,7 @@ def measure(quick: bool = False) -> dict[str, Any]:
         t = time.process_time()
         evaluate(sc)
         per_kind.setdefault(f"{sc.topology.kind}/{sc.workload.kind}", []).append(time.process_time() - t)
-    des_names = DES_EXAMPLES[:2] if quick else DES_EXAMPLES
+    des_names = (DES_EXAMPLES[:2] if quick else DES_EXAMPLES) if des else ()
     des_cpu = 0.0
     des_wall = 0.0
     for name in des_names:
@@ -118,6 +124,7 @@ def measure(quick: bool = False) -> dict[str, Any]:
         des_wall += time.perf_counter() - wall0
     des_rate_cpu = len(des_names) / des_cpu if des_cpu > 0 else 0.0
     return {
+        "fast_path": native.status(),
         "scenarios": len(scenarios),
         "sweep_evaluations": len(variants),
         "cold_evals_per_cpu_s": cold_cpu,
@@ -131,18 +138,26 @@ def measure(quick: bool = False) -> dict[str, Any]:
         "cold_us_by_kind": {k: 1e6 * sum(v) / len(v) for k, v in sorted(per_kind.items())},
         "des_examples": list(des_names),
         "des_runs_per_cpu_s": des_rate_cpu,
-        "des_wall_s_per_run": des_wall / len(des_names),
+        "des_wall_s_per_run": des_wall / len(des_names) if des_names else 0.0,
         "ratio_cold_vs_des": cold_cpu / des_rate_cpu if des_rate_cpu > 0 else 0.0,
         "target_evals_per_s": TARGET_EVALS_PER_S,
         "target_met": cold_cpu >= TARGET_EVALS_PER_S,
     }
 
 
+def interpreted_baseline(quick: bool) -> dict[str, Any]:
+    """The same passes with the interpreted fast path, in a child process (no DES)."""
+    env = {**os.environ, native.ENV_INTERPRETED: "1"}
+    args = [sys.executable, "-m", "bench.fastpath", "--json", "--no-des", "--no-baseline"] + (["--quick"] if quick else [])
+    out = subprocess.run(args, env=env, capture_output=True, text=True, check=True, cwd=Path(__file__).resolve().parent.parent)
+    return dict(json.loads(out.stdout))
+
+
 def report(m: dict[str, Any]) -> str:
     """The measurements as text lines."""
     met = "met" if m["target_met"] else "MISSED"
     lines = [
-        f"analytic fast path, {m['scenarios']} distinct scenarios (examples + seeded random set of every kind):",
+        f"analytic fast path, {m['fast_path']}, {m['scenarios']} distinct scenarios (examples + seeded random set of every kind):",
         f"  cold  (compile + solve): {m['cold_evals_per_cpu_s']:>9,.0f} evaluations per CPU-s "
         f"({m['cold_evals_per_wall_s']:,.0f} per wall-s)   target >= {m['target_evals_per_s']:,.0f}: {met}",
         f"  first sight (tables emptied too): {m['first_sight_evals_per_cpu_s']:,.0f} evaluations per CPU-s "
@@ -150,10 +165,18 @@ def report(m: dict[str, Any]) -> str:
         f"  warm  (cached network):  {m['warm_evals_per_cpu_s']:>9,.0f} evaluations per CPU-s ({m['warm_evals_per_wall_s']:,.0f} per wall-s)",
         f"  sweep ({m['sweep_evaluations']} new loads):  {m['sweep_evals_per_cpu_s']:>9,.0f} evaluations per CPU-s "
         f"({m['sweep_evals_per_wall_s']:,.0f} per wall-s)",
-        f"  DES on {', '.join(m['des_examples'])}: {m['des_runs_per_cpu_s']:.2f} runs per CPU-s "
-        f"({m['des_wall_s_per_run']:.2f} s wall each); cold fast path / DES = {m['ratio_cold_vs_des']:,.0f}x",
-        "  cold us per evaluation by kind: " + ", ".join(f"{k} {v:.0f}" for k, v in m["cold_us_by_kind"].items()),
     ]
+    if m["des_examples"]:
+        lines.append(f"  DES on {', '.join(m['des_examples'])}: {m['des_runs_per_cpu_s']:.2f} runs per CPU-s "
+                     f"({m['des_wall_s_per_run']:.2f} s wall each); cold fast path / DES = {m['ratio_cold_vs_des']:,.0f}x")
+    lines.append("  cold us per evaluation by kind: " + ", ".join(f"{k} {v:.0f}" for k, v in m["cold_us_by_kind"].items()))
+    base = m.get("interpreted")
+    if base:
+        lines.append(f"  {base['fast_path']}, same passes: cold {base['cold_evals_per_cpu_s']:,.0f}, "
+                     f"first sight {base['first_sight_evals_per_cpu_s']:,.0f}, warm {base['warm_evals_per_cpu_s']:,.0f}, "
+                     f"sweep {base['sweep_evals_per_cpu_s']:,.0f} per CPU-s; compiled / interpreted: "
+                     + ", ".join(f"{k} {m[k + '_evals_per_cpu_s'] / base[k + '_evals_per_cpu_s']:.2f}x"
+                                 for k in ("cold", "first_sight", "warm", "sweep")))
     return "\n".join(lines)
 
 
@@ -161,8 +184,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer scenarios and DES runs")
     parser.add_argument("--json", action="store_true", help="print the measurements as JSON")
+    parser.add_argument("--no-des", action="store_true", help="skip the DES runs")
+    parser.add_argument("--no-baseline", action="store_true", help="skip the interpreted baseline")
     args = parser.parse_args()
-    m = measure(args.quick)
+    m = measure(args.quick, des=not args.no_des)
+    if not args.no_baseline and m["fast_path"].startswith("compiled"):
+        m["interpreted"] = interpreted_baseline(args.quick)
     print(json.dumps(m, indent=2) if args.json else report(m))
 
 

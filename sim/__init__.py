@@ -4,6 +4,10 @@
 ``flashplan`` command. Everything else is the engine's inside.
 """
 
-from sim.engine import Run, simulate
+from sim import native
+
+native.use_interpreted_if_stale()  # before anything imports sim.analytic: never run a stale build
+
+from sim.engine import Run, simulate  # noqa: E402
 
 __all__ = ["Run", "simulate"]

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import NamedTuple
 
 from sim.analytic.queueing import INF, max_of_normal_moments, mva_arrival_fractions, queue_wait
@@ -47,56 +47,89 @@ READ = 0
 WRITE = 1
 
 
-@dataclass(eq=False, slots=True)
 class Group:
-    """Identical instances of one component (a station or a concurrency limit) of the DES model."""
+    """Identical instances of one component (a station or a concurrency limit) of the DES model.
 
-    names: tuple[str, ...]
-    servers: int
-    pool: bool = False
-    cover: int = 1
-    """Volume members one instance serves (sibling fan-in, the limits around it)."""
-    reach: float = 1.0
-    """Share of a closed workload's jobs that can visit one instance (below 1 under closed affinity)."""
-    instances: int = 1
-    """Instances of the whole component (this group may hold only some of them)."""
-    round_robin: bool = False
-    """Device I/Os take the instances in turn (SAN ports), not by volume member."""
-    ca2: float = 1.0
-    background: bool = False
-    visits: float = 0.0
-    work: float = 0.0
-    work2: float = 0.0
-    holding: dict[tuple[int, float], tuple[float, Lin, float]] = field(default_factory=dict)
-    """Concurrency limits only: (span id, bytes) -> (visits per logical I/O, span, bytes)."""
-    limit: float = INF
-    """Most jobs an instance can ever hold, whatever the workload (set from the limits around it)."""
-    index: int = -1
-    depth: int = 0
-    """How many concurrency limits a route already holds when it takes this one (inner limits are solved first)."""
-    behind_ack: bool = False
-    """A limit also held by work that runs behind the acknowledgement (a NAND die programming a
-    destaged write): more I/Os than a closed workload's population can hold or wait for it."""
-    population: float = INF
-    seen: float = 1.0
-    """Share of the load an arriving job finds here (arrival theorem; 1 for open workloads)."""
-    view_of: int = -1
-    """A wait-only view of limit ``view_of`` for jobs that take the least-loaded of ``view_k`` of its
-    instances (a mirror read choosing a copy): no load of its own; it waits as one limit with
-    ``view_k`` times the slots and the load of all of them (join-the-shortest-queue taken as the
-    pooled queue; ``Path.acquire(wait_at=...)``)."""
-    view_k: int = 1
-    program_locks: bool = False
-    """The dies of a shared-die device seen by a read whose data sit on one of them (``DieProgramLocks`` in
-    sim/model.py): programs load it (``Path.charge``), reads only wait here (``Path.wait_for``), for the rest
-    of a program when their die has one: (programs in flight per die) x E[T^2] / (2 E[T]), no queue."""
+    A plain class with its own ``__init__`` (not a dataclass) so that mypyc compiles its
+    construction too (sim/native.py): a dataclass's generated ``__init__`` stays interpreted.
+    """
+
+    __slots__ = (
+        "background",
+        "behind_ack",
+        "ca2",
+        "cover",
+        "depth",
+        "holding",
+        "index",
+        "instances",
+        "limit",
+        "names",
+        "pool",
+        "population",
+        "program_locks",
+        "reach",
+        "round_robin",
+        "seen",
+        "servers",
+        "view_k",
+        "view_of",
+        "visits",
+        "work",
+        "work2",
+    )
+
+    def __init__(self, names: tuple[str, ...], servers: int, pool: bool = False, cover: int = 1, reach: float = 1.0,
+                 instances: int = 1, round_robin: bool = False, ca2: float = 1.0, index: int = -1,
+                 view_of: int = -1, view_k: int = 1, program_locks: bool = False) -> None:
+        self.names = names
+        self.servers = servers
+        self.pool = pool
+        self.cover = cover
+        """Volume members one instance serves (sibling fan-in, the limits around it)."""
+        self.reach = reach
+        """Share of a closed workload's jobs that can visit one instance (below 1 under closed affinity)."""
+        self.instances = instances
+        """Instances of the whole component (this group may hold only some of them)."""
+        self.round_robin = round_robin
+        """Device I/Os take the instances in turn (SAN ports), not by volume member."""
+        self.ca2 = ca2
+        self.background = False
+        self.visits = 0.0
+        self.work = 0.0
+        self.work2 = 0.0
+        self.holding: dict[tuple[int, float], tuple[float, Lin, float]] = {}
+        """Concurrency limits only: (span id, bytes) -> (visits per logical I/O, span, bytes)."""
+        self.limit = INF
+        """Most jobs an instance can ever hold, whatever the workload (set from the limits around it)."""
+        self.index = index
+        self.depth = 0
+        """How many concurrency limits a route already holds when it takes this one (inner limits are solved first)."""
+        self.behind_ack = False
+        """A limit also held by work that runs behind the acknowledgement (a NAND die programming a
+        destaged write): more I/Os than a closed workload's population can hold or wait for it."""
+        self.population = INF
+        self.seen = 1.0
+        """Share of the load an arriving job finds here (arrival theorem; 1 for open workloads)."""
+        self.view_of = view_of
+        """A wait-only view of limit ``view_of`` for jobs that take the least-loaded of ``view_k`` of its
+        instances (a mirror read choosing a copy): no load of its own; it waits as one limit with
+        ``view_k`` times the slots and the load of all of them (join-the-shortest-queue taken as the
+        pooled queue; ``Path.acquire(wait_at=...)``)."""
+        self.view_k = view_k
+        self.program_locks = program_locks
+        """The dies of a shared-die device seen by a read whose data sit on one of them (``DieProgramLocks`` in
+        sim/model.py): programs load it (``Path.charge``), reads only wait here (``Path.wait_for``), for the rest
+        of a program when their die has one: (programs in flight per die) x E[T^2] / (2 E[T]), no queue."""
+
+    def __repr__(self) -> str:
+        return f"Group({self.names[0]!r}.., servers={self.servers}, pool={self.pool}, index={self.index})"
 
 
 SizedTime = tuple[Callable[[float], float], float, float]
 """A service whose length is a function of the transfer size: (us for n bytes, scv, times taken)."""
 
 
-@dataclass(slots=True)
 class Lin:
     """Latency of a stretch of route for an I/O of n bytes, plus the waits on it.
 
@@ -106,13 +139,17 @@ class Lin:
     group waited for to the expected number of waits.
     """
 
-    a: float = 0.0
-    b: float = 0.0
-    c: float = 0.0
-    d: float = 0.0
-    e: float = 0.0
-    terms: dict[int, float] = field(default_factory=dict)
-    sized: tuple[SizedTime, ...] = ()
+    __slots__ = ("a", "b", "c", "d", "e", "sized", "terms")
+
+    def __init__(self, a: float = 0.0, b: float = 0.0, c: float = 0.0, d: float = 0.0, e: float = 0.0,
+                 terms: dict[int, float] | None = None, sized: tuple[SizedTime, ...] = ()) -> None:
+        self.a = a
+        self.b = b
+        self.c = c
+        self.d = d
+        self.e = e
+        self.terms: dict[int, float] = {} if terms is None else terms
+        self.sized = sized
 
     def add(self, a: float, b: float, scv: float) -> None:
         """Add a service of a + b n us whose squared coefficient of variation is ``scv``."""
@@ -372,16 +409,19 @@ class KindPlan:
     """Share of the logical I/Os that are reads and writes."""
 
 
-@dataclass(slots=True)
 class Evaluation:
     """The network at one logical throughput."""
 
-    x: float
-    latency: list[float]
-    waits: list[float]
-    p_wait: list[float]
-    holding: list[float]
-    overloaded: bool
+    __slots__ = ("holding", "latency", "overloaded", "p_wait", "waits", "x")
+
+    def __init__(self, x: float, latency: list[float], waits: list[float], p_wait: list[float], holding: list[float],
+                 overloaded: bool) -> None:
+        self.x = x
+        self.latency = latency
+        self.waits = waits
+        self.p_wait = p_wait
+        self.holding = holding
+        self.overloaded = overloaded
 
 
 Spans = list[tuple[float, float, float, tuple[tuple[int, float], ...]]]

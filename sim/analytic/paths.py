@@ -729,7 +729,7 @@ def _member_jobs(scenario: Scenario, members: int, layout: str, spread: bool = F
     jobs = wl.jobs if isinstance(wl, ClosedWorkload) else 0
     if jobs and layout == "jbod":
         return tuple([jobs // members + (1 if m < jobs % members else 0) for m in range(members)])
-    if wl.access != "sequential" or layout not in ("jbod", *STRIPED) or (spread and not jobs and layout != "jbod"):
+    if wl.access != "sequential" or (layout != "jbod" and layout not in STRIPED) or (spread and not jobs and layout != "jbod"):
         return None
     streams = jobs or 1
     per_unit = 2 if layout in ("raid10", "ibmi_mirror") else 1

@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8501
 
-.PHONY: run test bench lint typecheck clean setup browser
+.PHONY: run test bench lint typecheck clean setup browser native
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -13,14 +13,14 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-# the analytic fast path compiled with mypyc (sim/native.py); interpreted if the build fails
-FASTPATH := sim/_fastpath.json
-$(FASTPATH): $(STAMP) $(wildcard sim/analytic/*.py) sim/native.py sim/build_fastpath.py
-	$(BIN)/python -m sim.build_fastpath || echo "flashplan: continuing with the interpreted fast path"
+# the engine and the analytic fast path compiled with mypyc (sim/native.py): rebuilt when a compiled
+# module's source changed (the build compares digests), interpreted if the build fails
+native: $(STAMP)
+	$(BIN)/python -m sim.build_native || echo "flashplan: continuing with the interpreted engine and fast path"
 
-setup: $(STAMP) $(FASTPATH)
+setup: $(STAMP) native
 
-run: $(STAMP) $(FASTPATH)
+run: $(STAMP) native
 	@echo "flashplan web app: http://localhost:$(PORT)"
 	$(BIN)/streamlit run app/main.py --server.headless true --server.port $(PORT) --browser.gatherUsageStats false --client.toolbarMode viewer
 
@@ -36,15 +36,15 @@ browser:
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 	  $$SUDO apt-get update && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }
 
-test: $(STAMP) $(FASTPATH) lint typecheck browser
+test: $(STAMP) native lint typecheck browser
 	$(BIN)/pytest -n 2 -q
 
 # engine, sweep (Dask 2 vs 1 workers), analytic fast path and planner benchmarks; each prints its figures
-bench: $(STAMP) $(FASTPATH)
+bench: $(STAMP) native
 	$(BIN)/python -m bench.run
 	$(BIN)/python -m bench.sweep
 	$(BIN)/python -m bench.fastpath
 	$(BIN)/python -m bench.planner
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build $(FASTPATH) sim/_fastpath__mypyc*.so sim/analytic/*.so
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build sim/_native.json sim/*.so sim/analytic/*.so

@@ -2,7 +2,9 @@
 
 Rows:
 
-1. flashplan on M/M/8 at rho = 0.9: simulated I/Os per wall-second, mean response vs Erlang C.
+1. flashplan on M/M/8 at rho = 0.9: simulated I/Os per wall-second, mean response vs Erlang C;
+   when the engine runs compiled with mypyc (sim/native.py), also the same engine interpreted
+   (``FLASHPLAN_INTERPRETED=1``, in a child process, best of the same passes).
 2. the same queue as a textbook SimPy model (a process per customer, ``simpy.Resource``).
 3. the same queue in Ciw.
 4. wall time of the S1 example to a +-2% relative CI.
@@ -91,6 +93,33 @@ def best_of(repeat: int, customers: int, log: Callable[[str], None]) -> dict[str
     return best
 
 
+INTERPRETED_RUN = """
+import json, sys
+from bench.mm8 import ENGINES
+from sim import native
+customers, repeat = int(sys.argv[1]), int(sys.argv[2])
+ENGINES["flashplan"](2000)
+best = max((ENGINES["flashplan"](customers) for _ in range(repeat)), key=lambda r: r.rate)
+print(json.dumps({"status": native.status(), "rate": best.rate, "cpu_rate": best.cpu_rate}))
+"""
+
+
+def interpreted_engine(customers: int, repeat: int) -> dict[str, object] | None:
+    """The flashplan engine's M/M/8 rate with the interpreted modules (a child process), or None when
+    this process runs them interpreted already."""
+    import json
+    import subprocess
+
+    from sim import native
+
+    if not native.status().startswith("compiled"):
+        return None
+    env = {**os.environ, native.ENV_INTERPRETED: "1"}
+    out = subprocess.run([sys.executable, "-c", INTERPRETED_RUN, str(customers), str(repeat)], env=env,
+                         capture_output=True, text=True, check=True, cwd=Path(__file__).resolve().parent.parent)
+    return dict(json.loads(out.stdout))
+
+
 def _met(ok: bool) -> str:
     return "[green]met[/]" if ok else "[bold red]missed[/]"
 
@@ -100,11 +129,13 @@ def _mean_cell(mean_us: float, analytic_us: float = ANALYTIC_MEAN_US) -> str:
 
 
 def build_table(sizes: Sizes, runs: dict[str, EngineRun], s1: S1Run, base: MemoryRun | None, peak: MemoryRun | None,
-                mem_error: str, parent_mb: float, quick: bool) -> Table:
+                mem_error: str, parent_mb: float, quick: bool, interpreted: dict[str, object] | None = None) -> Table:
     fp, naive, ciw = runs["flashplan"], runs["naive SimPy"], runs["Ciw"]
     tol = sanity_tolerance(sizes.customers)
     title = f"flashplan benchmarks{' (--quick)' if quick else ''}"
-    caption = (f"Machine: {machine_line()}\n"
+    from sim import native
+
+    caption = (f"Machine: {machine_line()}; flashplan engine {native.status()}\n"
                f"M/M/{SERVERS}: exponential service {SERVICE_US:g} us, Poisson arrivals, rho = {RHO:.2f}; "
                f"Erlang C mean response = {ANALYTIC_MEAN_US:.2f} us. Rates: best of {sizes.repeat} interleaved "
                f"run(s) of {sizes.customers:,} customers each, after an untimed warm-up; wall time includes model build.")
@@ -119,6 +150,11 @@ def build_table(sizes: Sizes, runs: dict[str, EngineRun], s1: S1Run, base: Memor
               f"mean within ±{tol:.0%} of Erlang C", _met(sane), _mean_cell(fp.mean_response_us),
               f"{fp.customers:,} I/Os in {fp.wall_s:.2f} s wall, {fp.cpu_s:.2f} s CPU ({fp.cpu_rate:,.0f} I/O per CPU-s); "
               f"stop: {fp.note}")
+    if interpreted is not None:
+        rate = float(interpreted["rate"])  # type: ignore[arg-type]
+        t.add_row(f"1b. the same engine {interpreted['status']} (child process)", f"{rate:,.0f} I/O/s", "-",
+                  f"compiled {fp.rate / rate:.2f}x", "-", "-", "-",
+                  f"best of {sizes.repeat} run(s) of {sizes.customers:,} customers; rows 2-3 compare the compiled engine")
     for idx, other, target, label in ((2, naive, TARGET_VS_NAIVE, "naive SimPy (process per customer)"),
                                       (3, ciw, TARGET_VS_CIW, f"Ciw {_version('ciw')}")):
         ratio = fp.rate / other.rate if other.rate else 0.0
@@ -184,6 +220,7 @@ def main(argv: list[str] | None = None) -> int:
         mem_error = f"{type(exc).__name__}: {exc}"
     log(f"M/M/{SERVERS} throughput: {sizes.customers:,} customers x {len(ENGINES)} engines x {sizes.repeat} pass(es)")
     runs = best_of(sizes.repeat, sizes.customers, log)
+    interpreted = interpreted_engine(sizes.customers, sizes.repeat)
     log(f"S1: {args.s1}")
     s1 = run_s1(args.s1)
     for _ in range(sizes.repeat - 1):  # same seed, same result: keep the fastest, like rows 1-3
@@ -191,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
         if s1.status == again.status == "ok" and again.wall_s < s1.wall_s:
             s1 = again
     log(f"  {s1.status}: {s1.wall_s:.2f} s, {s1.simulated_ios:,} I/Os" if s1.status == "ok" else f"  {s1.status}: {s1.detail}")
-    console.print(build_table(sizes, runs, s1, base, peak, mem_error, parent_mb, args.quick))
+    console.print(build_table(sizes, runs, s1, base, peak, mem_error, parent_mb, args.quick, interpreted))
     return 0
 
 

@@ -120,6 +120,11 @@ class Meter:
                 self.busy_area += dt
             self.t_last = now
 
+    def __call__(self, job: Job) -> None:
+        """Only a ``Station`` is a hop. (Declared here because mypyc gives a subclass's ``__call__``
+        a working fast call only when the base class has one: sim/native.py.)"""
+        raise TypeError(f"{self.name} is not a hop")
+
     def reset(self) -> None:
         self._account()
         self.area = 0.0

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import time
 from bisect import bisect_left
+from collections.abc import Callable
 from itertools import accumulate
 
 import numpy as np
@@ -106,6 +107,8 @@ class Run:
         # counters
         self.issued = 0
         self.completed = 0
+        self.on_complete: Callable[[Job], None] = self._recycle
+        """What a completed I/O does next (the workload's generator replaces it: reissue, recycle)."""
         self.outstanding = 0
         self.out_area = 0.0
         self.out_t = 0.0
@@ -282,7 +285,7 @@ class Run:
         self._new_batch()
 
     # -- workload generators ----------------------------------------------------------
-    def on_complete(self, job: Job) -> None:  # replaced per workload kind
+    def _recycle(self, job: Job) -> None:
         self.jobs.recycle(job)
 
     def _start_closed(self, wl: ClosedWorkload) -> None:
@@ -304,7 +307,7 @@ class Run:
                 if not self.stopped:
                     self._issue(job)
 
-        self.on_complete = on_complete  # type: ignore[method-assign]
+        self.on_complete = on_complete
         for j in range(wl.jobs):
             for _ in range(wl.queue_depth):
                 job = Job()

@@ -237,7 +237,7 @@ class FlashParameters:
     shared_dies: bool = False
     random_access: bool = True
 
-    def die_read_time_us(self, size: int) -> float:
+    def die_read_time_us(self, size: float) -> float:
         """With shared dies: how long a random read of ``size`` bytes holds a die: the array read and
         the first 4 KiB out (the QD1 latency), then every further byte over the die's share of the
         random-read bandwidth. Seed 002 Table 4: 142K 4 KiB and 42K 16 KiB reads per DIMM give the
@@ -248,7 +248,7 @@ class FlashParameters:
         extra = max(0, size - FIRST_READ_BYTES)
         return self.read_latency_us + self.read_units * extra * us_per_byte(self.read_bw_gbs)
 
-    def die_program_time_us(self, size: int) -> float:
+    def die_program_time_us(self, size: float) -> float:
         """With shared dies: how long programming ``size`` bytes holds a die, so that the dies alone
         give the datasheet write IOPS (small writes) and random-write bandwidth (large ones)."""
         per_io = self.program_time_us * self.read_units / self.program_units

@@ -1,4 +1,4 @@
-"""The mypyc build of the analytic fast path (sim/native.py): same answers, never stale."""
+"""The mypyc build of the engine and the analytic fast path (sim/native.py): same answers, never stale."""
 
 from __future__ import annotations
 
@@ -19,13 +19,17 @@ EXAMPLES = sorted((ROOT / "examples").glob("*.yaml"))
 
 PREDICT = """
 import json, sys
-from pathlib import Path
-from models import load_scenario
-from sim import native
+from models import load_scenario, with_overrides
+from sim import native, simulate
 from sim.analytic import evaluate
 from bench.scenario_space import random_scenarios
-scenarios = [load_scenario(p) for p in sys.argv[1:]] + random_scenarios(7, 30)
-print(json.dumps({"status": native.status(), "results": [evaluate(s).summary() for s in scenarios]}))
+examples = [load_scenario(p) for p in sys.argv[1:]]
+scenarios = examples + random_scenarios(7, 30)
+# the simulation stops on I/O counts only here (a wall-clock budget would stop it where the machine says)
+budget = {"run.max_ios": 30000, "run.warmup_ios": 3000, "run.max_wall_s": 86400, "run.target_rel_ci": 1e-9}
+print(json.dumps({"status": native.status(),
+                  "results": [evaluate(s).summary() for s in scenarios],
+                  "simulated": [simulate(with_overrides(s, budget)).summary() for s in examples]}))
 """
 
 
@@ -38,18 +42,20 @@ def _predict_in_child(interpreted: bool) -> dict[str, object]:
     return dict(json.loads(out.stdout))
 
 
-def test_the_compiled_fast_path_predicts_exactly_what_the_interpreted_one_does() -> None:
+def test_the_compiled_engine_and_fast_path_predict_exactly_what_the_interpreted_ones_do() -> None:
     compiled = _predict_in_child(interpreted=False)
     if not str(compiled["status"]).startswith("compiled"):
         if os.environ.get("CI"):
-            pytest.fail(f"CI runs `make test`, which builds the fast path, but it is {compiled['status']}")
+            pytest.fail(f"CI runs `make test`, which compiles the engine and the fast path, but they are {compiled['status']}")
         # a machine without a C compiler runs the interpreted fast path: nothing compiled to compare
-        pytest.skip(f"the fast path is {compiled['status']}")
+        pytest.skip(f"the engine and the fast path are {compiled['status']}")
     interpreted = _predict_in_child(interpreted=True)
     assert str(interpreted["status"]).startswith("interpreted")
     assert len(compiled["results"]) == len(EXAMPLES) + 30  # type: ignore[arg-type]
+    assert len(compiled["simulated"]) == len(EXAMPLES)  # type: ignore[arg-type]
     # the same floating-point operations in the same order: equal, not merely close
     assert compiled["results"] == interpreted["results"]
+    assert compiled["simulated"] == interpreted["simulated"]
 
 
 def test_a_source_edited_after_the_build_is_not_shadowed_by_it(tmp_path: Path) -> None:
@@ -68,14 +74,14 @@ def test_a_source_edited_after_the_build_is_not_shadowed_by_it(tmp_path: Path) -
     assert "unreadable" in str(native.stale_reason(record, sources))
 
 
-def test_flashplan_interpreted_loads_the_sources_and_they_answer_like_this_process() -> None:
-    code = ("import json; from sim import native; import sim.analytic.network as n; "
-            "print(json.dumps([native.status(), n.__file__]))")
+def test_flashplan_interpreted_loads_every_compiled_module_from_its_source() -> None:
+    code = ("import json, sys; from sim import native; import sim.analytic.network, sim.engine; "
+            "print(json.dumps([native.status(), [sys.modules[native.module_name(s)].__file__ for s in native.sources()]]))")
     env = {**os.environ, native.ENV_INTERPRETED: "1"}
-    status, network_file = json.loads(subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT,
-                                                     capture_output=True, text=True, check=True).stdout)
+    status, files = json.loads(subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT,
+                                              capture_output=True, text=True, check=True).stdout)
     assert status == f"interpreted ({native.ENV_INTERPRETED} is set)"
-    assert network_file.endswith("network.py")
+    assert files == [str(s) for s in native.sources()]
     # and this process, compiled or not, says which it runs and why
     assert native.status().startswith(("compiled with mypyc", "interpreted ("))
 

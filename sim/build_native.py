@@ -13,12 +13,12 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from sim.native import GROUP, RECORD, ROOT, SIM_DIR, built_modules, digests, sources, stale_reason
+from sim.native import GROUP, RECORD, ROOT, built_modules, digests, sources, stale_reason
 
 
 def clean() -> None:
-    """Remove the compiled modules and their record."""
-    for p in [*built_modules(), *SIM_DIR.glob("_native__mypyc*"), RECORD]:
+    """Remove the compiled modules (the shared library among them) and their record."""
+    for p in [*built_modules(), RECORD]:
         p.unlink(missing_ok=True)
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
@@ -46,6 +46,14 @@ METRIC_KEYS = (
 )
 
 
+Validity = Literal["precise", "cut_short", "unstable"]
+"""How far a Result can be trusted: ``precise`` (the requested CI half-width was reached),
+``cut_short`` (a budget ended the run first: the values are indicative, their CIs are wide or
+unknown) or ``unstable`` (offered load meets or exceeds a component's capacity: the latency only
+says how long the run lasted). Tables, charts, sweeps, the planner and caches treat only
+``precise`` as a final answer."""
+
+
 class Result(StrictModel):
     """Predicted performance of one scenario, with the scenario and seed that produced it.
 
@@ -72,6 +80,8 @@ class Result(StrictModel):
     busy: dict[str, float]
     bottleneck: str
     stop_reason: str
+    validity: Validity = Field(description="precise | cut_short | unstable (see Validity)")
+    validity_note: str = Field(default="", description="why the result is cut short or unstable, in the user's words")
     simulated_ios: int = Field(description="logical I/Os completed, warm-up included")
     measured_ios: int = Field(description="logical I/Os completed after the warm-up")
     issued_ios: int
@@ -97,6 +107,8 @@ class Result(StrictModel):
             busy=self.busy,
             bottleneck=self.bottleneck,
             stop_reason=self.stop_reason,
+            validity=self.validity,
+            validity_note=self.validity_note,
             simulated_ios=self.simulated_ios,
             measured_ios=self.measured_ios,
             issued_ios=self.issued_ios,

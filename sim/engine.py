@@ -397,6 +397,8 @@ class Run:
             busy=busy,
             bottleneck=bottleneck,
             stop_reason=self.stop_reason,
+            validity="precise" if self.stop_reason.startswith("precision") else "cut_short",
+            validity_note="" if self.stop_reason.startswith("precision") else self.stop_reason,
             simulated_ios=self.completed,
             measured_ios=sum(b.ios for b in batches),
             issued_ios=self.issued,

@@ -192,6 +192,45 @@ def reconstruct_read_cost(layout: str, members: int, failed: frozenset[int]) -> 
     return members - 1 if layout == "raid5" else members - 2
 
 
+def rebuild_traffic(layout: str, members: int, rebuilt: int) -> tuple[tuple[float, float], ...]:
+    """(read, write) bytes each member moves per byte rebuilt onto member ``rebuilt`` (its replacement).
+
+    The traffic a recovery adds to the host's: a mirror copies from the surviving copy of the pair
+    (raid1: from one survivor); RAID-5 reads the same offset on every other member and XORs them;
+    RAID-6 needs N-2 of the N-1 survivors per stripe (a lost data chunk: the other data plus P; a
+    lost P or Q: the data alone), N-2 bytes read per byte rebuilt, the minimum a one-member
+    recovery must read (not quite even over the survivors: the placement rotates P and Q together).
+    md's recovery speed (``sync_speed``, ``speed_limit_*``) counts bytes of the rebuilt member, so at
+    a recovery rate r each source member here reads (its share) x r.
+    """
+    _check(layout, members, frozenset({rebuilt}))
+    traffic = [(0.0, 0.0)] * members
+    traffic[rebuilt] = (0.0, 1.0)
+    if layout == "raid1":
+        source = next(i for i in range(members) if i != rebuilt)
+        traffic[source] = (1.0, 0.0)
+    elif layout in ("raid10", "ibmi_mirror"):
+        traffic[rebuilt ^ 1] = (1.0, 0.0)
+    elif layout == "raid5":
+        for i in range(members):
+            if i != rebuilt:
+                traffic[i] = (1.0, 0.0)
+    else:
+        reads = [0.0] * members
+        for s in range(members):
+            parities, data = stripe_placement(layout, members, s)
+            if rebuilt in data:
+                sources = [d for d in data if d != rebuilt] + [parities[0]]
+            else:  # a lost parity is recomputed from the data alone
+                sources = list(data)
+            for m in sources:
+                reads[m] += 1.0 / members
+        for i in range(members):
+            if i != rebuilt:
+                traffic[i] = (reads[i], 0.0)
+    return tuple(traffic)
+
+
 def saturated_read_iops(layout: str, members: int, member_read_iops: float, failed: frozenset[int] = frozenset()) -> float:
     """Random small-read IOPS the array sustains when its busiest member saturates.
 

@@ -34,6 +34,7 @@ from models.faults import (
     md_rebuild_time_range_s,
     member_read_load,
     rebuild_time_s,
+    rebuild_traffic,
     reconstruct_read_cost,
     saturated_read_iops,
     stripe_placement,
@@ -259,6 +260,23 @@ def test_rebuild_time_is_capacity_over_rate(capacity: float, rate: float, factor
     assert t * rate == pytest.approx(capacity, rel=1e-12)
     assert rebuild_time_s(capacity * factor, rate) == pytest.approx(factor * t, rel=1e-12)
     assert rebuild_time_s(capacity, rate * factor) == pytest.approx(t / factor, rel=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(["raid1", "raid10", "ibmi_mirror", "raid5", "raid6"]), st.integers(min_value=2, max_value=16), st.data())
+def test_rebuild_traffic_per_rebuilt_byte(layout: str, n: int, data: st.DataObject) -> None:
+    """Per byte rebuilt: the replacement writes 1; survivors read 1 (mirrors), N-1 (RAID-5), N-2 (RAID-6) in all."""
+    if layout in ("raid10", "ibmi_mirror"):
+        n += n % 2
+    n = max(n, {"raid5": 3, "raid6": 4}.get(layout, 2))
+    rebuilt = data.draw(st.integers(min_value=0, max_value=n - 1))
+    traffic = rebuild_traffic(layout, n, rebuilt)
+    assert traffic[rebuilt] == (0.0, 1.0)
+    assert sum(w for _r, w in traffic) == 1.0
+    expected_reads = {"raid5": n - 1, "raid6": n - 2}.get(layout, 1)
+    assert sum(r for r, _w in traffic) == pytest.approx(expected_reads, rel=REL)
+    if layout in ("raid10", "ibmi_mirror"):
+        assert traffic[rebuilt ^ 1] == (1.0, 0.0), "a pair rebuilds from its own survivor"
 
 
 def test_md_default_limits_bound_a_recovery() -> None:

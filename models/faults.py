@@ -131,7 +131,7 @@ def _read_sources(target: int, parities: list[int], data: list[int], failed: fro
         return [target]
     lost_data = [d for d in data if d in failed]
     alive_parities = [p for p in parities if p not in failed]
-    # each lost data chunk needs one surviving parity; use the first ones (P before Q), as md does
+    # each lost data chunk needs one surviving parity; take P before Q (the XOR path; an assumption, not read from md)
     used = alive_parities[: len(lost_data)]
     return [d for d in data if d not in failed] + used
 

@@ -1,0 +1,269 @@
+"""What a failed member costs: degraded-mode I/O amplification, degraded read capacity, rebuild time.
+
+Small, pure functions (no SimPy, no I/O) that give the textbook cost of a layout with members
+failed, for the future ``faults`` section of a scenario (issue 22) and for the tests that check it.
+They use the same placement as ``sim.volume.Volume`` (the tests check that the healthy case agrees
+with it stripe by stripe):
+
+* raid1: every member holds every chunk; raid10 / ibmi_mirror: md "near 2", chunk c on pair
+  c mod (M/2), members (2p, 2p+1);
+* raid5 / raid6: left-symmetric rotating parity, stripe s has its parity (P, then Q) from member
+  (M-1) - s mod M and its data on the members that follow.
+
+The standard results they encode:
+
+* A mirror that lost a copy serves every read of that pair from the survivor and writes only the
+  survivor (Patterson, Gibson, Katz, "A Case for Redundant Arrays of Inexpensive Disks (RAID)",
+  SIGMOD 1988, section 7 "level 1"; Linux md(4): "the array will continue to function" with N-1
+  of N RAID-1 devices failed).
+* RAID-5 reconstructs a lost member's chunk by XOR of the other N-1 members of its stripe
+  (Patterson et al. 1988, level 4/5; md(4) RAID4: "The data that was on that device can be
+  calculated as needed from the parity block and the other data blocks"), so a small read of a lost
+  chunk costs N-1 member reads; RAID-6 with one lost member uses P and the surviving data: N-2.
+* A small write whose data chunk is lost is a reconstruct-write (read the other surviving data of
+  the stripe, write the parities); a write whose parity is lost just writes the data; otherwise the
+  usual read-modify-write (2 reads + 2 writes for RAID-5, 3 + 3 for RAID-6).
+* Rebuild time = capacity to rebuild / achieved rate. md throttles a resync or recovery between
+  ``speed_limit_min`` (kept even under host load) and ``speed_limit_max`` (used when idle), in KiB/s
+  per device; defaults 1,000 and 200,000 (md(4), mdadm repository; drivers/md/md.c).
+
+Costs are expectations over uniformly spread single-chunk I/Os (random small I/O, the case that
+sizes flash arrays); full-stripe writes and multi-chunk reads are not covered here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+MIRROR_LAYOUTS = ("raid1", "raid10", "ibmi_mirror")
+PARITY_LAYOUTS = ("raid5", "raid6")
+REDUNDANT_LAYOUTS = MIRROR_LAYOUTS + PARITY_LAYOUTS
+
+MD_SPEED_LIMIT_MIN_KIB_S = 1_000
+"""md's default /proc/sys/dev/raid/speed_limit_min: KiB/s per device kept under host load (md(4))."""
+
+MD_SPEED_LIMIT_MAX_KIB_S = 200_000
+"""md's default /proc/sys/dev/raid/speed_limit_max: KiB/s per device when the array is idle (md(4))."""
+
+KIB = 1024
+
+
+class DataLoss(ValueError):
+    """The failed members take every copy of some data: the layout cannot serve it at all."""
+
+
+@dataclass(frozen=True)
+class IoCost:
+    """Expected member I/Os per logical single-chunk I/O."""
+
+    reads_per_read: float
+    reads_per_write: float
+    writes_per_write: float
+
+
+def _check(layout: str, members: int, failed: frozenset[int]) -> None:
+    if layout not in REDUNDANT_LAYOUTS:
+        raise ValueError(f"layout: one of {', '.join(REDUNDANT_LAYOUTS)} (a jbod or raid0 member failure loses data), got {layout!r}")
+    minimum = {"raid1": 2, "raid10": 2, "ibmi_mirror": 2, "raid5": 3, "raid6": 4}[layout]
+    if members < minimum:
+        raise ValueError(f"members: at least {minimum} for {layout}, got {members}")
+    if layout in ("raid10", "ibmi_mirror") and members % 2:
+        raise ValueError(f"members: an even number for {layout}, got {members}")
+    bad = sorted(i for i in failed if not 0 <= i < members)
+    if bad:
+        raise ValueError(f"failed: member indexes in 0..{members - 1}, got {bad}")
+    if layout == "raid1" and len(failed) == members:
+        raise DataLoss("raid1: every copy failed")
+    if layout in ("raid10", "ibmi_mirror"):
+        for p in range(members // 2):
+            if {2 * p, 2 * p + 1} <= failed:
+                raise DataLoss(f"{layout}: both copies of pair {p} (members {2 * p}, {2 * p + 1}) failed")
+    tolerated = {"raid5": 1, "raid6": 2}.get(layout)
+    if tolerated is not None and len(failed) > tolerated:
+        raise DataLoss(f"{layout}: {len(failed)} members failed, it survives {tolerated}")
+
+
+def stripe_placement(layout: str, members: int, stripe: int) -> tuple[list[int], list[int]]:
+    """(parity members P[, Q], data members in data order) of one stripe, left-symmetric as sim.volume."""
+    k = 1 if layout == "raid5" else 2
+    parity = (members - 1) - stripe % members
+    parities = [(parity + j) % members for j in range(k)]
+    data = [(parity + k + i) % members for i in range(members - k)]
+    return parities, data
+
+
+def member_read_load(layout: str, members: int, failed: frozenset[int] = frozenset()) -> tuple[float, ...]:
+    """Expected reads each member serves per logical single-chunk read, uniform over addresses.
+
+    A mirror splits a pair's reads evenly over its surviving copies (md sends a read to the
+    less-loaded copy, which under load balances them). A parity layout reads a chunk from its
+    member, or, if that member failed, from every surviving member of the stripe that the
+    reconstruction needs (RAID-5: all N-1; RAID-6: the surviving data plus P, or Q when P is lost
+    too).
+    """
+    _check(layout, members, failed)
+    load = [0.0] * members
+    if layout == "raid1":
+        alive = [i for i in range(members) if i not in failed]
+        for i in alive:
+            load[i] = 1.0 / len(alive)
+        return tuple(load)
+    if layout in ("raid10", "ibmi_mirror"):
+        pairs = members // 2
+        for p in range(pairs):
+            alive = [i for i in (2 * p, 2 * p + 1) if i not in failed]
+            for i in alive:
+                load[i] += 1.0 / pairs / len(alive)
+        return tuple(load)
+    # parity: one full rotation (members stripes) covers every placement equally often
+    chunks = members * (members - (1 if layout == "raid5" else 2))
+    for s in range(members):
+        parities, data = stripe_placement(layout, members, s)
+        for target in data:
+            for m in _read_sources(target, parities, data, failed):
+                load[m] += 1.0 / chunks
+    return tuple(load)
+
+
+def _read_sources(target: int, parities: list[int], data: list[int], failed: frozenset[int]) -> list[int]:
+    """Members read to serve a read of the chunk on ``target`` in one stripe."""
+    if target not in failed:
+        return [target]
+    lost_data = [d for d in data if d in failed]
+    alive_parities = [p for p in parities if p not in failed]
+    # each lost data chunk needs one surviving parity; take P before Q (the XOR path; an assumption, not read from md)
+    used = alive_parities[: len(lost_data)]
+    return [d for d in data if d not in failed] + used
+
+
+def degraded_io_cost(layout: str, members: int, failed: frozenset[int] = frozenset()) -> IoCost:
+    """Expected member reads per logical read and member reads and writes per logical small write.
+
+    Reads: see ``member_read_load`` (its sum). Writes (one chunk, not a full stripe):
+
+    * mirrors write every surviving copy of the chunk's pair (raid1: every surviving member);
+    * parity layouts, per stripe: a lost data chunk is a reconstruct-write (read the other
+      surviving data, write the surviving parities); a live data chunk is read-modify-write with the
+      surviving parities (read old data and parities, write both); with no parity left the data is
+      just written. With two RAID-6 members lost and one of them data, the write needs the lost
+      chunk's data too, which is rebuilt from the parities first (counted as reads of both).
+    """
+    _check(layout, members, failed)
+    reads = sum(member_read_load(layout, members, failed))
+    if layout == "raid1":
+        return IoCost(reads, 0.0, float(members - len(failed)))
+    if layout in ("raid10", "ibmi_mirror"):
+        pairs = members // 2
+        writes = sum(len([i for i in (2 * p, 2 * p + 1) if i not in failed]) for p in range(pairs)) / pairs
+        return IoCost(reads, 0.0, writes)
+    k = 1 if layout == "raid5" else 2
+    chunks = members * (members - k)
+    w_reads = w_writes = 0.0
+    for s in range(members):
+        parities, data = stripe_placement(layout, members, s)
+        alive_p = [p for p in parities if p not in failed]
+        lost_d = [d for d in data if d in failed]
+        for target in data:
+            if target in failed:
+                others_alive = [d for d in data if d not in failed]
+                extra = len(alive_p) if len(lost_d) > 1 else 0  # the other lost chunk is rebuilt from parities
+                r, w = len(others_alive) + extra, len(alive_p)
+            elif not alive_p:
+                r, w = 0, 1
+            else:
+                r, w = 1 + len(alive_p), 1 + len(alive_p)
+            w_reads += r / chunks
+            w_writes += w / chunks
+    return IoCost(reads, w_reads, w_writes)
+
+
+def reconstruct_read_cost(layout: str, members: int, failed: frozenset[int]) -> int:
+    """Member reads to serve one small read of a chunk on a failed member (the worst-case read).
+
+    Mirrors: 1 (the surviving copy). RAID-5: N-1. RAID-6: N-2 with one or two members lost.
+    """
+    _check(layout, members, failed)
+    if not failed:
+        return 1
+    if layout in MIRROR_LAYOUTS:
+        return 1
+    # every surviving data chunk of the stripe plus one surviving parity per lost data chunk:
+    # RAID-5 (N-2) + 1; RAID-6 (N-2-lost) + lost, whichever one or two members are lost
+    return members - 1 if layout == "raid5" else members - 2
+
+
+def rebuild_traffic(layout: str, members: int, rebuilt: int) -> tuple[tuple[float, float], ...]:
+    """(read, write) bytes each member moves per byte rebuilt onto member ``rebuilt`` (its replacement).
+
+    The traffic a recovery adds to the host's: a mirror copies from the surviving copy of the pair
+    (raid1: from one survivor); RAID-5 reads the same offset on every other member and XORs them;
+    RAID-6 needs N-2 of the N-1 survivors per stripe (a lost data chunk: the other data plus P; a
+    lost P or Q: the data alone), N-2 bytes read per byte rebuilt, the minimum a one-member
+    recovery must read (not quite even over the survivors: the placement rotates P and Q together).
+    md's recovery speed (``sync_speed``, ``speed_limit_*``) counts bytes of the rebuilt member, so at
+    a recovery rate r each source member here reads (its share) x r.
+    """
+    _check(layout, members, frozenset({rebuilt}))
+    traffic = [(0.0, 0.0)] * members
+    traffic[rebuilt] = (0.0, 1.0)
+    if layout == "raid1":
+        source = next(i for i in range(members) if i != rebuilt)
+        traffic[source] = (1.0, 0.0)
+    elif layout in ("raid10", "ibmi_mirror"):
+        traffic[rebuilt ^ 1] = (1.0, 0.0)
+    elif layout == "raid5":
+        for i in range(members):
+            if i != rebuilt:
+                traffic[i] = (1.0, 0.0)
+    else:
+        reads = [0.0] * members
+        for s in range(members):
+            parities, data = stripe_placement(layout, members, s)
+            if rebuilt in data:
+                sources = [d for d in data if d != rebuilt] + [parities[0]]
+            else:  # a lost parity is recomputed from the data alone
+                sources = list(data)
+            for m in sources:
+                reads[m] += 1.0 / members
+        for i in range(members):
+            if i != rebuilt:
+                traffic[i] = (reads[i], 0.0)
+    return tuple(traffic)
+
+
+def saturated_read_iops(layout: str, members: int, member_read_iops: float, failed: frozenset[int] = frozenset()) -> float:
+    """Random small-read IOPS the array sustains when its busiest member saturates.
+
+    With reads spread uniformly over the array, the member with the largest share of reads
+    (``member_read_load``) reaches its limit first, so capacity = member IOPS / largest share.
+    """
+    if member_read_iops <= 0:
+        raise ValueError(f"member_read_iops: > 0, got {member_read_iops}")
+    return member_read_iops / max(member_read_load(layout, members, failed))
+
+
+def rebuild_time_s(capacity_bytes: float, rate_bytes_per_s: float) -> float:
+    """Time to rebuild ``capacity_bytes`` at a steady ``rate_bytes_per_s`` (idle array: the whole rate goes to it)."""
+    if capacity_bytes < 0:
+        raise ValueError(f"capacity_bytes: >= 0, got {capacity_bytes}")
+    if rate_bytes_per_s <= 0:
+        raise ValueError(f"rate_bytes_per_s: > 0, got {rate_bytes_per_s}")
+    return capacity_bytes / rate_bytes_per_s
+
+
+def md_rebuild_time_range_s(member_bytes: float, device_rate_bytes_per_s: float,
+                            speed_limit_min_kib_s: int = MD_SPEED_LIMIT_MIN_KIB_S,
+                            speed_limit_max_kib_s: int = MD_SPEED_LIMIT_MAX_KIB_S) -> tuple[float, float]:
+    """(fastest, slowest) md recovery time of one member of ``member_bytes``.
+
+    Fastest: an idle array recovers at min(device rate, speed_limit_max). Slowest: under host load
+    md throttles recovery but keeps at least speed_limit_min (if the device can do that much).
+    Limits are md's per-device KiB/s (md(4): "a per-device rate, not a per-array rate").
+    """
+    if not 0 < speed_limit_min_kib_s <= speed_limit_max_kib_s:
+        raise ValueError(f"speed_limit_min_kib_s: in 1..speed_limit_max_kib_s ({speed_limit_max_kib_s}), got {speed_limit_min_kib_s}")
+    if device_rate_bytes_per_s <= 0:
+        raise ValueError(f"device_rate_bytes_per_s: > 0, got {device_rate_bytes_per_s}")
+    fastest = min(device_rate_bytes_per_s, speed_limit_max_kib_s * KIB)
+    slowest = min(device_rate_bytes_per_s, speed_limit_min_kib_s * KIB)
+    return rebuild_time_s(member_bytes, fastest), rebuild_time_s(member_bytes, slowest)

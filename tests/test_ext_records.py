@@ -42,12 +42,16 @@ def test_scenario_reproduces_the_test_conditions(record) -> None:  # type: ignor
     assert scenario.topology.drive in load_catalog().drives
 
 
-def test_check_table_shows_every_measured_value() -> None:
+def test_check_compares_every_measured_value() -> None:
     points = compare(RECORDS, max_ios=2_000)
-    lines = "\n".join(table(points))
+    by_key = {(p.sweep, p.qd): p for p in points}
     for r in RECORDS:
-        assert f"{r.measured:,.0f}" in lines
-    assert all(p.error is None and p.des["iops"] > 0 and p.fast["iops"] > 0 for p in points)
+        point = by_key[(r.sweep, r.conditions.total_qd)]
+        assert point.measured[r.metric] == r.measured
+        assert point.des[r.metric] > 0
+    assert all(p.error is None and p.fast["iops"] > 0 for p in points)
+    rows = table(points)[2:]
+    assert len(rows) >= len(RECORDS) and all(row.count("|") == 9 for row in rows)
 
 
 def test_check_rejects_a_bad_budget(capsys: pytest.CaptureFixture[str]) -> None:

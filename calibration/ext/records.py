@@ -57,8 +57,8 @@ class ExtRecordFile(StrictModel):
 
 def load_ext_records(path: Path = EXT_FILE) -> list[ExtRecord]:
     """Every EXT record in ``path``; ids must be unique and each record's QD must match its scenario's."""
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
         records = ExtRecordFile.model_validate(data).records
     except Exception as exc:
         raise ValueError(f"{path.name}: {exc}") from exc

@@ -265,3 +265,19 @@ def test_every_declared_known_gap_is_complete_and_dated():
     for r in gaps:
         assert r.known_gap is not None
         assert all(h.figure and any(c.isdigit() for c in h.figure) for h in r.known_gap.hypotheses), r.id
+
+
+def test_the_web_page_counts_known_gaps_and_names_a_stale_declaration():
+    from app.calibration_data import system_summary
+    from app.views.calibration import record_table
+
+    gap = _record(id="gap", measured=72.0, known_gap=GAP)
+    rows = [Outcome(gap, 82.1).as_dict(), Outcome(_record(id="ok"), 100.0).as_dict(),
+            Outcome(gap.model_copy(update={"id": "stale"}), 73.0).as_dict()]
+    for row, outcome_status in zip(rows, ("known_gap", "within", "within"), strict=True):
+        assert row["status"] == outcome_status
+    (s1,) = system_summary(rows)
+    assert (s1["known_gap"], s1["within"], s1["outside"], s1["stale_known_gaps"]) == (1, 2, 0, 1)
+    column = [r["known gap"] for r in record_table(rows)]
+    assert column[0].startswith("declared 2026-11-25; needs the NAND's read and program times")
+    assert column[1] == "" and column[2] == "now within tolerance: remove the declaration"

@@ -1,7 +1,8 @@
 """Calibration results for the web app: the stored run (``calibration/results/latest.json``) and per-system summaries.
 
 A calibration outcome row is ``calibration.evaluate.Outcome.as_dict()``: id, system,
-source, metric, unit, measured, predicted, ci95, rel_error, tolerance, within. The page
+source, metric, unit, measured, predicted, ci95, rel_error, tolerance, within, status
+(within / conflict / known_gap / outside) and the known-gap declaration, if any. The page
 shows the stored rows (written by the calibration run, e.g. in CI) and can run the
 quick set now; the sizing report quotes the per-system error so a customer sees how
 close the model has been to measurements of the same kind of system.
@@ -41,7 +42,8 @@ def read_stored(path: Path = LATEST) -> tuple[list[dict[str, Any]], dict[str, An
 
 
 def system_summary(rows: list[dict[str, Any]], systems: list[str] | None = None) -> list[dict[str, Any]]:
-    """``calibration.report.summary`` per system (records, within tolerance, median / max |relative error|), with its name."""
+    """``calibration.report.summary`` per system (records, within tolerance, settled by a conflict, known gaps,
+    outside, median / max |relative error|), with its name."""
     from calibration.report import summary
 
     out = []

@@ -5,7 +5,9 @@ error / tolerance / pass and a per-system summary, writes the parity plot and
 calibration/results/latest.json, and exits 1 when any record is outside its tolerance, except
 a record whose source is contradicted by another source's record that holds (both are kept and
 documented, ``conflicts_with``; the model cannot meet both): that one is shown as settled by
-the conflict. ``--strict`` exits 1 on those too.
+the conflict; and a declared known gap (``known_gap``: the hypotheses tried with their figures and
+the data that would settle it). ``--strict`` exits 1 on those too, and on a known-gap declaration
+whose record is now within tolerance (always reported: remove the declaration).
 ``--fit [--fit-steps N]`` first refits the free parameters (calibration/fit.py) and saves them to
 models/catalog/fitted.yaml.
 """
@@ -24,7 +26,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from calibration.evaluate import FULL_RUN, QUICK_RUN, evaluate, with_conflict_partners
+from calibration.evaluate import FULL_RUN, QUICK_RUN, evaluate, stale_known_gap, with_conflict_partners
 from calibration.records import SYSTEMS, load_records
 from calibration.report import summary, write_parity, write_results
 from models.numbers import format_number as _fmt
@@ -44,7 +46,8 @@ def register(sub: Any) -> None:
     p.add_argument("--quick", action="store_true", help="only the CI subset, with +-4%% run precision")
     p.add_argument("--strict", action="store_true",
                    help="exit 1 also when a record is outside its tolerance because its source contradicts another "
-                        "source whose record holds (documented conflicts)")
+                        "source whose record holds (documented conflicts), or is a declared known gap, or is declared "
+                        "one but now holds")
     p.add_argument("--parity", type=Path, default=RESULTS_DIR / "parity.html", help="where to write the parity plot")
     p.add_argument("--workers", type=int, default=None, help="simulation processes (default: all cores)")
     p.add_argument("--fit-steps", type=int, default=FIT_STEPS,
@@ -102,7 +105,7 @@ def cmd_calibrate(args: argparse.Namespace, out: Console) -> int:
     parity = write_parity(rows, args.parity)
     if args.json:
         keys = ("id", "system", "source", "metric", "unit", "measured", "predicted", "ci95", "rel_error", "tolerance", "within",
-                "status", "settled_by")
+                "status", "settled_by", "known_gap")
         print(json.dumps([{k: r[k] for k in keys} for r in rows], indent=1))
     else:
         table = Table(title=f"calibration records ({len(rows)})", title_justify="left")
@@ -115,25 +118,49 @@ def cmd_calibrate(args: argparse.Namespace, out: Console) -> int:
                           _verdict(r))
         out.print(table)
         s = Table(title="per system", title_justify="left")
-        for col in ("system", "records", "within tolerance", "settled by a conflict", "outside", "median |rel. error|",
+        for col in ("system", "records", "within tolerance", "settled by a conflict", "known gap", "outside", "median |rel. error|",
                     "max |rel. error|", "bounds held"):
             s.add_column(col, justify="right")
         for row in summary(rows):
-            s.add_row(row["system"], str(row["records"]), str(row["within"]), str(row["settled_by_conflict"]), str(row["outside"]),
+            s.add_row(row["system"], str(row["records"]), str(row["within"]), str(row["settled_by_conflict"]), str(row["known_gap"]),
+                      str(row["outside"]),
                       "-" if row["median_abs_rel_error"] is None else f"{row['median_abs_rel_error']:.1%}",
                       "-" if row["max_abs_rel_error"] is None else f"{row['max_abs_rel_error']:.1%}",
                       f"{row['bounds_held']}/{row['bounds']}")
         out.print(s)
         out.print(f"parity plot: {parity}; {wall:.0f} s wall")
-    failing = [r for r in rows if not r["within"]] if args.strict else [r for r in rows if r["status"] == "outside"]
-    return EXIT_OK if not failing else EXIT_FAILURE
+    (err if args.json else out).print(gate_message(rows, args.strict), markup=False)
+    return EXIT_FAILURE if gate_failures(rows, args.strict) else EXIT_OK
+
+
+def gate_failures(rows: list[dict[str, Any]], strict: bool) -> list[dict[str, Any]]:
+    """The records that fail ``flashplan calibrate``: those outside their tolerance (or not predicted);
+    with ``strict`` also those settled by a conflict of sources, declared known gaps, and known-gap
+    declarations whose record now holds."""
+    failing = {"outside", "conflict", "known_gap"} if strict else {"outside"}
+    return [r for r in rows if r["status"] in failing or (strict and stale_known_gap(r))]
+
+
+def gate_message(rows: list[dict[str, Any]], strict: bool) -> str:
+    """What the gate decided and why, with one line per stale known-gap declaration."""
+    lines = [f"known gap now within tolerance: remove the declaration: {r['id']} (measured {_fmt(r['measured'])}, "
+             f"predicted {_fmt(r['predicted'])})" for r in rows if stale_known_gap(r)]
+    counts = {k: sum(1 for r in rows if r["status"] == k) for k in ("within", "conflict", "known_gap", "outside")}
+    failing = gate_failures(rows, strict)
+    verdict = f"FAIL ({len(failing)} failing: {', '.join(r['id'] for r in failing[:5])}{', ...' if len(failing) > 5 else ''})" \
+        if failing else "pass"
+    lines.append(f"gate{' (--strict)' if strict else ''}: {verdict}; {counts['within']} within tolerance, {counts['conflict']} settled by "
+                 f"a conflict, {counts['known_gap']} declared known gaps, {counts['outside']} outside")
+    return "\n".join(lines)
 
 
 def _verdict(row: dict[str, Any]) -> str:
-    """The pass column: yes, NO (with the error, if the record could not be predicted), or the
-    contradicting record that holds instead."""
+    """The pass column: yes, NO (with the error, if the record could not be predicted), the
+    contradicting record that holds instead, or known gap."""
     if row["within"]:
-        return "[green]yes[/]"
+        return "[green]yes[/] (known gap: remove the declaration)" if stale_known_gap(row) else "[green]yes[/]"
     if row["status"] == "conflict":
         return f"[yellow]conflict[/]: {row['settled_by']} holds"
+    if row["status"] == "known_gap":
+        return "[magenta]known gap[/]"
     return f"[red]NO[/] {row['error'] or ''}"

@@ -48,7 +48,7 @@ class Outcome:
 
     @property
     def status(self) -> str:
-        return status_of(self.within, self.settled_by)
+        return status_of(self.within, self.settled_by, self.record.known_gap is not None and self.error is None)
 
     def as_dict(self) -> dict[str, Any]:
         r = self.record
@@ -77,6 +77,7 @@ class Outcome:
             "kind": r.kind,
             "fit": r.fit,
             "conflict": r.conflict,
+            "known_gap": None if r.known_gap is None else r.known_gap.model_dump(mode="json"),
             "error": self.error,
         }
 
@@ -243,11 +244,20 @@ def simulate_refs(refs: Iterable[ScenarioRef], run: dict[str, Any] | None = None
     return out
 
 
-def status_of(within: bool, settled_by: str | None) -> str:
-    """``within`` its tolerance, ``conflict`` (outside, but a contradicting source's record holds) or ``outside``."""
+def status_of(within: bool, settled_by: str | None, known_gap: bool = False) -> str:
+    """``within`` its tolerance, ``conflict`` (outside, but a contradicting source's record holds),
+    ``known_gap`` (outside, declared with the hypotheses tried; a record that could not be predicted
+    is never one) or ``outside``."""
     if within:
         return "within"
-    return "conflict" if settled_by else "outside"
+    if settled_by:
+        return "conflict"
+    return "known_gap" if known_gap else "outside"
+
+
+def stale_known_gap(row: dict[str, Any]) -> bool:
+    """A result row whose record is declared a known gap but is now within tolerance: remove the declaration."""
+    return bool(row.get("within")) and bool(row.get("known_gap"))
 
 
 def _settled_by(within: bool, conflicts_with: Sequence[str], held: set[str]) -> str | None:
@@ -270,10 +280,11 @@ def settle_conflicts(outcomes: Sequence[Outcome]) -> None:
 def settle_rows(rows: Sequence[dict[str, Any]], records: Sequence[Record]) -> None:
     """``settle_conflicts`` for result rows (``Outcome.as_dict``) gathered from separate runs."""
     conflicts = {r.id: r.conflicts_with for r in records}
+    gaps = {r.id for r in records if r.known_gap is not None}
     held = {row["id"] for row in rows if row["within"]}
     for row in rows:
         row["settled_by"] = _settled_by(row["within"], conflicts.get(row["id"], []), held)
-        row["status"] = status_of(row["within"], row["settled_by"])
+        row["status"] = status_of(row["within"], row["settled_by"], row["id"] in gaps and not row.get("error"))
 
 
 def with_conflict_partners(chosen: Sequence[Record], records: Sequence[Record]) -> list[Record]:

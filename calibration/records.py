@@ -19,12 +19,19 @@ says in ``conflict`` how they disagree, and ``conflicts_with`` names the other: 
 meet both, so a record outside its tolerance whose contradicting record holds is reported as
 settled by that conflict, not as a model miss (``calibration.evaluate.settle_conflicts``).
 
+A record that no mechanism grounded in a source meets, and that no parameter may be fitted to,
+is declared a ``known_gap``: the mechanism hypotheses tried, each with the figure it gave, the
+data that would settle it, and the date declared. It is still run, reported and plotted; it
+is counted apart and does not fail ``flashplan calibrate`` (``--strict`` counts it). A known gap
+found within tolerance is reported, so a stale declaration is removed.
+
 Records live in ``calibration/data/*.yaml`` (one file per system) and refer to scenario
 files in ``calibration/scenarios/`` by name. Nothing here runs a simulation.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
@@ -104,6 +111,29 @@ class Tolerance(StrictModel):
         return abs(predicted - measured) <= self.abs
 
 
+class Hypothesis(StrictModel):
+    """One mechanism tried on a known gap and what it gave."""
+
+    mechanism: str = Field(min_length=1, description="what was tried, in the storage engineer's words")
+    figure: str = Field(min_length=1, description="what it gave for the record, with the number and how it was obtained")
+
+
+class KnownGap(StrictModel):
+    """A record outside its tolerance that no grounded mechanism meets, declared with its evidence."""
+
+    hypotheses: list[Hypothesis] = Field(min_length=1, description="mechanisms tried, each with the figure it gave")
+    missing_data: str = Field(min_length=1, description="what published data would settle it")
+    declared: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}$", description="date declared, YYYY-MM-DD (quoted in YAML)")
+
+    @model_validator(mode="after")
+    def _real_date(self) -> KnownGap:
+        try:
+            dt.date.fromisoformat(self.declared)
+        except ValueError:
+            raise field_problem("declared", f"not a calendar date: {self.declared!r}") from None
+        return self
+
+
 class Record(StrictModel):
     """One measured value from the seeds (or a user's own benchmark) and how to predict it."""
 
@@ -128,6 +158,8 @@ class Record(StrictModel):
         description="ids of records that give the same quantity from a source this one contradicts; the record is "
                     "settled (not a model miss) when the prediction holds for one of them")
     note: str | None = None
+    known_gap: KnownGap | None = Field(
+        default=None, description="declared when no grounded mechanism meets the record: it then does not fail the gate")
 
     @model_validator(mode="after")
     def _consistent(self) -> Record:

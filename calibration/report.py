@@ -11,6 +11,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from calibration.evaluate import stale_known_gap
 from calibration.records import SYSTEM_NAMES, SYSTEMS
 
 SYSTEM_COLOURS = {"S1": "#1f77b4", "S2": "#ff7f0e", "S3": "#2ca02c", "S4": "#d62728", "S5": "#9467bd", "user": "#7f7f7f"}
@@ -23,7 +24,8 @@ def numeric(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def summary(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per system (and overall): record counts, records within tolerance, settled by a documented
-    conflict between sources and outside, median and max |relative error|."""
+    conflict between sources, declared known gaps and outside, median and max |relative error|, and
+    the known-gap declarations now within tolerance (stale: to be removed)."""
     out = []
     groups = [(s, [r for r in rows if r["system"] == s]) for s in (*SYSTEMS, "user")]
     groups = [g for g in groups if g[1]] + [("all", list(rows))]
@@ -34,6 +36,8 @@ def summary(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             "records": len(rs),
             "within": sum(1 for r in rs if r["within"]),
             "settled_by_conflict": sum(1 for r in rs if r.get("status") == "conflict"),
+            "known_gap": sum(1 for r in rs if r.get("status") == "known_gap"),
+            "stale_known_gaps": sum(1 for r in rs if stale_known_gap(r)),
             "outside": sum(1 for r in rs if r.get("status", "within" if r["within"] else "outside") == "outside"),
             "numeric": len(errs),
             "median_abs_rel_error": statistics.median(errs) if errs else None,
@@ -66,21 +70,36 @@ def parity_figure(rows: Sequence[dict[str, Any]]) -> go.Figure:
             error_y={"type": "data", "symmetric": False, "array": err_hi, "arrayminus": err_lo, "thickness": 1},
             name=f"{system}: {SYSTEM_NAMES[system]}",
             text=[f"{r['id']}<br>{r['metric']} [{r['unit']}]<br>error {r['rel_error']:+.1%}"
-                  + (f"<br>sources conflict: {r['settled_by']} holds" if r.get("settled_by") else "") for r in rs],
+                  + (f"<br>sources conflict: {r['settled_by']} holds" if r.get("settled_by") else "")
+                  + _gap_text(r) for r in rs],
             hovertemplate="%{text}<br>measured %{x:.4g}<br>predicted %{y:.4g}<extra></extra>"))
     fig.update_xaxes(type="log", title="measured (seed value, record unit)")
     fig.update_yaxes(type="log", title="predicted (flashplan, 95% CI)")
     fig.update_layout(title="flashplan calibration: predicted vs measured (x = outside tolerance, "
-                            "diamond = outside, but a contradicting source's record holds)",
+                            "diamond = outside, but a contradicting source's record holds, "
+                            "square = declared known gap)",
                       legend={"orientation": "h", "y": -0.2}, height=700)
     return fig
 
 
 def _symbol(row: dict[str, Any]) -> str:
-    """Marker of a record: circle within tolerance, open diamond settled by a conflict of sources, x outside."""
+    """Marker of a record: circle within tolerance, open diamond settled by a conflict of sources,
+    open square a declared known gap, x outside."""
     if row["within"]:
         return "circle"
-    return "diamond-open" if row.get("settled_by") else "x"
+    if row.get("settled_by"):
+        return "diamond-open"
+    return "square-open" if row.get("status") == "known_gap" else "x"
+
+
+def _gap_text(row: dict[str, Any]) -> str:
+    """Hover text of a known-gap record: what data would settle it, or that the declaration is stale."""
+    gap = row.get("known_gap")
+    if not gap:
+        return ""
+    if stale_known_gap(row):
+        return "<br>known gap now within tolerance: remove the declaration"
+    return f"<br>known gap (declared {gap.get('declared', '?')}): needs {gap.get('missing_data', '?')[:120]}"
 
 
 def write_parity(rows: Sequence[dict[str, Any]], path: Path) -> Path:

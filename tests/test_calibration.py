@@ -162,3 +162,122 @@ def test_the_fit_is_not_dragged_by_one_record_far_outside_its_tolerance(monkeypa
     least_squares_answer = math.exp((5 * math.log(10.0) + math.log(20.0)) / 6)  # 11.2
     assert values[cpu] == pytest.approx(10.0, rel=0.06)
     assert abs(values[cpu] - 10.0) < 0.5 * abs(least_squares_answer - 10.0)
+
+
+GAP = {"hypotheses": [{"mechanism": "reads wait out a program on their die", "figure": "82.1K against 72K measured (+14%)"}],
+       "missing_data": "the NAND's read and program times and die count", "declared": "2026-11-25"}
+
+
+def _canned(monkeypatch, outcomes):
+    """Make ``flashplan calibrate`` judge the given outcomes instead of simulating (the gate is under test, not the model)."""
+    import calibration.cli as cli
+
+    def canned(records, **_):
+        settle_conflicts(outcomes)
+        return outcomes
+
+    monkeypatch.setattr(cli, "evaluate", canned)
+
+
+def test_the_gate_passes_within_conflict_and_known_gap_and_strict_fails_on_the_known_gap(tmp_path, monkeypatch, capsys):
+    table = _record(id="table", measured=100.0)
+    slide = _record(id="slide", measured=150.0, conflict="the slide quotes another figure", conflicts_with=["table"])
+    gap = _record(id="gap", measured=72.0, known_gap=GAP)
+    outcomes = [Outcome(table, 105.0), Outcome(slide, 105.0), Outcome(gap, 82.1)]
+    _canned(monkeypatch, outcomes)
+    args = ["calibrate", "--only", "S1", "--quick", "--parity", str(tmp_path / "p.html")]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "gate: pass; 1 within tolerance, 1 settled by a conflict, 1 declared known gaps, 0 outside" in out
+    assert [o.status for o in outcomes] == ["within", "conflict", "known_gap"]
+    assert main([*args, "--strict"]) == 1
+    assert "gate (--strict): FAIL (2 failing: slide, gap)" in capsys.readouterr().out
+    assert main([*args, "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["status"] for r in rows] == ["within", "conflict", "known_gap"]
+    assert rows[2]["known_gap"]["missing_data"] == GAP["missing_data"]
+    s = summary([o.as_dict() for o in outcomes])[-1]
+    assert (s["within"], s["settled_by_conflict"], s["known_gap"], s["outside"]) == (1, 1, 1, 0)
+
+
+def test_an_undeclared_miss_fails_the_gate_and_a_known_gap_that_cannot_be_predicted_is_a_miss(tmp_path, monkeypatch, capsys):
+    gap = _record(id="gap", measured=72.0, known_gap=GAP)
+    miss = _record(id="miss", measured=72.0)
+    outcomes = [Outcome(gap, 82.1), Outcome(miss, 82.1)]
+    _canned(monkeypatch, outcomes)
+    args = ["calibrate", "--only", "S1", "--quick", "--parity", str(tmp_path / "p.html")]
+    assert main(args) == 1
+    assert "gate: FAIL (1 failing: miss)" in capsys.readouterr().out
+    broken = Outcome(gap, error="KeyError: no component matches")
+    assert broken.status == "outside"
+    _canned(monkeypatch, [broken])
+    assert main(args) == 1
+
+
+def test_a_known_gap_now_within_tolerance_is_flagged_for_removal(tmp_path, monkeypatch, capsys):
+    gap = _record(id="gap", measured=72.0, known_gap=GAP)
+    _canned(monkeypatch, [Outcome(gap, 74.0)])
+    args = ["calibrate", "--only", "S1", "--quick", "--parity", str(tmp_path / "p.html")]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "known gap now within tolerance: remove the declaration: gap" in out
+    assert main([*args, "--strict"]) == 1
+    capsys.readouterr()
+    assert main([*args, "--json"]) == 0
+    captured = capsys.readouterr()
+    assert "known gap now within tolerance: remove the declaration: gap" in captured.err
+    assert json.loads(captured.out)[0]["status"] == "within"
+    assert summary([Outcome(gap, 74.0).as_dict()])[-1]["stale_known_gaps"] == 1
+
+
+def test_the_parity_plot_marks_known_gaps_apart():
+    gap = _record(id="gap", measured=72.0, known_gap=GAP)
+    miss = _record(id="miss", measured=72.0)
+    rows = [Outcome(gap, 82.1).as_dict(), Outcome(miss, 82.1).as_dict(), Outcome(gap, 73.0).as_dict()]
+    for row, within in zip(rows, (False, False, True), strict=True):
+        assert row["within"] is within
+    fig = parity_figure(rows)
+    trace = fig.data[2]
+    assert list(trace.marker.symbol) == ["square-open", "x", "circle"]
+    assert "known gap (declared 2026-11-25)" in trace.text[0] and "remove the declaration" in trace.text[2]
+
+
+@pytest.mark.parametrize("field", ["hypotheses", "missing_data", "declared"])
+def test_a_known_gap_missing_a_required_field_is_refused_by_the_loader_naming_it(tmp_path, field):
+    gap = {k: v for k, v in GAP.items() if k != field}
+    doc = {"system": "S1", "records": [{**_record(id="a").model_dump(exclude_none=True), "known_gap": gap}]}
+    (tmp_path / "s1.yaml").write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(Exception, match=field):
+        load_records(tmp_path)
+
+
+def test_a_known_gap_hypothesis_needs_its_figure_and_the_date_must_be_real():
+    with pytest.raises(Exception, match="figure"):
+        _record(known_gap={**GAP, "hypotheses": [{"mechanism": "die binding"}]})
+    with pytest.raises(Exception, match="hypotheses"):
+        _record(known_gap={**GAP, "hypotheses": []})
+    with pytest.raises(Exception, match="not a calendar date"):
+        _record(known_gap={**GAP, "declared": "2026-13-40"})
+
+
+def test_every_declared_known_gap_is_complete_and_dated():
+    gaps = [r for r in RECORDS if r.known_gap]
+    for r in gaps:
+        assert r.known_gap is not None
+        assert all(h.figure and any(c.isdigit() for c in h.figure) for h in r.known_gap.hypotheses), r.id
+
+
+def test_the_web_page_counts_known_gaps_and_names_a_stale_declaration():
+    from app.calibration_data import system_summary
+    from app.views.calibration import record_table
+
+    gap = _record(id="gap", measured=72.0, known_gap=GAP)
+    rows = [Outcome(gap, 82.1).as_dict(), Outcome(_record(id="ok"), 100.0).as_dict(),
+            Outcome(gap.model_copy(update={"id": "stale"}), 73.0).as_dict()]
+    for row, outcome_status in zip(rows, ("known_gap", "within", "within"), strict=True):
+        assert row["status"] == outcome_status
+    (s1,) = system_summary(rows)
+    assert (s1["known_gap"], s1["within"], s1["outside"], s1["stale_known_gaps"]) == (1, 2, 0, 1)
+    column = [r["known gap"] for r in record_table(rows)]
+    assert column[0].startswith("declared 2026-11-25; needs the NAND's read and program times")
+    assert column[1] == "" and column[2] == "now within tolerance: remove the declaration"

@@ -1,7 +1,9 @@
 """Calibration: how close the model is to published measurements, per system, as a table and a parity plot.
 
 The page shows the stored calibration run (``calibration/results/latest.json``, written by
-``flashplan calibrate``) and can run one system's quick subset now (the records marked
+``flashplan calibrate``) with, per system, the records within tolerance, settled by a conflict of
+sources, declared known gaps (outside, with the hypotheses tried and the data that would settle
+them) and outside, and can run one system's quick subset now (the records marked
 ``ci``, at the quick budget) in the worker pool, without re-running the whole set on
 every visit.
 """
@@ -16,7 +18,7 @@ import streamlit as st
 
 from app import jobs, runner
 from app.calibration_data import LATEST, read_stored, system_summary
-from calibration.evaluate import QUICK_RUN, settle_rows, with_conflict_partners
+from calibration.evaluate import QUICK_RUN, settle_rows, stale_known_gap, with_conflict_partners
 from calibration.records import SYSTEM_NAMES, SYSTEMS, Record, load_records
 from calibration.report import parity_figure
 
@@ -81,6 +83,16 @@ def _tolerance(r: dict[str, Any]) -> str:
     return str(r.get("tolerance") or "")
 
 
+def _known_gap(r: dict[str, Any]) -> str:
+    """The known-gap column: the data that would settle a declared gap, or that a declaration is stale."""
+    gap = r.get("known_gap")
+    if not gap:
+        return ""
+    if stale_known_gap(r):
+        return "now within tolerance: remove the declaration"
+    return f"declared {gap.get('declared', '')}; needs {gap.get('missing_data', '')}"
+
+
 def record_table(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for r in rows:
@@ -89,6 +101,7 @@ def record_table(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     "95% CI": f"{ci[0]:,.4g} .. {ci[1]:,.4g}" if ci else "", "error": _pct(r.get("rel_error")),
                     "tolerance": _tolerance(r), "within": bool(r.get("within")),
                     "sources conflict": f"{r['settled_by']} holds instead" if r.get("settled_by") else "",
+                    "known gap": _known_gap(r),
                     "source": r.get("source", ""),
                     "problem": r.get("error") or ""})
     return out
@@ -132,12 +145,16 @@ def render(results_path: Path = LATEST, quick_run: dict[str, Any] | None = None)
     summary = system_summary(rows)
     st.subheader("Per system")
     st.dataframe([{"system": s["system"], "what was measured": s["what"], "records": s["records"], "within tolerance": s["within"],
-                   "settled by a conflict of sources": s.get("settled_by_conflict", 0),
+                   "settled by a conflict of sources": s.get("settled_by_conflict", 0), "known gap": s.get("known_gap", 0),
+                   "outside": s.get("outside", 0),
                    "median |error|": _pct(s["median_abs_rel_error"]), "worst |error|": _pct(s["max_abs_rel_error"]),
                    "orderings held": f"{s['bounds_held']}/{s['bounds']}"} for s in summary], hide_index=True, width="stretch")
     systems = [s["system"] for s in summary]
     pick = st.selectbox("System", ["all", *systems], key="calibration:pick",
                         format_func=lambda s: "All systems" if s == "all" else f"{s}: {SYSTEM_NAMES.get(s, s)}")
     sel = rows if pick == "all" else [r for r in rows if r["system"] == pick]
+    stale = [r["id"] for r in sel if stale_known_gap(r)]
+    if stale:
+        st.warning(f"Known gap now within tolerance, remove the declaration: {', '.join(stale)}")
     st.plotly_chart(parity_figure(sel), key="calibration:parity")
     st.dataframe(record_table(sel), hide_index=True, width="stretch")

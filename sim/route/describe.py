@@ -376,6 +376,41 @@ def _zvm(catalog: Catalog, topo: ZvmEdev, access: str, closed: bool, meets: bool
     )
 
 
+def meter_names(route: AnyRoute) -> tuple[str, ...]:
+    """Every component of the route by the name both solvers report it under (utilization, bottleneck)."""
+    out: list[str] = []
+    if route.host.costs_cpu:
+        out.append("host_cpu")
+        if route.host.serial_us_per_io > 0:
+            out.append("host_stack.serial")
+    if isinstance(route, GenericRoute):
+        for st in route.stations:
+            out.extend(st.names)
+    elif isinstance(route, DirectRoute):
+        out.extend(route.uplinks.meter_names())
+        if route.drive_links is not None:
+            out.extend(route.drive_links.meter_names())
+        out.extend(route.nvme_queues.names)
+        out.extend(route.devices.meter_names())
+        out.extend(route.namespaces.names)
+    elif isinstance(route, SanRoute):
+        out.extend(route.host_ports.meter_names())
+        out.extend(route.front_end_ports.meter_names())
+        out.extend(route.limits.names)
+        out.extend([*route.controller.names, *route.backend.names, route.backend_bw.name, route.destage.name,
+                    *route.write_cache.names])
+    elif isinstance(route, ExflashRoute):
+        out.extend(route.threads.names)
+        if route.channels is not None:
+            out.extend(route.channels.meter_names())
+        out.extend(route.devices.meter_names())
+    else:
+        out.append(route.subchannels)
+        out.extend(route.links.meter_names())
+        out.extend(route.devices.meter_names())
+    return tuple(out)
+
+
 def clear_tables() -> None:
     """Forget the derived parameters and name tables (they are rebuilt on use)."""
     derived.clear()

@@ -84,6 +84,9 @@ class LinkBank:
     def us_per_byte(self) -> float:
         return 1.0 / (self.gbs * 1e3)
 
+    def meter_names(self) -> tuple[str, ...]:
+        return tuple([name + way for name in self.names for way in (".to_host", ".to_device")])
+
 
 @dataclass(frozen=True)
 class PortBank:
@@ -96,6 +99,9 @@ class PortBank:
     handling_us: float
     paths: int
 
+    def meter_names(self) -> tuple[str, ...]:
+        return tuple([name + way for name in self.names for way in (".to_host", ".to_device")])
+
 
 @dataclass(frozen=True)
 class DeviceBank:
@@ -106,6 +112,15 @@ class DeviceBank:
     names: tuple[str, ...]
     params: FlashParameters
     of: MemberMap = None
+
+    def meter_names(self) -> tuple[str, ...]:
+        """The meters of every device: shared NAND dies, or read units, a write channel and program units;
+        a read channel and a write cache on every device."""
+        if self.params.shared_dies:
+            parts: tuple[str, ...] = (".nand_dies", ".read_bw", ".write_cache")
+        else:
+            parts = (".read_units", ".read_bw", ".write_cache", ".write_bw", ".program_units")
+        return tuple([name + part for name in self.names for part in parts])
 
 
 @dataclass(frozen=True)

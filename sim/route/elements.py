@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sim.route.flash import FlashParameters
+from sim.route.links import us_per_byte
 
 MemberMap = tuple[int, ...] | None
 """Which instance volume member m uses: ``(MOD, n)`` m % n; ``(DIV, k)`` m // k; ``(IDENTITY,)`` m;
@@ -82,7 +83,7 @@ class LinkBank:
 
     @property
     def us_per_byte(self) -> float:
-        return 1.0 / (self.gbs * 1e3)
+        return us_per_byte(self.gbs)
 
     def meter_names(self) -> tuple[str, ...]:
         return tuple([name + way for name in self.names for way in (".to_host", ".to_device")])
@@ -144,4 +145,4 @@ class Channel:
 
     @property
     def us_per_byte(self) -> float:
-        return 1.0 / (self.gbs * 1e3)
+        return us_per_byte(self.gbs)

@@ -39,7 +39,7 @@ from sim.route.elements import (
 )
 from sim.route.flash import FlashParameters, flash_parameters, reads_meet_programs
 from sim.route.host import DEFAULT_STACK, ResolvedHost, resolve_host
-from sim.route.links import pcie_gbs, us_per_byte, zvm_link_gbs
+from sim.route.links import pcie_gbs, zvm_link_gbs
 from sim.route.san import SanParameters, san_parameters
 
 STRIPED = ("raid0", "raid10", "ibmi_mirror")
@@ -418,5 +418,3 @@ def clear_tables() -> None:
         cached.cache_clear()
 
 
-__all__ = ["AnyRoute", "DirectRoute", "ExflashRoute", "GenericRoute", "Route", "SanRoute", "ZvmRoute", "describe",
-           "us_per_byte"]

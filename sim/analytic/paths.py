@@ -42,6 +42,7 @@ from sim.route.describe import (
     GenericRoute,
     SanRoute,
     ZvmRoute,
+    chunk_bytes_of,
     describe,
     layout_of,
 )
@@ -600,7 +601,7 @@ def _member_jobs(scenario: Scenario, members: int, layout: str, spread: bool = F
     on_unit = [streams // units + (1 if u < streams % units else 0) for u in range(units)]
     if jobs and layout != "jbod" and isinstance(wl, ClosedWorkload) and wl.queue_depth > 1:
         # a job's outstanding I/Os cover queue_depth x size bytes: about 1 + (QD - 1) size / chunk units
-        chunk = getattr(scenario.topology, "chunk_kib", 256) * 1024
+        chunk = chunk_bytes_of(scenario.topology)
         span = min(float(units), 1.0 + (wl.queue_depth - 1) * wl.mean_bytes() / chunk)
         weights = [0.0] * units
         for u, n in enumerate(on_unit):

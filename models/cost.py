@@ -104,21 +104,28 @@ class Capex:
 
 # -- capacity ----------------------------------------------------------------------------
 
-def data_fraction(layout: str, members: int) -> float:
-    """Fraction of the members' space that holds data under ``layout`` (see the module docstring)."""
+def data_members(layout: str, members: int) -> int:
+    """How many members' worth of space hold data under ``layout``: all (JBOD, RAID-0), half
+    (RAID-10, IBM i mirroring), one (RAID-1), all but the parity (RAID-5, RAID-6). The volume
+    layer (sim/volume.py ``Volume.capacity``) and the usable capacity here both use this rule."""
     if members < 1:
         raise ValueError(f"a volume needs at least one member, got {members}")
     if layout in ("jbod", "raid0"):
-        return 1.0
+        return members
     if layout in ("raid10", "ibmi_mirror"):
-        return (members // 2) / members
+        return members // 2
     if layout == "raid1":
-        return 1.0 / members
+        return 1
     if layout == "raid5":
-        return (members - 1) / members
+        return members - 1
     if layout == "raid6":
-        return (members - 2) / members
+        return members - 2
     raise ValueError(f"unknown layout {layout!r}")
+
+
+def data_fraction(layout: str, members: int) -> float:
+    """Fraction of the members' space that holds data under ``layout`` (``data_members`` / members)."""
+    return data_members(layout, members) / members
 
 
 def _drive(value: str | FlashDeviceSpec, section: str) -> FlashDeviceSpec:

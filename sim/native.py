@@ -34,8 +34,10 @@ from types import ModuleType
 SIM_DIR = Path(__file__).resolve().parent
 ROOT = SIM_DIR.parent
 COMPILED = ("components.py", "engine.py", "model.py", "rng.py", "stats.py", "volume.py", "analytic/__init__.py",
-            "analytic/network.py", "analytic/paths.py", "analytic/queueing.py")
-"""The modules mypyc compiles, relative to sim/: the DES hot path and the analytic fast path."""
+            "analytic/network.py", "analytic/paths.py", "analytic/queueing.py", "route/__init__.py", "route/derived.py",
+            "route/describe.py", "route/elements.py", "route/flash.py", "route/host.py", "route/links.py", "route/san.py")
+"""The modules mypyc compiles, relative to sim/: the DES hot path, the analytic fast path and the route
+descriptions both build from (the fast path describes every new scenario it compiles)."""
 RECORD = SIM_DIR / "_native.json"
 GROUP = "sim._native"  # the shared library mypyc builds: sim/_native__mypyc.*.so
 ENV_INTERPRETED = "FLASHPLAN_INTERPRETED"
@@ -72,7 +74,7 @@ def digests(files: Sequence[Path]) -> dict[str, str]:
 def built_modules() -> list[Path]:
     """The compiled extension modules beside the sources (and the shared library)."""
     suffixes = tuple(importlib.machinery.EXTENSION_SUFFIXES)
-    return [p for d in (SIM_DIR, SIM_DIR / "analytic") for p in d.iterdir() if p.name.endswith(suffixes)]
+    return [p for d in (SIM_DIR, SIM_DIR / "analytic", SIM_DIR / "route") for p in d.iterdir() if p.name.endswith(suffixes)]
 
 
 def stale_reason(record: Path = RECORD, files: Sequence[Path] | None = None) -> str | None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from models.cost import data_members
 from sim.components import READ, WRITE
 
 STREAM_ALIGN_BYTES = 1 << 20
@@ -43,12 +44,8 @@ class Volume:
         self.member_bytes = member_bytes
         self.load = load
         self.closed_affinity = closed_affinity
-        data_members = {
-            "jbod": members, "raid0": members, "raid1": 1, "raid10": members // 2,
-            "ibmi_mirror": members // 2, "raid5": members - 1, "raid6": members - 2,
-        }[layout]
-        self.data_members = data_members
-        self.capacity = data_members * member_bytes
+        self.data_members = data_members(layout, members)
+        self.capacity = self.data_members * member_bytes
         self.parities = {"raid5": 1, "raid6": 2}.get(layout, 0)
         self.alternate_ties = layout == "ibmi_mirror"
         self.tie_flip = 0

@@ -222,13 +222,6 @@ def test_a_changed_catalog_reaches_the_fast_path(mechanism: str, tmp_path: Path,
     assert evaluate(sc) == before
 
 
-def test_component_names_match_the_des() -> None:
-    run = {"run.max_ios": 3_000, "run.warmup_ios": 500, "run.min_batches": 5}
-    for path in sorted(EXAMPLES.glob("s*.yaml")):
-        sc = with_overrides(load_scenario(path), run)
-        assert set(evaluate(sc).utilization) == set(simulate(sc).utilization), path.name
-
-
 # -- against the DES --------------------------------------------------------------------------------
 
 DES_RUN = {"run.max_ios": 60_000, "run.warmup_ios": 4_000, "run.min_batches": 10, "run.target_rel_ci": 0.02,

@@ -123,7 +123,7 @@ def test_zvm_base_runs_one_io_and_aliases_add_paths() -> None:
     assert no_alias.bottleneck == "edev.subchannels"
     # CP CPU per I/O = per-SSCH path length + per-KiB page handling (seed 003 Tables 1 and 3)
     from models.topology import HostConfig
-    from sim.model import resolve_host
+    from sim.route.host import resolve_host
 
     host = resolve_host(HostConfig(model="z14-M05-LPAR4"), "zvm_cp")
     assert host.cpu_us_per_kib > 0
@@ -232,7 +232,7 @@ def test_exflash_reads_wait_for_a_program_on_their_die() -> None:
     than reads alone by about (programs in flight / dies) x the rest of a program; pure reads and
     pure writes never meet a program on a die they need."""
     from models.catalog import lookup
-    from sim.model import flash_parameters
+    from sim.route.flash import flash_parameters
 
     p = flash_parameters(lookup("dimms", "eXFlash-400GB"), "random")
     reads = run(EXFLASH, closed(1))
@@ -266,7 +266,7 @@ def test_nvme_reads_wait_behind_programs_in_a_mix() -> None:
     SSCH): with writes in the mix a read waits, on average, the share of program units busy x the rest of
     a program, E[T^2] / 2E[T]; reads alone never wait."""
     from models.catalog import lookup
-    from sim.model import flash_parameters
+    from sim.route.flash import flash_parameters
 
     p = flash_parameters(lookup("drives", "ES5F"), "random")
     topo = direct(drives=1, layout="jbod", host={"stack": "none"})

@@ -1,8 +1,8 @@
 """The analytic fast path: mean throughput, latency, utilization and bounds of a scenario in microseconds.
 
 ``evaluate(scenario) -> FastResult`` solves the same I/O path the DES builds (sim/model.py),
-from the same parameters (``flash_parameters``, ``san_parameters``, ``resolve_host`` and the
-catalog), as a queueing network instead of a simulation (DESIGN.md section 7: rank thousands
+from the same route description (``sim.route.describe``: flash parameters, SAN parameters, the
+resolved host, link bandwidths), as a queueing network instead of a simulation (DESIGN.md section 7: rank thousands
 of candidates analytically, confirm the finalists with the DES):
 
 * closed workloads: approximate mean-value analysis (Schweitzer's arrival-theorem correction,
@@ -68,12 +68,13 @@ from pydantic import BaseModel
 from models.catalog import Catalog, load_catalog
 from models.hardware import FlashDeviceSpec
 from models.scenario import Scenario
-from models.topology import DirectNvme, Exflash, Generic, San
+from models.topology import Generic
 from models.workload import BurstyWorkload, ClosedWorkload, OpenWorkload
 from sim.analytic.network import READ, WRITE, Evaluation, Group, Network
 from sim.analytic.paths import STRIPED, Compiler, clear_tables, compile_scenario, layout_of
 from sim.analytic.queueing import INF
 from sim.fast_result import Bounds, FastResult
+from sim.route.describe import chunk_bytes_of
 
 __all__ = ["Bounds", "FastResult", "clear_cache", "evaluate"]
 
@@ -289,10 +290,9 @@ def _stripe_dwell(scenario: Scenario) -> float | None:
     """I/Os an open sequential stream spends on one stripe unit (chunk / mean size), for striped layouts; else None."""
     wl = scenario.workload
     topo = scenario.topology
-    if isinstance(wl, ClosedWorkload) or wl.access != "sequential" or not isinstance(topo, (DirectNvme, San, Exflash)) \
-            or topo.layout not in STRIPED:
+    if isinstance(wl, ClosedWorkload) or wl.access != "sequential" or layout_of(topo) not in STRIPED:
         return None
-    return float(topo.chunk_kib * 1024) / wl.mean_bytes()
+    return float(chunk_bytes_of(topo)) / wl.mean_bytes()
 
 
 def _sequential_blend(spread: FastResult, pinned: FastResult, dwell: float, rate: float) -> FastResult:

@@ -1,9 +1,8 @@
-"""Compile a Scenario into the analytic network: the same routes sim/model.py builds, as formulas.
+"""Compile a route description (sim/route/) into the analytic network: the DES's routes as formulas.
 
-Every number comes from the functions the DES builder uses (``flash_parameters``,
-``san_parameters``, ``resolve_host``, ``pcie_gbs``, ``namespace_depth`` ...), so the two
-solvers read the same parameters; nothing numeric is defined here. Component names are
-the DES meter names, so utilization maps line up.
+Every number comes from the route description (``sim.route.describe``), which the DES builder
+(sim/model.py) reads too; nothing numeric is derived here. Component names are the
+description's meter names, so utilization maps line up.
 
 A route is built once per device op and serves every transfer size (services are a fixed
 part plus a part per byte, or a function of the size such as a NAND die's hold), except on
@@ -14,10 +13,10 @@ Volume members are namespaces (direct NVMe), LUNs (SAN), DIMMs (eXFlash) or base
 keeps its member, ``sim/volume.py``), where members get their jobs' share and members
 without jobs get nothing. Instances of a component that carry the same share form one group.
 
-What many scenarios share is built once and kept: parameters derived from the catalog (per
-Catalog object, so a changed fit or user catalog starts afresh), the volume layer's plan of a
-workload mix on a layout and member count (``kind_plan``), and component names. A scenario's
-own network (its groups, routes and loads) is compiled anew (``sim.analytic`` caches it whole).
+What many scenarios share is built once and kept: parameters derived from the catalog (by the
+description, ``sim.route.derived``), the volume layer's plan of a workload mix on a layout and
+member count (``kind_plan``), and component names. A scenario's own network (its groups, routes
+and loads) is compiled anew (``sim.analytic`` caches it whole).
 """
 
 from __future__ import annotations
@@ -26,85 +25,38 @@ import math
 import threading
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Any, cast
+from typing import cast
 
 from models.catalog import Catalog, load_catalog
-from models.hardware import FlashDeviceSpec
 from models.scenario import Scenario
-from models.topology import DirectNvme, Exflash, Generic, HostConfig, San, Topology, ZvmEdev
 from models.workload import ClosedWorkload, Workload
 from sim.analytic.network import READ, WRITE, ChildKind, Choice, Group, KindPlan, LogicalKind, Network, Path, Phase, PhaseRow
 from sim.analytic.queueing import INF, normal_max_factors
-from sim.model import (
-    FlashParameters,
-    ResolvedHost,
-    SanParameters,
-    dimms_per_driver_thread,
-    flash_parameters,
-    namespace_depth,
-    pcie_gbs,
-    reads_meet_programs,
-    resolve_host,
-    san_parameters,
-    subchannel_turnaround_us,
-    us_per_byte,
-    zvm_command_bytes,
-    zvm_link_gbs,
+from sim.route import derived
+from sim.route.describe import (
+    MIRROR_PAIRS,
+    STRIPED,
+    AnyRoute,
+    DirectRoute,
+    ExflashRoute,
+    GenericRoute,
+    SanRoute,
+    ZvmRoute,
+    chunk_bytes_of,
+    describe,
+    layout_of,
 )
+from sim.route.describe import clear_tables as clear_route_tables
+from sim.route.elements import IDENTITY, DeviceBank, LinkBank, MemberMap, PoolBank, PortBank, instance_of
+from sim.route.flash import FlashParameters
+from sim.route.host import ResolvedHost
+from sim.route.links import us_per_byte
 from sim.volume import STREAM_ALIGN_BYTES, Volume
 
-LAW_SCV = {"exponential": 1.0, "deterministic": 0.0}
+__all__ = ["MIRROR_PAIRS", "STRIPED", "Compiler", "clear_tables", "compile_scenario", "layout_of"]
+
 SizeTime = Callable[[float], float]
 """Microseconds for a transfer of n bytes."""
-
-
-# -- parameters derived from the catalog, once per catalog and distinct input ----------------------------
-#
-# The DES builder's parameter functions (sim/model.py) read the catalog through ``load_catalog``,
-# which returns a new Catalog object whenever its inputs change ($FLASHPLAN_FITTED, the fitted
-# file, $FLASHPLAN_CATALOG_DIR). So the derived values are kept per Catalog object: a new
-# catalog starts with an empty table, and the old table goes when the next catalog arrives.
-
-_derived: dict[int, tuple[Catalog, dict[tuple[object, ...], object]]] = {}
-_DERIVED_ENTRIES = 4096
-
-
-def _table(catalog: Catalog) -> dict[tuple[object, ...], object]:
-    """The derived-parameter table of ``catalog`` (which it keeps alive, so its id stays unique)."""
-    entry = _derived.get(id(catalog))
-    if entry is None or entry[0] is not catalog:
-        _derived.clear()
-        entry = _derived[id(catalog)] = (catalog, {})
-    table = entry[1]
-    if len(table) > _DERIVED_ENTRIES:
-        table.clear()
-    return table
-
-
-def _spec(catalog: Catalog, section: str, value: str | FlashDeviceSpec) -> FlashDeviceSpec:
-    """A drive or DIMM: an inline spec, or the catalog entry (the scenario was validated, so it exists)."""
-    if isinstance(value, FlashDeviceSpec):
-        return value
-    spec: FlashDeviceSpec = getattr(catalog, section)[value]
-    return spec
-
-
-def _per_spec(catalog: Catalog, kind: str, spec: FlashDeviceSpec, arg: Any, compute: Callable[[FlashDeviceSpec, Any], Any]) -> Any:
-    """``compute(spec, arg)``, remembered per catalog and device (an inline spec by identity: the entry keeps it alive)."""
-    table = _table(catalog)
-    key = (kind, id(spec), arg)
-    hit = table.get(key)
-    if hit is not None and hit[0] is spec:  # type: ignore[index]
-        return hit[1]  # type: ignore[index]
-    value = compute(spec, arg)
-    table[key] = (spec, value)
-    return value
-
-
-def _flash(catalog: Catalog, spec: FlashDeviceSpec, access: str) -> FlashParameters:
-    """``flash_parameters`` of a device."""
-    params: FlashParameters = _per_spec(catalog, "flash", spec, access, flash_parameters)
-    return params
 
 
 def _die_times(catalog: Catalog, params: FlashParameters) -> tuple[SizeTime, SizeTime]:
@@ -112,77 +64,10 @@ def _die_times(catalog: Catalog, params: FlashParameters) -> tuple[SizeTime, Siz
 
     The formulas hold for any byte count (pieces of a striped I/O average fractional sizes).
     """
-    table = _table(catalog)
-    key = ("die times", id(params))
-    hit = table.get(key)
-    if hit is not None and hit[0] is params:  # type: ignore[index]
-        return hit[1]  # type: ignore[index,no-any-return]
-    times = (cast(SizeTime, lru_cache(maxsize=256)(params.die_read_time_us)),
-             cast(SizeTime, lru_cache(maxsize=256)(params.die_program_time_us)))
-    table[key] = (params, times)
+    times: tuple[SizeTime, SizeTime] = derived.remembered_for(catalog, ("die times",), params, lambda: (
+        cast(SizeTime, lru_cache(maxsize=256)(params.die_read_time_us)),
+        cast(SizeTime, lru_cache(maxsize=256)(params.die_program_time_us))))
     return times
-
-
-def _host(catalog: Catalog, config: HostConfig, default_stack: str) -> ResolvedHost:
-    """``resolve_host`` of a host configuration."""
-    table = _table(catalog)
-    key = ("host", config.model, config.stack, config.cores, config.cpu_us_per_io, config.submit_fraction,
-           config.off_path_fraction, default_stack)
-    host = table.get(key)
-    if host is None:
-        host = table[key] = resolve_host(config, default_stack)
-    return host  # type: ignore[return-value]
-
-
-def _san(catalog: Catalog, topo: San, mean_bytes: float) -> SanParameters:
-    """``san_parameters`` of a SAN attachment at a mean I/O size."""
-    table = _table(catalog)
-    queues, cache = topo.nvme_queues, topo.cache
-    key = ("san", topo.protocol, topo.host_adapter, topo.host_adapters, topo.luns, topo.lun_queue_depth,
-           queues.count, queues.depth, topo.associations, topo.storage_server, topo.front_end_ports, cache.size_gb, mean_bytes)
-    params = table.get(key)
-    if params is None:
-        params = table[key] = san_parameters(topo, mean_bytes)
-    return params  # type: ignore[return-value]
-
-
-@lru_cache(maxsize=64)
-def _pcie_gbs(gen: int | None, lanes: int | None) -> float | None:
-    """``pcie_gbs``, once per (generation, lanes): it validates a PcieLink model."""
-    return pcie_gbs(gen, lanes)
-
-
-def _uplink_gbs(catalog: Catalog, adapter: str) -> float:
-    """GB/s of a catalog adapter's PCIe uplink (``NvmeAdapterSpec.uplink`` validates a PcieLink each time)."""
-    table = _table(catalog)
-    gbs = table.get(("uplink", adapter))
-    if gbs is None:
-        gbs = table[("uplink", adapter)] = catalog.adapters[adapter].uplink.gbs
-    return gbs  # type: ignore[return-value]
-
-
-def _zvm_link_gbs(catalog: Catalog, spec: FlashDeviceSpec, adapter_uplink_gbs: float) -> float:
-    """``zvm_link_gbs`` of a drive behind an adapter."""
-    gbs: float = _per_spec(catalog, "zvm link", spec, adapter_uplink_gbs, zvm_link_gbs)
-    return gbs
-
-
-def _turnaround(catalog: Catalog) -> tuple[float, float]:
-    """z/VM subchannel turnaround per op (``subchannel_turnaround_us``), indexed by READ / WRITE."""
-    table = _table(catalog)
-    hit = table.get(("turnaround",))
-    if hit is None:
-        hit = table[("turnaround",)] = (subchannel_turnaround_us(READ), subchannel_turnaround_us(WRITE))
-    return hit  # type: ignore[return-value]
-
-
-def _command_bytes(catalog: Catalog) -> int:
-    """Bytes per device command of a z/VM EDEV channel program (``zvm_command_bytes``)."""
-    table = _table(catalog)
-    hit = table.get(("command bytes",))
-    if hit is None:
-        hit = table[("command bytes",)] = zvm_command_bytes()
-    return hit  # type: ignore[return-value]
 
 
 # -- the volume layer ---------------------------------------------------------------------------
@@ -302,20 +187,8 @@ def _sampled_plan(layout: str, members: int, chunk: int, op: int, size: int, sam
 # -- building blocks ----------------------------------------------------------------------------------
 
 
-Mapping = tuple[object, ...] | None
-"""Which instance volume member m uses: ("mod", n) m % n, ("div", k) m // k, ("id",) m,
-("mod_mod", d, a) (m % d) % a, None for one shared instance."""
-
-
-def _instance_of(mapping: tuple[object, ...], m: int) -> int:
-    kind = mapping[0]
-    if kind == "mod":
-        return m % int(mapping[1])  # type: ignore[call-overload]
-    if kind == "div":
-        return m // int(mapping[1])  # type: ignore[call-overload]
-    if kind == "mod_mod":
-        return (m % int(mapping[1])) % int(mapping[2])  # type: ignore[call-overload]
-    return m
+Mapping = MemberMap
+"""Which instance volume member m uses (``sim.route.elements.MemberMap``)."""
 
 
 @lru_cache(maxsize=8192)
@@ -335,7 +208,7 @@ def _buckets(members: int, jobs: tuple[int, ...] | None, mapping: Mapping, count
         cover = [0] * count
         total = float(sum(jobs)) if jobs else float(members)
         for m in range(members):
-            i = _instance_of(mapping, m)
+            i = instance_of(mapping, m)
             share[i] += (jobs[m] if jobs else 1.0) / total
             cover[i] += 1
     buckets: dict[tuple[float, int], list[int]] = {}
@@ -345,15 +218,9 @@ def _buckets(members: int, jobs: tuple[int, ...] | None, mapping: Mapping, count
 
 
 @lru_cache(maxsize=4096)
-def names(pattern: str, count: int) -> tuple[str, ...]:
-    """DES meter names ``pattern.format(i)`` for i < count."""
-    return tuple(pattern.format(i) for i in range(count))
-
-
-@lru_cache(maxsize=256)
-def _hba_port_names(host_ports: int, per_adapter: int) -> tuple[str, ...]:
-    """SAN host ports: port i is port i % per_adapter of adapter i // per_adapter (sim/model.py)."""
-    return tuple([f"hba{i // per_adapter}.port{i % per_adapter}" for i in range(host_ports)])
+def suffixed(labels: tuple[str, ...], suffix: str) -> tuple[str, ...]:
+    """``label + suffix`` for every label (a device's meters: ``drive0`` -> ``drive0.read_units``)."""
+    return tuple([x + suffix for x in labels])
 
 
 @lru_cache(maxsize=256)
@@ -368,17 +235,13 @@ def _round_robin_shares(paths: int, ports: int) -> tuple[float, ...]:
     return tuple([(paths // ports + (1 if i < paths % ports else 0)) / paths for i in range(ports)])
 
 
-@lru_cache(maxsize=1024)
-def namespace_names(drives: int, members: int) -> tuple[str, ...]:
-    """Member m is namespace m // drives of drive m % drives (sim/model.py)."""
-    return tuple(f"drive{m % drives}.ns{m // drives}" for m in range(members))
-
-
 class Compiler:
     """Shared state while compiling one scenario."""
 
-    def __init__(self, scenario: Scenario, members: int, jobs: tuple[int, ...] | None, catalog: Catalog):
+    def __init__(self, scenario: Scenario, route: AnyRoute, jobs: tuple[int, ...] | None, catalog: Catalog):
+        members = route.volume.members
         self.scenario = scenario
+        self.route = route
         self.catalog = catalog
         self.net = Network()
         self.net.members = members
@@ -389,7 +252,7 @@ class Compiler:
         self.display: dict[int, str] = {}
         self.width = 1
         self.cpu: Cpu | None = None
-        self.rotating = jobs is not None and scenario.workload.access == "sequential" and layout_of(scenario.topology) in STRIPED
+        self.rotating = jobs is not None and scenario.workload.access == "sequential" and route.volume.layout in STRIPED
         """Closed sequential streams sit on some members at a time but move over all of them."""
         self.reported_slots: dict[int, int] = {}
         """Group id -> the DES meter's capacity where the model uses fewer slots (idle z/VM bases)."""
@@ -437,10 +300,14 @@ class Compiler:
             view.append((v, p))
         return view
 
-    def link(self, name: str, n: int, mapping: Mapping) -> tuple[Choice, Choice]:
-        """(towards the host, towards the device) stations of ``n`` full-duplex links."""
-        return (self.groups(names(name + ".to_host", n), 1, mapping),
-                self.groups(names(name + ".to_device", n), 1, mapping))
+    def link(self, bank: LinkBank) -> tuple[Choice, Choice]:
+        """(towards the host, towards the device) stations of a bank of full-duplex links."""
+        return (self.groups(suffixed(bank.names, ".to_host"), 1, bank.of),
+                self.groups(suffixed(bank.names, ".to_device"), 1, bank.of))
+
+    def pools(self, bank: PoolBank, display: str | None = None) -> Choice:
+        """A bank of concurrency limits."""
+        return self.groups(bank.names, bank.slots, bank.of, pool=True, display=display)
 
 
 class Cpu:
@@ -491,27 +358,29 @@ class FlashGroups:
     one per program unit; ``DieProgramLocks`` in the DES).
     """
 
-    def __init__(self, c: Compiler, prefix: str, n: int, mapping: Mapping, p: FlashParameters):
+    def __init__(self, c: Compiler, bank: DeviceBank):
+        p = bank.params
+        labels, mapping = bank.names, bank.of
         self.p = p
         self.scv = p.service_cv * p.service_cv if p.law == "lognormal" else 0.0
         self.channel_scv = p.read_channel_cv * p.read_channel_cv
         if p.shared_dies:
-            self.dies: Choice | None = c.groups(names(prefix + ".nand_dies", n), p.read_units, mapping, pool=True)
+            self.dies: Choice | None = c.groups(suffixed(labels, ".nand_dies"), p.read_units, mapping, pool=True)
             self.read_units: Choice = []
         else:
             self.dies = None
-            self.read_units = c.groups(names(prefix + ".read_units", n), p.read_units, mapping)
+            self.read_units = c.groups(suffixed(labels, ".read_units"), p.read_units, mapping)
         # the dies a read may find programming: the shared dies, or one per program unit (only
         # where the devices see reads and writes: a mix, or parity updates that read first)
-        self.die_locks = c.groups(names(prefix + ".die_locks", n), p.read_units if p.shared_dies else p.program_units,
-                                  mapping) if reads_meet_programs(c.scenario) else []
+        self.die_locks = c.groups(suffixed(labels, ".die_locks"), p.read_units if p.shared_dies else p.program_units,
+                                  mapping) if c.route.reads_meet_programs else []
         for group, _ in self.die_locks:
             group.program_locks = True
-        self.read_bw = c.groups(names(prefix + ".read_bw", n), 1, mapping)
-        self.write_cache = c.groups(names(prefix + ".write_cache", n), p.write_cache_slots, mapping, pool=True)
+        self.read_bw = c.groups(suffixed(labels, ".read_bw"), 1, mapping)
+        self.write_cache = c.groups(suffixed(labels, ".write_cache"), p.write_cache_slots, mapping, pool=True)
         if not p.shared_dies:
-            self.write_bw = c.groups(names(prefix + ".write_bw", n), 1, mapping)
-            self.program_units = c.groups(names(prefix + ".program_units", n), p.program_units, mapping)
+            self.write_bw = c.groups(suffixed(labels, ".write_bw"), 1, mapping)
+            self.program_units = c.groups(suffixed(labels, ".program_units"), p.program_units, mapping)
             self.write_per_byte = us_per_byte(p.write_bw_gbs)
         self.read_per_byte = us_per_byte(p.read_channel_gbs)
         if p.shared_dies:
@@ -660,26 +529,27 @@ def kind_plan(layout: str, members: int, chunk: int, mix: Mix, grid: int = 4096)
                     op_prob=(op_prob[0], op_prob[1]))
 
 
-def _scenario_plan(c: Compiler, layout: str, chunk: int) -> KindPlan:
-    """``kind_plan`` of the scenario's workload, its offsets aligned as its access pattern aligns them."""
+def _scenario_plan(c: Compiler) -> KindPlan:
+    """``kind_plan`` of the scenario's workload on the route's volume layer, its offsets aligned as its access pattern aligns them."""
     wl = c.scenario.workload
     mix = workload_mix(wl)
-    return kind_plan(layout, c.members, chunk, mix, access_grid(mix, wl.access == "sequential"))
+    v = c.route.volume
+    return kind_plan(v.layout, c.members, v.chunk_bytes, mix, access_grid(mix, wl.access == "sequential"))
 
 
-def _add_kinds(c: Compiler, layout: str, chunk: int, child: Callable[[int], ChildKind]) -> int:
+def _add_kinds(c: Compiler, child: Callable[[int], ChildKind]) -> int:
     """Logical kinds for every op and size of the workload; returns the widest phase.
 
     ``child(op)`` builds the route of a device I/O of kind ``op`` once; every size reuses it.
     """
-    plan = _scenario_plan(c, layout, chunk)
+    plan = _scenario_plan(c)
     c.net.add_kinds(plan, {o: child(o) for o in plan.ops})
     return plan.width
 
 
-def _add_sized_kinds(c: Compiler, layout: str, chunk: int, child: Callable[[int, float], ChildKind]) -> int:
+def _add_sized_kinds(c: Compiler, child: Callable[[int, float], ChildKind]) -> int:
     """As ``_add_kinds``, for routes that change with the transfer size: ``child(op, bytes)`` for each."""
-    plan = _scenario_plan(c, layout, chunk)
+    plan = _scenario_plan(c)
     keys: dict[tuple[int, float], None] = {}
     for kind in plan.kinds:
         for _, phases in kind.variants + (kind.serial or ()):
@@ -704,12 +574,6 @@ def _share_members(phase: Phase, pieces: int, members: int) -> Phase:
     for count, o, n in phase:
         moved[o] = moved.get(o, 0.0) + count * n
     return tuple([(members, o, total / members) for o, total in moved.items()])
-
-
-MIRROR_PAIRS = ("raid10", "ibmi_mirror")
-"""Layouts whose chunks live on a pair of copies, reads going to the less-loaded one."""
-STRIPED = ("raid0", "raid10", "ibmi_mirror")
-"""Layouts whose chunks a sequential stream walks through member by member."""
 
 
 def _member_jobs(scenario: Scenario, members: int, layout: str, spread: bool = False) -> tuple[int, ...] | None:
@@ -737,7 +601,7 @@ def _member_jobs(scenario: Scenario, members: int, layout: str, spread: bool = F
     on_unit = [streams // units + (1 if u < streams % units else 0) for u in range(units)]
     if jobs and layout != "jbod" and isinstance(wl, ClosedWorkload) and wl.queue_depth > 1:
         # a job's outstanding I/Os cover queue_depth x size bytes: about 1 + (QD - 1) size / chunk units
-        chunk = getattr(scenario.topology, "chunk_kib", 256) * 1024
+        chunk = chunk_bytes_of(scenario.topology)
         span = min(float(units), 1.0 + (wl.queue_depth - 1) * wl.mean_bytes() / chunk)
         weights = [0.0] * units
         for u, n in enumerate(on_unit):
@@ -751,44 +615,41 @@ def _member_jobs(scenario: Scenario, members: int, layout: str, spread: bool = F
 # -- the attachments ---------------------------------------------------------------------------------------
 
 
-def compile_generic(scenario: Scenario, topo: Generic, catalog: Catalog) -> Compiler:
-    c = Compiler(scenario, 1, None, catalog)
-    cpu = Cpu(c, _host(catalog, topo.host, "none"))
-    stations = [(c.groups((st.name,), st.servers, None), st) for st in topo.stations]
+def compile_generic(scenario: Scenario, route: GenericRoute, catalog: Catalog) -> Compiler:
+    c = Compiler(scenario, route, None, catalog)
+    cpu = Cpu(c, route.host)
+    stations = [(c.groups(st.names, st.servers, None), st.law) for st in route.stations]
 
     def child(op: int) -> ChildKind:
         path = Path()
         cpu.charge_submit(path)
-        for choice, st in stations:
-            scv = st.cv * st.cv if st.distribution == "lognormal" else LAW_SCV[st.distribution]
-            path.visit(choice, st.service_time_us, 0.0, scv)
+        for choice, law in stations:
+            path.visit(choice, law.mean_us, 0.0, law.scv)
         cpu.charge_complete(path)
         return [(1.0, path)]
 
-    c.width = _add_kinds(c, "jbod", 1 << 20, child)
+    c.width = _add_kinds(c, child)
     c.cpu = cpu
     return c
 
 
-def compile_direct(scenario: Scenario, topo: DirectNvme, catalog: Catalog, spread: bool = False) -> Compiler:
-    drives, adapters, per_drive = topo.drives, topo.adapters, topo.namespaces.per_drive
-    members = drives * per_drive
-    c = Compiler(scenario, members, _member_jobs(scenario, members, topo.layout, spread), catalog)
-    cpu = Cpu(c, _host(catalog, topo.host, "linux_nvme"))
-    spec = _spec(catalog, "drives", topo.drive)
-    params = _flash(catalog, spec, scenario.workload.access)
-    up_host, up_dev = c.link("adapter{}.uplink", adapters, ("mod_mod", drives, adapters))
-    up_per_byte = us_per_byte(_uplink_gbs(catalog, topo.adapter))
-    drive_of = ("mod", drives)
-    gbs = _pcie_gbs(spec.pcie_generation, spec.pcie_lanes)
-    link = c.link("drive{}.link", drives, drive_of) if gbs else None
-    link_per_byte = us_per_byte(gbs) if gbs else 0.0
-    queues = c.groups(names("drive{}.nvme_queues", drives), topo.nvme_queues.count * topo.nvme_queues.depth, drive_of, pool=True)
-    device = FlashGroups(c, "drive{}", drives, drive_of, params)
-    ns = c.groups(namespace_names(drives, members), namespace_depth(topo), ("id",), pool=True)
+def _member_jobs_of(scenario: Scenario, route: AnyRoute, spread: bool) -> tuple[int, ...] | None:
+    return _member_jobs(scenario, route.volume.members, route.volume.layout, spread)
+
+
+def compile_direct(scenario: Scenario, route: DirectRoute, catalog: Catalog, spread: bool = False) -> Compiler:
+    c = Compiler(scenario, route, _member_jobs_of(scenario, route, spread), catalog)
+    cpu = Cpu(c, route.host)
+    up_host, up_dev = c.link(route.uplinks)
+    up_per_byte = route.uplinks.us_per_byte
+    link = c.link(route.drive_links) if route.drive_links else None
+    link_per_byte = route.drive_links.us_per_byte if route.drive_links else 0.0
+    queues = c.pools(route.nvme_queues)
+    device = FlashGroups(c, route.devices)
+    ns = c.pools(route.namespaces)
     # mirror reads take the copy with fewer I/Os outstanding, which keeps the pair's queues even:
     # every I/O of a mirrored layout waits for a slot as in the pair pooled
-    ns_wait = c.least_loaded_view(ns, 2) if topo.layout in MIRROR_PAIRS else None
+    ns_wait = c.least_loaded_view(ns, 2) if route.mirror_pairs else None
 
     def child(op: int) -> ChildKind:
         path = Path()
@@ -810,100 +671,90 @@ def compile_direct(scenario: Scenario, topo: DirectNvme, catalog: Catalog, sprea
         cpu.charge_complete(path)
         return [(1.0, path)]
 
-    c.width = _add_kinds(c, topo.layout, topo.chunk_kib * 1024, child)
+    c.width = _add_kinds(c, child)
     c.cpu = cpu
     return c
 
 
-def compile_san(scenario: Scenario, topo: San, catalog: Catalog, spread: bool = False) -> Compiler:
-    members = topo.luns
-    c = Compiler(scenario, members, _member_jobs(scenario, members, topo.layout, spread), catalog)
-    fcp = topo.protocol == "fcp"
-    cpu = Cpu(c, _host(catalog, topo.host, "scsi_fcp" if fcp else "nvme_fc"))
-    p = _san(catalog, topo, scenario.workload.mean_bytes())
-    hba_ports = catalog.san_adapters[topo.host_adapter].ports
-    paths = p.paths
+def compile_san(scenario: Scenario, route: SanRoute, catalog: Catalog, spread: bool = False) -> Compiler:
+    c = Compiler(scenario, route, _member_jobs_of(scenario, route, spread), catalog)
+    cpu = Cpu(c, route.host)
 
-    def port_groups(labels: tuple[str, ...]) -> tuple[Choice, Choice]:
+    def port_groups(bank: PortBank) -> tuple[Choice, Choice]:
         # path r % paths takes port (r % paths) % n: round-robin, every n-th device I/O
-        n = len(labels)
-        shares = _round_robin_shares(paths, n)
-        to_host, to_dev = _directions(labels)
-        return (c.groups(to_host, 1, ("shares",), ca2=1.0 / n, shares=shares),
-                c.groups(to_dev, 1, ("shares",), ca2=1.0 / n, shares=shares))
+        n = len(bank.names)
+        shares = _round_robin_shares(bank.paths, n)
+        to_host, to_dev = _directions(bank.names)
+        return (c.groups(to_host, 1, None, ca2=1.0 / n, shares=shares),
+                c.groups(to_dev, 1, None, ca2=1.0 / n, shares=shares))
 
-    hp_host, hp_dev = port_groups(_hba_port_names(p.host_ports, hba_ports))
-    fp_host, fp_dev = port_groups(names("server.port{}", p.front_end_ports))
-    if fcp:
-        limit = c.groups(names("lun{}.queue", members), p.concurrency_slots, ("id",), pool=True)
-    else:
-        limit = c.groups(names("association{}.queues", topo.associations), p.concurrency_slots, ("mod", topo.associations),
-                         pool=True)
-    scv = p.service_cv * p.service_cv if p.law == "lognormal" else 0.0
-    controller = c.groups(("server.controller",), p.controller_cores, None)
-    backend = c.groups(("server.backend",), p.backend_parallelism, None)
-    backend_bw = c.groups(("server.backend_bw",), 1, None)
-    destage = c.groups(("server.destage",), 1, None)
-    write_cache = c.groups(("server.write_cache",), p.write_cache_slots, None, pool=True)
-    hit_us = p.cache_hit_latency_us
-    backend_per_byte = us_per_byte(p.backend_read_gbs)
-    destage_per_byte = us_per_byte(p.destage_gbs)
+    hports, fports = route.host_ports, route.front_end_ports
+    hp_host, hp_dev = port_groups(hports)
+    fp_host, fp_dev = port_groups(fports)
+    limit = c.pools(route.limits)
+    controller = c.groups(route.controller.names, route.controller.servers, None)
+    backend = c.groups(route.backend.names, route.backend.servers, None)
+    backend_bw = c.groups((route.backend_bw.name,), 1, None)
+    destage = c.groups((route.destage.name,), 1, None)
+    write_cache = c.pools(route.write_cache)
+    controller_law, backend_law, hit = route.controller.law, route.backend.law, route.cache_hit
+    scv = hit.scv
+    backend_per_byte = route.backend_bw.us_per_byte
+    destage_per_byte = route.destage.us_per_byte
+    fabric_us = route.fabric_latency_us
 
-    def route(op: int, hit: bool) -> Path:
+    def path_of(op: int, hit_cache: bool) -> Path:
         write = op == WRITE
         path = Path()
         path.acquire(limit)
         cpu.charge_submit(path)
-        path.visit(hp_dev, p.host_port_handling_us, p.host_port_us_per_byte if write else 0.0)
-        path.delay(topo.fabric_latency_us)
-        path.visit(fp_dev, p.front_end_port_handling_us, p.front_end_port_us_per_byte if write else 0.0)
-        path.visit(controller, p.controller_us_per_io, 0.0, scv)
-        if not write and hit:
-            path.delay(hit_us, scv)
+        path.visit(hp_dev, hports.handling_us, hports.us_per_byte if write else 0.0)
+        path.delay(fabric_us)
+        path.visit(fp_dev, fports.handling_us, fports.us_per_byte if write else 0.0)
+        path.visit(controller, controller_law.mean_us, 0.0, controller_law.scv)
+        if not write and hit_cache:
+            path.delay(hit.mean_us, scv)
         elif not write:
-            path.visit(backend, p.backend_read_latency_us, 0.0, scv)
+            path.visit(backend, backend_law.mean_us, 0.0, backend_law.scv)
             path.visit(backend_bw, 0.0, backend_per_byte)
-        elif topo.cache.write_back:
+        elif route.write_back:
             path.acquire(write_cache)
-            path.delay(hit_us, scv)
+            path.delay(hit.mean_us, scv)
             bg = Path()
             bg.visit(destage, 0.0, destage_per_byte)
             path.release(background=bg)
         else:
             path.visit(destage, 0.0, destage_per_byte)
-        path.visit(fp_host, 0.0, 0.0 if write else p.front_end_port_us_per_byte)
-        path.delay(topo.fabric_latency_us)
-        path.visit(hp_host, 0.0, 0.0 if write else p.host_port_us_per_byte)
+        path.visit(fp_host, 0.0, 0.0 if write else fports.us_per_byte)
+        path.delay(fabric_us)
+        path.visit(hp_host, 0.0, 0.0 if write else hports.us_per_byte)
         path.release()
         cpu.charge_complete(path)
         return path
 
     def child(op: int) -> ChildKind:
         if op == WRITE:
-            return [(1.0, route(op, False))]
-        h = topo.cache.read_hit_ratio
+            return [(1.0, path_of(op, False))]
+        h = route.read_hit_ratio
         out: ChildKind = []
         if h > 0:
-            out.append((h, route(op, True)))
+            out.append((h, path_of(op, True)))
         if h < 1:
-            out.append((1.0 - h, route(op, False)))
+            out.append((1.0 - h, path_of(op, False)))
         return out
 
-    c.width = _add_kinds(c, topo.layout, topo.chunk_kib * 1024, child)
+    c.width = _add_kinds(c, child)
     c.cpu = cpu
     return c
 
 
-def compile_exflash(scenario: Scenario, topo: Exflash, catalog: Catalog, spread: bool = False) -> Compiler:
-    members = topo.dimms
-    c = Compiler(scenario, members, _member_jobs(scenario, members, topo.layout, spread), catalog)
-    cpu = Cpu(c, _host(catalog, topo.host, "exflash_driver"))
-    spec = _spec(catalog, "dimms", topo.dimm)
-    params = _flash(catalog, spec, scenario.workload.access)
-    threads = c.groups(names("driver_thread{}", topo.driver_threads), 1, ("div", dimms_per_driver_thread(topo)), pool=True)
-    channel = c.link("dimm{}.memory_channel", members, ("id",)) if spec.memory_channel_gbs else None
-    channel_per_byte = us_per_byte(spec.memory_channel_gbs) if spec.memory_channel_gbs else 0.0
-    device = FlashGroups(c, "dimm{}", members, ("id",), params)
+def compile_exflash(scenario: Scenario, route: ExflashRoute, catalog: Catalog, spread: bool = False) -> Compiler:
+    c = Compiler(scenario, route, _member_jobs_of(scenario, route, spread), catalog)
+    cpu = Cpu(c, route.host)
+    threads = c.pools(route.threads)
+    channel = c.link(route.channels) if route.channels else None
+    channel_per_byte = route.channels.us_per_byte if route.channels else 0.0
+    device = FlashGroups(c, route.devices)
 
     def child(op: int) -> ChildKind:
         path = Path()
@@ -925,32 +776,29 @@ def compile_exflash(scenario: Scenario, topo: Exflash, catalog: Catalog, spread:
             path.release()
         return [(1.0, path)]
 
-    c.width = _add_kinds(c, topo.layout, topo.chunk_kib * 1024, child)
+    c.width = _add_kinds(c, child)
     c.cpu = cpu
     return c
 
 
-def compile_zvm(scenario: Scenario, topo: ZvmEdev, catalog: Catalog) -> Compiler:
-    members = topo.base_devices
-    c = Compiler(scenario, members, _member_jobs(scenario, members, "jbod"), catalog)
-    cpu = Cpu(c, _host(catalog, topo.host, "zvm_cp"))
-    spec = _spec(catalog, "drives", topo.drive)
-    params = _flash(catalog, spec, scenario.workload.access)
-    drive_of = ("mod", topo.drives)
-    link_host, link_dev = c.link("drive{}.link", topo.drives, drive_of)
-    link_per_byte = us_per_byte(_zvm_link_gbs(catalog, spec, _uplink_gbs(catalog, topo.adapter)))
-    device = FlashGroups(c, "drive{}", topo.drives, drive_of, params)
-    if topo.aliases == 0:
+def compile_zvm(scenario: Scenario, route: ZvmRoute, catalog: Catalog) -> Compiler:
+    members = route.volume.members
+    c = Compiler(scenario, route, _member_jobs(scenario, members, "jbod"), catalog)
+    cpu = Cpu(c, route.host)
+    link_host, link_dev = c.link(route.links)
+    link_per_byte = route.links.us_per_byte
+    device = FlashGroups(c, route.devices)
+    if route.aliases == 0:
         # each base EDEV runs one I/O at a time: one slot per base (one DES meter for all of them)
-        subchannels = c.groups(("edev.subchannels",) * members, 1, ("id",), pool=True, display="edev.subchannels")
+        subchannels = c.groups((route.subchannels,) * members, 1, (IDENTITY,), pool=True, display=route.subchannels)
     else:
         # bases and aliases as one pool: an I/O that finds its base busy takes an alias; bases
         # without jobs (closed affinity, a sequential stream) add no slot
         active = members if c.jobs is None else len([n for n in c.jobs if n > 0])
-        subchannels = c.groups(("edev.subchannels",), active + topo.aliases, None, pool=True)
-        c.reported_slots[id(subchannels[0][0])] = members + topo.aliases
-    turnaround = _turnaround(catalog)
-    page_bytes = _command_bytes(catalog)
+        subchannels = c.groups((route.subchannels,), active + route.aliases, None, pool=True)
+        c.reported_slots[id(subchannels[0][0])] = members + route.aliases
+    turnaround = route.turnaround_us
+    page_bytes = route.command_bytes
     commands: dict[tuple[int, int], Path] = {}
 
     def command(path: Path, op: int, size: int) -> Path:
@@ -994,50 +842,40 @@ def compile_zvm(scenario: Scenario, topo: ZvmEdev, catalog: Catalog) -> Compiler
 
     largest = max([n for _, _, sizes in workload_mix(scenario.workload) for n, _ in sizes])
     if largest <= page_bytes:  # one command per SSCH: one route per op serves every size
-        c.width = _add_kinds(c, "jbod", 256 * 1024, lambda op: ssch(op, None))
+        c.width = _add_kinds(c, lambda op: ssch(op, None))
     else:
-        c.width = _add_sized_kinds(c, "jbod", 256 * 1024, ssch)
+        c.width = _add_sized_kinds(c, ssch)
     c.cpu = cpu
     return c
 
 
 def clear_tables() -> None:
     """Forget the derived parameters, volume-layer plans and name tables (they are rebuilt on use)."""
-    _derived.clear()
+    clear_route_tables()
     _mixes.clear()
-    for table in (kind_plan, volume_plan, _buckets, names, namespace_names, _hba_port_names, _directions,
-                  _round_robin_shares, _pcie_gbs):
+    for table in (kind_plan, volume_plan, _buckets, suffixed, _directions, _round_robin_shares):
         table.cache_clear()
 
 
-def layout_of(topo: Topology) -> str:
-    """The volume layout over the members ("jbod" where the attachment has none: z/VM, generic)."""
-    if isinstance(topo, (DirectNvme, San, Exflash)):
-        return topo.layout
-    return "jbod"
-
-
 def compile_scenario(scenario: Scenario, catalog: Catalog | None = None, finish: bool = True, spread: bool = False) -> Compiler:
-    """The analytic network of ``scenario``; with ``finish`` its populations are fixed for the workload too.
+    """The analytic network of ``scenario``'s route description; with ``finish`` its populations are fixed for the workload too.
 
     ``spread``: an open sequential stream on a striped layout is spread over all members
     (by default it sits on one stripe unit, see ``_member_jobs``).
     """
-    topo = scenario.topology
     catalog = catalog or load_catalog()
+    route = describe(scenario, catalog)
     c: Compiler
-    if isinstance(topo, Generic):
-        c = compile_generic(scenario, topo, catalog)
-    elif isinstance(topo, DirectNvme):
-        c = compile_direct(scenario, topo, catalog, spread)
-    elif isinstance(topo, San):
-        c = compile_san(scenario, topo, catalog, spread)
-    elif isinstance(topo, Exflash):
-        c = compile_exflash(scenario, topo, catalog, spread)
-    elif isinstance(topo, ZvmEdev):
-        c = compile_zvm(scenario, topo, catalog)
-    else:  # pragma: no cover - the union is closed
-        raise TypeError(f"unknown topology {type(topo).__name__}")
+    if isinstance(route, GenericRoute):
+        c = compile_generic(scenario, route, catalog)
+    elif isinstance(route, DirectRoute):
+        c = compile_direct(scenario, route, catalog, spread)
+    elif isinstance(route, SanRoute):
+        c = compile_san(scenario, route, catalog, spread)
+    elif isinstance(route, ExflashRoute):
+        c = compile_exflash(scenario, route, catalog, spread)
+    else:
+        c = compile_zvm(scenario, route, catalog)
     if finish:
         wl = scenario.workload
         c.net.finish(float(wl.jobs * wl.queue_depth) if isinstance(wl, ClosedWorkload) else INF, c.width)

@@ -1,0 +1,420 @@
+"""One route description per attachment, derived from a Scenario once and read by both solvers.
+
+``describe(scenario)`` is the only place that reads the topology's kind to lay out a route: it
+returns a ``GenericRoute``, ``DirectRoute``, ``SanRoute``, ``ExflashRoute`` or ``ZvmRoute`` whose
+fields are the elements (sim/route/elements.py) of that attachment's I/O path (DESIGN.md section 3)
+with every number already derived from the scenario and the catalog (flash parameters, SAN
+parameters, the resolved host stack, link bandwidths, member capacities). The DES (sim/model.py)
+and the analytic fast path (sim/analytic/paths.py) each turn a description into their own network;
+neither derives a number of its own.
+
+Every device route of an attachment is: host CPU submit -> concurrency limits -> links -> device
+-> links back -> release -> host CPU completion; the volume layer (``VolumeSplit``) first splits a
+logical I/O into device I/Os on its members. Each description's docstring gives its order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from models.catalog import Catalog, load_catalog, parameter
+from models.hardware import FlashDeviceSpec
+from models.scenario import Scenario
+from models.topology import DirectNvme, Exflash, Generic, HostConfig, San, Topology, ZvmEdev
+from sim.route import derived
+from sim.route.elements import (
+    DIV,
+    IDENTITY,
+    MOD,
+    MOD_MOD,
+    Channel,
+    DeviceBank,
+    LinkBank,
+    PoolBank,
+    PortBank,
+    ServiceLaw,
+    StationBank,
+    VolumeSplit,
+)
+from sim.route.flash import FlashParameters, flash_parameters, reads_meet_programs
+from sim.route.host import DEFAULT_STACK, ResolvedHost, resolve_host
+from sim.route.links import pcie_gbs, zvm_link_gbs
+from sim.route.san import SanParameters, san_parameters
+
+STRIPED = ("raid0", "raid10", "ibmi_mirror")
+"""Layouts whose chunks a sequential stream walks through member by member."""
+MIRROR_PAIRS = ("raid10", "ibmi_mirror")
+"""Layouts whose chunks live on a pair of copies, reads going to the less-loaded one."""
+ZVM_CHUNK_BYTES = 256 * 1024
+"""The z/VM volume layer's stride (JBOD: base EDEVs are independent; the value only aligns offsets)."""
+GENERIC_CAPACITY_BYTES = 1 << 40
+"""A generic station chain has no volume layer: offsets are not used, the address space is nominal."""
+
+
+@dataclass(frozen=True)
+class Route:
+    """What every attachment's description has: the host CPU, the volume layer, and whether its
+    flash devices see reads meet programs (``reads_meet_programs``)."""
+
+    host: ResolvedHost
+    volume: VolumeSplit
+    reads_meet_programs: bool
+
+
+@dataclass(frozen=True)
+class GenericRoute(Route):
+    """A chain of generic stations (a measured disk described by its service law): host CPU submit,
+    ``stations`` in order, host CPU completion. No volume layer (one member, offsets unused)."""
+
+    stations: tuple[StationBank, ...]
+
+
+@dataclass(frozen=True)
+class DirectRoute(Route):
+    """Direct-attached NVMe (seeds 000, 001): members are namespaces, member m namespace m // drives
+    of drive m % drives; drive d sits behind adapter d % adapters.
+
+    Read: submit, namespace slot, NVMe queue entry, device read, drive link and adapter uplink
+    towards the host, release both, completion. Write: the links towards the device, then the
+    device's write path. ``mirror_pairs``: mirror reads take the less-loaded copy.
+    """
+
+    uplinks: LinkBank
+    """JBOF adapter uplinks (catalog ``adapters``: PCIe Gen4 x16 shared by its drives, seed 001)."""
+    drive_links: LinkBank | None
+    """Each drive's own PCIe link (generation x lanes of the drive), None when the catalog gives none."""
+    nvme_queues: PoolBank
+    """Each drive's NVMe submission queues: queue count x depth entries."""
+    devices: DeviceBank
+    namespaces: PoolBank
+    """One per member: an IBM i disk arm's queue depth, else every NVMe queue entry."""
+    mirror_pairs: bool
+
+
+@dataclass(frozen=True)
+class SanRoute(Route):
+    """A SAN-attached storage server (seeds 000, 004): members are LUNs.
+
+    Device I/O: the LUN queue (FCP) or association queues (NVMe/FC) slot, submit, host port and
+    front-end port towards the device across the fabric, the server's controller, then a cache hit
+    (``read_hit_ratio`` of reads), a back-end read (array then its bandwidth), a write into the
+    write-back cache (destaged in the background) or a write-through destage; back through both
+    ports, release, completion.
+    """
+
+    params: SanParameters
+    host_ports: PortBank
+    front_end_ports: PortBank
+    limits: PoolBank
+    fabric_latency_us: float
+    controller: StationBank
+    cache_hit: ServiceLaw
+    backend: StationBank
+    backend_bw: Channel
+    destage: Channel
+    write_cache: PoolBank
+    write_back: bool
+    read_hit_ratio: float
+
+
+@dataclass(frozen=True)
+class ExflashRoute(Route):
+    """Memory-channel flash DIMMs (seed 002): members are DIMMs. A driver thread runs the submit and
+    the completion path of the DIMMs it serves (``threads``, one I/O at a time); reads cross the
+    memory channel towards the host after the device, writes before it."""
+
+    threads: PoolBank
+    channels: LinkBank | None
+    devices: DeviceBank
+
+
+@dataclass(frozen=True)
+class ZvmRoute(Route):
+    """z/VM emulated devices (seed 003): members are base EDEVs.
+
+    An SSCH takes its base's subchannel or a HyperPAV alias (``subchannels``: ``bases`` + ``aliases``),
+    then CP runs its channel program one device command per ``command_bytes`` page, one after another
+    (device, drive link), holds the subchannel for its turnaround, releases it, completes.
+    """
+
+    subchannels: str
+    bases: int
+    aliases: int
+    links: LinkBank
+    devices: DeviceBank
+    turnaround_us: tuple[float, float]
+    """CP's turnaround on a subchannel after a read and after a write (parameters.yaml ``zvm``)."""
+    command_bytes: int
+    """Bytes CP moves per device command of an EDEV channel program (parameters.yaml ``zvm.command_bytes``)."""
+
+
+AnyRoute = GenericRoute | DirectRoute | SanRoute | ExflashRoute | ZvmRoute
+
+
+@lru_cache(maxsize=4096)
+def names(pattern: str, count: int) -> tuple[str, ...]:
+    """Meter names ``pattern.format(i)`` for i < count."""
+    return tuple([pattern.format(i) for i in range(count)])
+
+
+@lru_cache(maxsize=1024)
+def namespace_names(drives: int, members: int) -> tuple[str, ...]:
+    """Member m is namespace m // drives of drive m % drives."""
+    return tuple([f"drive{m % drives}.ns{m // drives}" for m in range(members)])
+
+
+@lru_cache(maxsize=256)
+def hba_port_names(host_ports: int, per_adapter: int) -> tuple[str, ...]:
+    """SAN host ports: port i is port i % per_adapter of adapter i // per_adapter."""
+    return tuple([f"hba{i // per_adapter}.port{i % per_adapter}" for i in range(host_ports)])
+
+
+def layout_of(topo: Topology) -> str:
+    """The volume layout over the members ("jbod" where the attachment has none: z/VM, generic)."""
+    if isinstance(topo, (DirectNvme, San, Exflash)):
+        return topo.layout
+    return "jbod"
+
+
+def chunk_bytes_of(topo: Topology) -> int:
+    """The stripe unit of the attachment's volume layer in bytes."""
+    if isinstance(topo, (DirectNvme, San, Exflash)):
+        return topo.chunk_kib * 1024
+    if isinstance(topo, ZvmEdev):
+        return ZVM_CHUNK_BYTES
+    return 1 << 20
+
+
+# -- parameters derived from the catalog (once per catalog and distinct input) -------------------
+
+
+def device_spec(catalog: Catalog, section: str, value: str | FlashDeviceSpec) -> FlashDeviceSpec:
+    """A drive or DIMM: an inline spec, or the catalog entry (the scenario was validated, so it exists)."""
+    if isinstance(value, FlashDeviceSpec):
+        return value
+    spec: FlashDeviceSpec = catalog.section(section)[value]
+    return spec
+
+
+def device_parameters(catalog: Catalog, spec: FlashDeviceSpec, access: str) -> FlashParameters:
+    """``flash_parameters`` of a device and access pattern."""
+    params: FlashParameters = derived.remembered_for(catalog, ("flash", access), spec,
+                                                     lambda: flash_parameters(spec, access))
+    return params
+
+
+def host_of(catalog: Catalog, config: HostConfig, default_stack: str) -> ResolvedHost:
+    """``resolve_host`` of a host configuration."""
+    key = ("host", config.model, config.stack, config.cores, config.cpu_us_per_io, config.submit_fraction,
+           config.off_path_fraction, default_stack)
+    host: ResolvedHost = derived.remembered(catalog, key, lambda: resolve_host(config, default_stack))
+    return host
+
+
+def san_of(catalog: Catalog, topo: San, mean_bytes: float) -> SanParameters:
+    """``san_parameters`` of a SAN attachment at a mean I/O size."""
+    queues, cache = topo.nvme_queues, topo.cache
+    key = ("san", topo.protocol, topo.host_adapter, topo.host_adapters, topo.luns, topo.lun_queue_depth,
+           queues.count, queues.depth, topo.associations, topo.storage_server, topo.front_end_ports, cache.size_gb, mean_bytes)
+    params: SanParameters = derived.remembered(catalog, key, lambda: san_parameters(topo, mean_bytes))
+    return params
+
+
+def uplink_gbs(catalog: Catalog, adapter: str) -> float:
+    """GB/s of a catalog adapter's PCIe uplink (``NvmeAdapterSpec.uplink`` validates a PcieLink each time)."""
+    gbs: float = derived.remembered(catalog, ("uplink", adapter), lambda: catalog.section("adapters")[adapter].uplink.gbs)
+    return gbs
+
+
+def subchannel_turnaround_us(catalog: Catalog) -> tuple[float, float]:
+    """CP's turnaround on a z/VM subchannel after a read and after a write (parameters.yaml ``zvm``)."""
+    turnaround: tuple[float, float] = derived.remembered(catalog, ("turnaround",), lambda: (
+        float(parameter("zvm.subchannel_turnaround_us.read")), float(parameter("zvm.subchannel_turnaround_us.write"))))
+    return turnaround
+
+
+def zvm_command_bytes(catalog: Catalog) -> int:
+    """Bytes CP moves per device command of an EDEV channel program (parameters.yaml ``zvm.command_bytes``)."""
+    nbytes: int = derived.remembered(catalog, ("command bytes",), lambda: int(parameter("zvm.command_bytes")))
+    return nbytes
+
+
+# -- capacities -----------------------------------------------------------------------------------
+
+
+def namespace_bytes(topo: DirectNvme, spec: FlashDeviceSpec) -> int:
+    """Size of one namespace: the configured size, else the drive split evenly."""
+    return int((topo.namespaces.size_gb or spec.capacity_tb * 1000 / topo.namespaces.per_drive) * 1e9)
+
+
+def namespace_depth(topo: DirectNvme) -> int:
+    """I/Os one namespace (an IBM i disk arm) may have outstanding: its queue depth, else every NVMe queue entry."""
+    return topo.namespaces.queue_depth or topo.nvme_queues.count * topo.nvme_queues.depth
+
+
+def zvm_base_bytes(topo: ZvmEdev, spec: FlashDeviceSpec) -> int:
+    """Capacity behind one base EDEV: all drives split evenly over the base devices."""
+    return int(spec.capacity_tb * 1e12 * topo.drives / topo.base_devices)
+
+
+def dimms_per_driver_thread(topo: Exflash) -> int:
+    """DIMMs one eXFlash driver thread serves: 1 with max-occupancy, else 2 (seed 002)."""
+    return 1 if topo.max_occupancy else 2
+
+
+# -- the attachments ------------------------------------------------------------------------------
+
+
+def describe(scenario: Scenario, catalog: Catalog | None = None) -> AnyRoute:
+    """The route description of ``scenario``'s attachment (the one dispatch on the topology's kind)."""
+    catalog = catalog or load_catalog()
+    topo = scenario.topology
+    wl = scenario.workload
+    closed = wl.kind == "closed"
+    meets = reads_meet_programs(wl.read_fraction, layout_of(topo))
+    if isinstance(topo, Generic):
+        return _generic(catalog, topo, meets)
+    if isinstance(topo, DirectNvme):
+        return _direct(catalog, topo, wl.access, closed, meets)
+    if isinstance(topo, San):
+        return _san(catalog, topo, wl.mean_bytes(), closed, meets)
+    if isinstance(topo, Exflash):
+        return _exflash(catalog, topo, wl.access, closed, meets)
+    if isinstance(topo, ZvmEdev):
+        return _zvm(catalog, topo, wl.access, closed, meets)
+    raise TypeError(f"unknown topology {type(topo).__name__}")  # pragma: no cover - the union is closed
+
+
+def _generic(catalog: Catalog, topo: Generic, meets: bool) -> GenericRoute:
+    stations = tuple([StationBank((st.name,), st.servers, ServiceLaw(st.service_time_us, st.distribution, st.cv))
+                      for st in topo.stations])
+    return GenericRoute(host=host_of(catalog, topo.host, DEFAULT_STACK["generic"]),
+                        volume=VolumeSplit("jbod", 1, 1 << 20, GENERIC_CAPACITY_BYTES, False),
+                        reads_meet_programs=meets, stations=stations)
+
+
+def _direct(catalog: Catalog, topo: DirectNvme, access: str, closed: bool, meets: bool) -> DirectRoute:
+    drives, adapters = topo.drives, topo.adapters
+    members = drives * topo.namespaces.per_drive
+    spec = device_spec(catalog, "drives", topo.drive)
+    drive_of = (MOD, drives)
+    gbs = pcie_gbs(spec.pcie_generation, spec.pcie_lanes)
+    return DirectRoute(
+        host=host_of(catalog, topo.host, DEFAULT_STACK["direct_nvme"]),
+        volume=VolumeSplit(topo.layout, members, topo.chunk_kib * 1024, namespace_bytes(topo, spec), closed),
+        reads_meet_programs=meets,
+        uplinks=LinkBank(names("adapter{}.uplink", adapters), uplink_gbs(catalog, topo.adapter), (MOD_MOD, drives, adapters)),
+        drive_links=LinkBank(names("drive{}.link", drives), gbs, drive_of) if gbs else None,
+        nvme_queues=PoolBank(names("drive{}.nvme_queues", drives), topo.nvme_queues.count * topo.nvme_queues.depth, drive_of),
+        devices=DeviceBank(names("drive{}", drives), device_parameters(catalog, spec, access), drive_of),
+        namespaces=PoolBank(namespace_names(drives, members), namespace_depth(topo), (IDENTITY,)),
+        mirror_pairs=topo.layout in MIRROR_PAIRS,
+    )
+
+
+def _san(catalog: Catalog, topo: San, mean_bytes: float, closed: bool, meets: bool) -> SanRoute:
+    fcp = topo.protocol == "fcp"
+    p = san_of(catalog, topo, mean_bytes)
+    hba_ports = catalog.section("san_adapters")[topo.host_adapter].ports
+    cv, law = p.service_cv, p.law
+    if fcp:
+        limits = PoolBank(names("lun{}.queue", topo.luns), p.concurrency_slots, (IDENTITY,))
+    else:
+        limits = PoolBank(names("association{}.queues", topo.associations), p.concurrency_slots, (MOD, topo.associations))
+    return SanRoute(
+        host=host_of(catalog, topo.host, DEFAULT_STACK["san.fcp" if fcp else "san.nvme_fc"]),
+        volume=VolumeSplit(topo.layout, topo.luns, topo.chunk_kib * 1024, p.lun_bytes, closed),
+        reads_meet_programs=meets,
+        params=p,
+        host_ports=PortBank(hba_port_names(p.host_ports, hba_ports), p.host_port_us_per_byte, p.host_port_handling_us, p.paths),
+        front_end_ports=PortBank(names("server.port{}", p.front_end_ports), p.front_end_port_us_per_byte,
+                                 p.front_end_port_handling_us, p.paths),
+        limits=limits,
+        fabric_latency_us=topo.fabric_latency_us,
+        controller=StationBank(("server.controller",), p.controller_cores, ServiceLaw(p.controller_us_per_io, law, cv)),
+        cache_hit=ServiceLaw(p.cache_hit_latency_us, law, cv),
+        backend=StationBank(("server.backend",), p.backend_parallelism, ServiceLaw(p.backend_read_latency_us, law, cv)),
+        backend_bw=Channel("server.backend_bw", p.backend_read_gbs),
+        destage=Channel("server.destage", p.destage_gbs),
+        write_cache=PoolBank(("server.write_cache",), p.write_cache_slots),
+        write_back=topo.cache.write_back,
+        read_hit_ratio=topo.cache.read_hit_ratio,
+    )
+
+
+def _exflash(catalog: Catalog, topo: Exflash, access: str, closed: bool, meets: bool) -> ExflashRoute:
+    dimms = topo.dimms
+    spec = device_spec(catalog, "dimms", topo.dimm)
+    channel_gbs = spec.memory_channel_gbs
+    return ExflashRoute(
+        host=host_of(catalog, topo.host, DEFAULT_STACK["exflash"]),
+        volume=VolumeSplit(topo.layout, dimms, topo.chunk_kib * 1024, int(spec.capacity_tb * 1e12), closed),
+        reads_meet_programs=meets,
+        threads=PoolBank(names("driver_thread{}", topo.driver_threads), 1, (DIV, dimms_per_driver_thread(topo))),
+        channels=LinkBank(names("dimm{}.memory_channel", dimms), channel_gbs, (IDENTITY,)) if channel_gbs else None,
+        devices=DeviceBank(names("dimm{}", dimms), device_parameters(catalog, spec, access), (IDENTITY,)),
+    )
+
+
+def _zvm(catalog: Catalog, topo: ZvmEdev, access: str, closed: bool, meets: bool) -> ZvmRoute:
+    spec = device_spec(catalog, "drives", topo.drive)
+    drive_of = (MOD, topo.drives)
+    link = derived.remembered_for(catalog, ("zvm link", topo.adapter), spec, lambda: zvm_link_gbs(
+        spec.pcie_generation, spec.pcie_lanes, uplink_gbs(catalog, topo.adapter)))
+    return ZvmRoute(
+        host=host_of(catalog, topo.host, DEFAULT_STACK["zvm_edev"]),
+        volume=VolumeSplit("jbod", topo.base_devices, ZVM_CHUNK_BYTES, zvm_base_bytes(topo, spec), closed),
+        reads_meet_programs=meets,
+        subchannels="edev.subchannels",
+        bases=topo.base_devices,
+        aliases=topo.aliases,
+        links=LinkBank(names("drive{}.link", topo.drives), link, drive_of),
+        devices=DeviceBank(names("drive{}", topo.drives), device_parameters(catalog, spec, access), drive_of),
+        turnaround_us=subchannel_turnaround_us(catalog),
+        command_bytes=zvm_command_bytes(catalog),
+    )
+
+
+def meter_names(route: AnyRoute) -> tuple[str, ...]:
+    """Every component of the route by the name both solvers report it under (utilization, bottleneck)."""
+    out: list[str] = []
+    if route.host.costs_cpu:
+        out.append("host_cpu")
+        if route.host.serial_us_per_io > 0:
+            out.append("host_stack.serial")
+    if isinstance(route, GenericRoute):
+        for st in route.stations:
+            out.extend(st.names)
+    elif isinstance(route, DirectRoute):
+        out.extend(route.uplinks.meter_names())
+        if route.drive_links is not None:
+            out.extend(route.drive_links.meter_names())
+        out.extend(route.nvme_queues.names)
+        out.extend(route.devices.meter_names())
+        out.extend(route.namespaces.names)
+    elif isinstance(route, SanRoute):
+        out.extend(route.host_ports.meter_names())
+        out.extend(route.front_end_ports.meter_names())
+        out.extend(route.limits.names)
+        out.extend([*route.controller.names, *route.backend.names, route.backend_bw.name, route.destage.name,
+                    *route.write_cache.names])
+    elif isinstance(route, ExflashRoute):
+        out.extend(route.threads.names)
+        if route.channels is not None:
+            out.extend(route.channels.meter_names())
+        out.extend(route.devices.meter_names())
+    else:
+        out.append(route.subchannels)
+        out.extend(route.links.meter_names())
+        out.extend(route.devices.meter_names())
+    return tuple(out)
+
+
+def clear_tables() -> None:
+    """Forget the derived parameters and name tables (they are rebuilt on use)."""
+    derived.clear()
+    for cached in (names, namespace_names, hba_port_names, pcie_gbs):
+        cached.cache_clear()
+
+

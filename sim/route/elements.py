@@ -1,0 +1,148 @@
+"""The parts a route is made of: banks of stations, pools, links and flash devices, delays, the volume split.
+
+An element is a plain record: what it models, how many instances it has and which instance a
+volume member uses (``MemberMap``), its servers or slots, and its service law with parameters.
+Both solvers read the same records: the DES (sim/model.py) makes SimPy components of them, the
+fast path (sim/analytic/paths.py) queueing centres. Meter names are fixed here, so results of the
+two solvers line up component by component.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sim.route.flash import FlashParameters
+from sim.route.links import us_per_byte
+
+MemberMap = tuple[int, ...] | None
+"""Which instance volume member m uses: ``(MOD, n)`` m % n; ``(DIV, k)`` m // k; ``(IDENTITY,)`` m;
+``(MOD_MOD, d, a)`` (m % d) % a; None for one instance shared by all members."""
+MOD, DIV, IDENTITY, MOD_MOD = 0, 1, 2, 3
+
+
+def instance_of(mapping: MemberMap, m: int) -> int:
+    """The instance volume member ``m`` uses under ``mapping``."""
+    if mapping is None:
+        return 0
+    kind = mapping[0]
+    if kind == MOD:
+        return m % mapping[1]
+    if kind == DIV:
+        return m // mapping[1]
+    if kind == MOD_MOD:
+        return (m % mapping[1]) % mapping[2]
+    return m
+
+
+LAW_SCV = {"exponential": 1.0, "deterministic": 0.0}
+"""Squared coefficient of variation of the service laws without a parameter."""
+
+
+@dataclass(frozen=True)
+class ServiceLaw:
+    """A service time: ``mean_us`` times a unit random variable of law ``law`` (lognormal with
+    coefficient of variation ``cv``, exponential, or deterministic)."""
+
+    mean_us: float
+    law: str
+    cv: float
+
+    @property
+    def scv(self) -> float:
+        """Squared coefficient of variation of the service time."""
+        return self.cv * self.cv if self.law == "lognormal" else LAW_SCV[self.law]
+
+
+@dataclass(frozen=True)
+class StationBank:
+    """``names`` stations of ``servers`` servers each, FCFS, service ``law`` (one per member map instance)."""
+
+    names: tuple[str, ...]
+    servers: int
+    law: ServiceLaw
+    of: MemberMap = None
+
+
+@dataclass(frozen=True)
+class PoolBank:
+    """``names`` concurrency limits of ``slots`` slots each: an I/O holds a slot from acquire to release."""
+
+    names: tuple[str, ...]
+    slots: int
+    of: MemberMap = None
+
+
+@dataclass(frozen=True)
+class LinkBank:
+    """``names`` full-duplex links of ``gbs`` GB/s per direction: stations ``NAME.to_host`` and
+    ``NAME.to_device``, one transfer at a time each, ``bytes / gbs``."""
+
+    names: tuple[str, ...]
+    gbs: float
+    of: MemberMap = None
+
+    @property
+    def us_per_byte(self) -> float:
+        return us_per_byte(self.gbs)
+
+    def meter_names(self) -> tuple[str, ...]:
+        return tuple([name + way for name in self.names for way in (".to_host", ".to_device")])
+
+
+@dataclass(frozen=True)
+class PortBank:
+    """``names`` full-duplex SAN ports: towards the device ``handling_us`` per I/O plus the write
+    payload at ``us_per_byte``, towards the host the read payload. I/Os take ``paths`` paths in
+    turn; path r uses port r % len(names)."""
+
+    names: tuple[str, ...]
+    us_per_byte: float
+    handling_us: float
+    paths: int
+
+    def meter_names(self) -> tuple[str, ...]:
+        return tuple([name + way for name in self.names for way in (".to_host", ".to_device")])
+
+
+@dataclass(frozen=True)
+class DeviceBank:
+    """``names`` flash drives or DIMMs (prefixes of their meters), each the mechanism ``params``
+    describes (``FlashParameters``: read / program units or shared NAND dies, read channel,
+    write cache, destage)."""
+
+    names: tuple[str, ...]
+    params: FlashParameters
+    of: MemberMap = None
+
+    def meter_names(self) -> tuple[str, ...]:
+        """The meters of every device: shared NAND dies, or read units, a write channel and program units;
+        a read channel and a write cache on every device."""
+        if self.params.shared_dies:
+            parts: tuple[str, ...] = (".nand_dies", ".read_bw", ".write_cache")
+        else:
+            parts = (".read_units", ".read_bw", ".write_cache", ".write_bw", ".program_units")
+        return tuple([name + part for name in self.names for part in parts])
+
+
+@dataclass(frozen=True)
+class VolumeSplit:
+    """The volume layer (sim/volume.py): ``layout`` over ``members`` members of ``member_bytes``
+    each, ``chunk_bytes`` per stripe unit; ``closed_affinity`` keeps a closed JBOD job on its member."""
+
+    layout: str
+    members: int
+    chunk_bytes: int
+    member_bytes: int
+    closed_affinity: bool
+
+
+@dataclass(frozen=True)
+class Channel:
+    """One single-server bandwidth stage ``name``: a transfer of n bytes takes n / ``gbs`` (one way only)."""
+
+    name: str
+    gbs: float
+
+    @property
+    def us_per_byte(self) -> float:
+        return us_per_byte(self.gbs)

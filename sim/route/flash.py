@@ -1,0 +1,123 @@
+"""A flash drive's or DIMM's internal mechanism, derived from its datasheet once for both solvers.
+
+``flash_parameters`` turns a catalog device (models/catalog/drives.yaml, dimms.yaml: seeds 001,
+002, 003) and the workload's access pattern into unit counts, service means and bandwidth caps;
+what datasheets do not publish comes from parameters.yaml ``device_behaviour``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from models.catalog import parameter
+from models.hardware import FlashDeviceSpec
+from sim.route.links import us_per_byte
+
+FIRST_READ_BYTES = 4096
+"""The transfer a device's QD1 read latency includes (datasheets quote it for 4 KiB reads)."""
+
+
+@dataclass(frozen=True)
+class FlashParameters:
+    """The internal mechanism of a flash drive or DIMM, derived from its datasheet (seeds 001, 002, 003).
+
+    ``read_units`` P_r = read IOPS x QD1 read latency and ``program_units`` P_w = write IOPS x
+    program time (Little's law at the IOPS knee); the program time is then adjusted so the
+    rounded unit count still gives exactly the datasheet write IOPS. Bandwidths are the
+    random-access caps when the workload is random and the datasheet gives them. What
+    datasheets do not publish defaults to parameters.yaml ``device_behaviour``.
+    """
+
+    service_cv: float
+    law: str
+    read_units: int
+    read_latency_us: float
+    read_bw_gbs: float
+    read_channel_gbs: float
+    """The read-bandwidth channel every read crosses: ``read_bw_gbs``, except with shared dies, where
+    the dies already hold a random read for its share of the random-read bandwidth and the channel
+    is the device's sequential read bandwidth (else the transfer would be charged twice)."""
+    read_channel_cv: float
+    """Coefficient of variation of a read's time on the read-bandwidth channel (lognormal; 0: fixed)."""
+    write_cache_slots: int
+    write_ack_us: float
+    write_bw_gbs: float
+    program_units: int
+    program_time_us: float
+    shared_dies: bool = False
+    random_access: bool = True
+
+    def die_read_time_us(self, size: float) -> float:
+        """With shared dies: how long a random read of ``size`` bytes holds a die: the array read and
+        the first 4 KiB out (the QD1 latency), then every further byte over the die's share of the
+        random-read bandwidth. Seed 002 Table 4: 142K 4 KiB and 42K 16 KiB reads per DIMM give the
+        two ends; 8 KiB then follows (72K measured). Sequential reads are striped over the dies and
+        only the read-bandwidth channel caps them."""
+        if not self.random_access:
+            return self.read_latency_us
+        extra = max(0, size - FIRST_READ_BYTES)
+        return self.read_latency_us + self.read_units * extra * us_per_byte(self.read_bw_gbs)
+
+    def die_program_time_us(self, size: float) -> float:
+        """With shared dies: how long programming ``size`` bytes holds a die, so that the dies alone
+        give the datasheet write IOPS (small writes) and random-write bandwidth (large ones)."""
+        per_io = self.program_time_us * self.read_units / self.program_units
+        return max(per_io, self.read_units * size * us_per_byte(self.write_bw_gbs))
+
+
+def flash_parameters(spec: FlashDeviceSpec, access: str) -> FlashParameters:
+    """A device's parallelism, service means and bandwidth caps (shared by the DES and the analytic fast path)."""
+    beh = spec.behaviour
+    cv = beh.service_cv if beh.service_cv is not None else float(parameter("device_behaviour.service_cv"))
+    slots = beh.write_cache_slots or int(parameter("device_behaviour.write_cache_slots"))
+    t_prog = beh.program_time_us or float(parameter("device_behaviour.program_time_us"))
+    read_units = max(1, round(spec.read_kiops * 1e3 * spec.read_latency_us * 1e-6))
+    random = access == "random"
+    read_bw = spec.random_read_bw_gbs if random and spec.random_read_bw_gbs else spec.read_bw_gbs
+    program_units = max(1, round(sustained_write_kiops(spec, random) * 1e3 * t_prog * 1e-6))
+    return FlashParameters(
+        service_cv=cv,
+        law="lognormal" if cv > 0 else "deterministic",
+        read_units=read_units,
+        read_latency_us=spec.read_latency_us,
+        read_bw_gbs=read_bw,
+        read_channel_gbs=spec.read_bw_gbs if beh.shared_dies else read_bw,
+        read_channel_cv=beh.read_channel_cv if beh.read_channel_cv is not None else float(parameter("device_behaviour.read_channel_cv")),
+        write_cache_slots=slots,
+        write_ack_us=beh.write_ack_us or spec.write_latency_us,
+        write_bw_gbs=spec.random_write_bw_gbs if random and spec.random_write_bw_gbs else spec.write_bw_gbs,
+        program_units=program_units,
+        # program time consistent with the write IOPS limit for the rounded unit count
+        program_time_us=program_units / (sustained_write_kiops(spec, random) * 1e3) * 1e6,
+        shared_dies=beh.shared_dies,
+        random_access=random,
+    )
+
+
+SEQUENTIAL_PROGRAM_BYTES = 4096
+
+
+def sustained_write_kiops(spec: FlashDeviceSpec, random: bool) -> float:
+    """The write IOPS a device's NAND programs can sustain.
+
+    Random overwrites: the datasheet's 4 KiB random-write IOPS, a steady-state figure that
+    includes garbage collection (write amplification > 1). A sequential stream (or new data
+    written into free space) invalidates whole erase blocks, so there is no garbage-collection
+    copy work and the programs keep up with the sequential write bandwidth: 4 KiB programs at
+    ``write_bw_gbs`` (the write_bw channel still caps the bytes). Evidence: seed 003 Table 3,
+    CP block paging writes 157,000 pages/s (runs of 80 contiguous 4 KiB slots) to one P4510,
+    rated 111.5K random 4 KiB writes/s. Writes scattered over the drive stay at the random
+    rating: seed 001's RPG write test stalls at 250-283K writes/s per ES5F (rated 280K) on 2
+    drives, its response time rising from 23 to 27.5-39.5 us.
+    """
+    if random:
+        return spec.write_kiops
+    return max(spec.write_kiops, spec.write_bw_gbs * 1e9 / SEQUENTIAL_PROGRAM_BYTES / 1e3)
+
+
+def reads_meet_programs(read_fraction: float, layout: str) -> bool:
+    """Whether flash devices see reads and writes together (a mix, or RAID-5/6 parity updates that
+    read before they write): only then can a read find its die programming."""
+    rf = read_fraction
+    return rf < 1.0 and (rf > 0.0 or layout in ("raid5", "raid6"))
+

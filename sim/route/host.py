@@ -1,0 +1,86 @@
+"""The host's CPU as both solvers use it: cores, path length per I/O and per KiB, the serial section.
+
+Numbers: the scenario's ``host`` overrides, else the catalog host (models/catalog/hosts.yaml),
+else parameters.yaml ``host_defaults`` (seeds 002, 003, 004). The stack an attachment uses when
+the scenario names none is ``DEFAULT_STACK`` (the one place that default lives).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from models.catalog import lookup, parameter
+from models.hardware import HostSpec
+from models.topology import HostConfig
+
+DEFAULT_STACK = {
+    "generic": "none",
+    "direct_nvme": "linux_nvme",
+    "san.fcp": "scsi_fcp",
+    "san.nvme_fc": "nvme_fc",
+    "exflash": "exflash_driver",
+    "zvm_edev": "zvm_cp",
+}
+"""Host stack of each attachment (SAN: per protocol) when the scenario's ``host.stack`` is not set."""
+
+
+@dataclass
+class ResolvedHost:
+    """A host's CPU as the engine uses it.
+
+    ``cpu_us_per_io`` is charged per device I/O, ``cpu_us_per_kib`` per KiB it moves (z/VM CP
+    handles every 4 KiB page of a paging I/O, seed 003 Table 3), and ``serial_us_per_io`` is a
+    section of the stack that one I/O at a time can run (the SCSI midlayer's host lock: the SCSI
+    stack "hits a hockey stick" with CPU to spare, seed 004).
+    """
+
+    cores: int
+    stack: str
+    cpu_us_per_io: float
+    submit_fraction: float
+    cpu_us_per_kib: float = 0.0
+    serial_us_per_io: float = 0.0
+    off_path_fraction: float = 0.0
+    """Share of the path length that runs beside the I/O, not in its way (``HostSpec.off_path_fraction``)."""
+
+    def on_path(self, submit: bool) -> tuple[float, float]:
+        """(us per I/O, us per KiB) of CPU the I/O waits for before it is issued (``submit``) or after it completes."""
+        share = (1.0 - self.off_path_fraction) * (self.submit_fraction if submit else 1.0 - self.submit_fraction)
+        return self.cpu_us_per_io * share, self.cpu_us_per_kib * share
+
+    def off_path(self) -> tuple[float, float]:
+        """(us per I/O, us per KiB) of CPU that runs beside the I/O after it completes."""
+        return self.cpu_us_per_io * self.off_path_fraction, self.cpu_us_per_kib * self.off_path_fraction
+
+    @property
+    def costs_cpu(self) -> bool:
+        """Whether the host CPU is a station at all (a stack with a path length per I/O or per KiB)."""
+        return self.cpu_us_per_io > 0 or self.cpu_us_per_kib > 0
+
+
+def resolve_host(config: HostConfig, default_stack: str) -> ResolvedHost:
+    """Cores and path length of the host: scenario overrides > catalog host > parameters.yaml defaults."""
+    stack = config.stack or default_stack
+    spec: HostSpec | None = lookup("hosts", config.model) if config.model else None
+    cores = config.cores or (spec.cores if spec else (1 if stack == "none" else int(parameter("host_defaults.cores"))))
+    if config.cpu_us_per_io is not None:
+        cpu = config.cpu_us_per_io
+    elif spec is not None and stack in spec.cpu_us_per_io:
+        cpu = spec.cpu_us_per_io[stack]  # type: ignore[index]
+    else:
+        cpu = float(parameter(f"host_defaults.cpu_us_per_io.{stack}"))
+    if config.submit_fraction is not None:
+        frac = config.submit_fraction
+    elif spec is not None:
+        frac = spec.submit_fraction
+    else:
+        frac = float(parameter("host_defaults.submit_fraction"))
+    per_kib = float(parameter(f"host_defaults.cpu_us_per_kib.{stack}", 0.0))
+    if spec is not None and stack in spec.serial_us_per_io:
+        serial = spec.serial_us_per_io[stack]  # type: ignore[index]
+    else:
+        serial = float(parameter(f"host_defaults.serial_us_per_io.{stack}", 0.0))
+    return ResolvedHost(cores=cores, stack=stack, cpu_us_per_io=cpu, submit_fraction=frac,
+                        cpu_us_per_kib=per_kib, serial_us_per_io=serial,
+                        off_path_fraction=(config.off_path_fraction if config.off_path_fraction is not None
+                                           else spec.off_path_fraction if spec is not None else 0.0))

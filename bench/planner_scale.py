@@ -10,7 +10,12 @@ rank by ``_rank_key`` -> ``_verify`` the cheapest until ``--verify-top`` pass), 
 * screening: capacity and budget checks, then the analytic fast path on what is left;
 * the fast path alone on every candidate (``--fast-all``: what screening costs when capacity and
   budget reject nothing, the worst case for a wider requirement);
-* DES verification of the top candidates.
+* DES verification of the top candidates: by default the best of each distinct purchase
+  (``sim.plan_space.hardware_key``: capex lines and layout), since the wide space holds many settings
+  of one purchase at one price (``--same-hardware`` verifies in plain rank order, as ``plan`` does).
+
+The planner's own grid (``sim.planner.enumerate_candidates``) is enumerated and screened first, the same
+way, as today's baseline.
 
 CPU-seconds (``time.process_time``) are given beside wall seconds: the machine is shared, so the
 per-candidate CPU cost is the figure to project from. ``--workers 2`` screens in 2 processes, each
@@ -58,19 +63,26 @@ def _screen_share(path: str, index: int, workers: int) -> dict[str, Any]:
             "fast_evaluated": sum(c.fast is not None for c in candidates), "survivors": survivors}
 
 
-def measure(path: Path = REQUIREMENTS, verify_top: int = 5, workers: int = 1, fast_all: bool = False) -> dict[str, Any]:
+def measure(path: Path = REQUIREMENTS, verify_top: int = 5, workers: int = 1, fast_all: bool = False,
+            distinct: bool = True) -> dict[str, Any]:
     """Enumerate, screen and verify the wide space of ``path``; every stage's wall and CPU time."""
     from models.requirements import load_requirements
     from sim import native
     from sim.analytic import evaluate
-    from sim.plan_space import candidate, wide_candidates, wide_topologies
+    from sim.plan_space import candidate, hardware_key, wide_candidates, wide_topologies
     from sim.planner import Candidate, _rank_key, _screen, _verify, design_workload, enumerate_candidates
 
     req = load_requirements(path)
     out: dict[str, Any] = {"requirements": str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path),
-                           "mode": native.status(), "workers": workers, "cpus": os.cpu_count()}
-    narrow, _ = enumerate_candidates(req)
-    out["planner_grid_candidates"] = len(narrow)
+                           "mode": native.status(), "workers": workers, "cpus": os.cpu_count(), "distinct": distinct}
+    g0 = time.process_time()
+    narrow, _ = enumerate_candidates(req)  # today's planner grid, screened the same way: the baseline
+    g1 = time.process_time()
+    for c in narrow:
+        _screen(c, req)
+    g2 = time.process_time()
+    out.update(planner_grid_candidates=len(narrow), grid_enumerate_cpu_s=g1 - g0, grid_screen_cpu_s=g2 - g1,
+               grid_fast_evaluated=sum(c.fast is not None for c in narrow))
 
     w0, c0 = time.perf_counter(), time.process_time()
     if workers > 1:
@@ -121,13 +133,20 @@ def measure(path: Path = REQUIREMENTS, verify_top: int = 5, workers: int = 1, fa
     statistic = req.latency_slo.statistic
     passed = runs = 0
     verified = []
+    bought: set[tuple[Any, ...]] = set()
     for c in survivors():
         if passed >= verify_top or runs >= verify_top + 6:
             break
+        if distinct:
+            key = hardware_key(c)
+            if key in bought:
+                continue  # a setting of hardware already verified: the next distinct purchase instead
         _verify(c, req)
         runs += 1
         if c.stage == "verified":
             passed += 1
+            if distinct:
+                bought.add(key)
             assert c.des is not None
             metric = c.des.latency_mean_us if statistic == "mean" else c.des.latency_p99_us
             verified.append({"label": c.label, "capex_usd": c.capex_usd, "des_latency_us": metric.value})
@@ -151,29 +170,38 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--verify-top", type=int, default=5)
     parser.add_argument("--workers", type=int, default=1, choices=(1, 2))
     parser.add_argument("--fast-all", action="store_true", help="also time the fast path on every candidate")
+    parser.add_argument("--same-hardware", action="store_true",
+                        help="verify the top candidates even when they are settings of one purchase (default: distinct hardware)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     if not args.requirements.exists():
         print(f"--requirements: no such file: {args.requirements}", file=sys.stderr)
         return 2
-    m = measure(args.requirements, args.verify_top, args.workers, args.fast_all)
+    m = measure(args.requirements, args.verify_top, args.workers, args.fast_all, distinct=not args.same_hardware)
     if args.json:
         print(json.dumps(m, allow_nan=False))
         return 0
     n = m["candidates"]
     print(f"Planner at scale ({m['requirements']}; wide space sim/plan_space.py; engine and fast path {m['mode']}; "
           f"{m['workers']} worker(s), {m['cpus']} CPUs visible)")
-    print(f"  planner's own grid            {m['planner_grid_candidates']:>8,} candidates")
+    g = m["planner_grid_candidates"]
+    print(f"  planner's own grid            {g:>8,} candidates: enumerate {m['grid_enumerate_cpu_s']:.2f} CPU-s, "
+          f"screen {m['grid_screen_cpu_s']:.2f} CPU-s ({g / (m['grid_enumerate_cpu_s'] + m['grid_screen_cpu_s']):,.0f} "
+          f"candidates per CPU-s; fast path on {m['grid_fast_evaluated']:,}, "
+          f"{m['grid_fast_evaluated'] / m['grid_screen_cpu_s']:,.0f} per CPU-s of screening)")
     print(f"  wide space                    {n:>8,} candidates   (target >= {TARGET_CANDIDATES:,}; "
           f"{m['invalid_combinations']:,} combinations refused by the topology rules)")
     wall = "  (in the workers)" if m["enumerate_wall_s"] is None else f"{m['enumerate_wall_s']:>8.2f} s wall"
     print(f"  enumerate + validate + price  {wall}  {m['enumerate_cpu_s']:.2f} CPU-s  "
           f"({1e6 * m['enumerate_cpu_s'] / n:,.0f} us per candidate)")
-    print(f"  to the end of screening       {m['screen_wall_s']:>8.2f} s wall  {m['screen_cpu_s']:.2f} CPU-s  "
+    print(f"  screen                        {m['screen_cpu_s']:>8.2f} CPU-s  "
           f"({m['screen_us_per_candidate_cpu']:,.0f} us per candidate; fast path on {m['fast_evaluated']:,}"
           + (f", {m['fast_path_us_per_evaluation_cpu']:,.0f} us each)" if m["fast_evaluated"] else ")"))
+    print(f"  enumerate + screen, wall      {m['screen_wall_s']:>8.2f} s")
     print(f"  stages                        {m['stages']}")
-    print(f"  DES verification              {m['des_wall_s']:>8.2f} s wall  {m['des_cpu_s']:.2f} CPU-s  ({m['des_runs']} runs)")
+    which = "distinct hardware" if m["distinct"] else "any"
+    print(f"  DES verification              {m['des_wall_s']:>8.2f} s wall  {m['des_cpu_s']:.2f} CPU-s  ({m['des_runs']} runs; "
+          f"top {which}; each run capped by the requirement's verify.max_wall_s)")
     for v in m["verified"]:
         print(f"    verified: {v['label']} (${v['capex_usd']:,.0f}), DES {v['des_latency_us']:,.0f} us")
     print(f"  total                         {m['wall_s']:>8.2f} s wall   (target <= {TARGET_WALL_S:g} s)")

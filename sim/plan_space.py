@@ -206,6 +206,17 @@ def candidate(req: Requirements, label: str, topo: dict[str, Any], workload: dic
     return Candidate(label=label, scenario=scenario, capex=cost)
 
 
+def hardware_key(c: Candidate) -> tuple[Any, ...]:
+    """What a candidate buys and how it protects data: its capex lines (item, model, quantity) and layout.
+
+    Candidates of the wide space that differ only in settings (namespaces per drive, queue depths,
+    md chunk, cache share) share a key and a price; verifying the best of each key gives a sizer
+    distinct configurations to choose from instead of five settings of one purchase.
+    """
+    lines = tuple((line.item, line.model, line.quantity) for line in c.capex.lines)
+    return (*lines, getattr(c.scenario.topology, "layout", ""))
+
+
 def wide_candidates(req: Requirements, space: WideSpace | None = None, index: int = 0,
                     stride: int = 1) -> tuple[list[Candidate], int]:
     """Every configuration of the wide space the topology rules accept, priced; and how many they refused.

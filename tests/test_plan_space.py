@@ -4,6 +4,7 @@ the planner's own grid."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,13 +16,13 @@ PLANS = Path(__file__).resolve().parent.parent / "examples" / "plan"
 
 
 @pytest.fixture(scope="module")
-def ibmi() -> tuple[object, list, int]:
+def ibmi() -> tuple[Any, list[Any], int]:
     req = load_requirements(PLANS / "ibmi_oltp.yaml")
     candidates, invalid = wide_candidates(req)
     return req, candidates, invalid
 
 
-def test_ibmi_space_reaches_ten_thousand_valid_candidates(ibmi: tuple[object, list, int]) -> None:
+def test_ibmi_space_reaches_ten_thousand_valid_candidates(ibmi: tuple[Any, list[Any], int]) -> None:
     _, candidates, invalid = ibmi
     assert len(candidates) >= 10_000
     assert invalid > 0  # the topology rules refuse some combinations (odd mirror members, 1-drive mirrors)
@@ -36,13 +37,13 @@ def test_ibmi_space_reaches_ten_thousand_valid_candidates(ibmi: tuple[object, li
         assert c.scenario.workload.kind == "open"
 
 
-def test_wide_space_contains_the_planner_grid(ibmi: tuple[object, list, int]) -> None:
+def test_wide_space_contains_the_planner_grid(ibmi: tuple[Any, list[Any], int]) -> None:
     """Every hardware configuration the planner's own grid tries is also in the wide space."""
     req, candidates, _ = ibmi
     narrow, _ = enumerate_candidates(req)
 
-    def hardware(c: object) -> tuple:
-        t = c.scenario.topology  # type: ignore[attr-defined]
+    def hardware(c: Any) -> tuple[Any, ...]:
+        t = c.scenario.topology
         return (t.drive, t.drives, t.adapter, t.adapters, t.layout, t.namespaces.per_drive, t.namespaces.queue_depth)
 
     wide = {hardware(c) for c in candidates}
@@ -74,7 +75,8 @@ def test_a_wide_candidate_screens_like_a_planner_candidate() -> None:
     """The planner's screen takes a wide-space candidate as it is: the grid's own configuration gives the same verdict."""
     req = load_requirements(PLANS / "ibmi_oltp.yaml")
     narrow, _ = enumerate_candidates(req)
-    grid = next(c for c in narrow if c.scenario.topology.drives == 4 and c.scenario.topology.drive == "ES5F")
+    grid = next(c for c in narrow if getattr(c.scenario.topology, "drives", 0) == 4
+                and getattr(c.scenario.topology, "drive", "") == "ES5F")
     topo = grid.scenario.topology.model_dump(mode="json", exclude_none=True)
     wide = candidate(req, "same hardware", topo)
     assert wide is not None
@@ -83,3 +85,15 @@ def test_a_wide_candidate_screens_like_a_planner_candidate() -> None:
     assert (wide.stage, wide.capex_usd) == (grid.stage, grid.capex_usd)
     assert wide.fast is not None and grid.fast is not None
     assert wide.fast.bounds.x_max_iops == pytest.approx(grid.fast.bounds.x_max_iops)
+
+
+def test_planner_scale_bench_runs_every_stage() -> None:
+    """bench.planner_scale on a small space (z/VM paging, 576 candidates): every stage runs and the
+    winner is DES-verified (no timing asserted)."""
+    from bench.planner_scale import measure
+
+    m = measure(PLANS / "zvm_paging.toml", verify_top=1)
+    assert m["candidates"] == 576 and m["planner_grid_candidates"] > 0
+    assert sum(m["stages"].values()) == m["candidates"]
+    assert m["fast_evaluated"] > 0 and m["des_runs"] >= 1 and len(m["verified"]) == 1
+    assert m["screen_us_per_candidate_cpu"] > 0

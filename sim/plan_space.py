@@ -18,6 +18,20 @@ count x layout / driver threads, or base EDEVs x aliases.
 
 Combinations the topology rules refuse are counted, not returned. The axes are data (``WideSpace``);
 nothing here is fitted.
+
+Not yet used by ``sim.planner.plan`` (another change is editing it). Its integration needs:
+
+1. a way to choose the space: ``plan(req, candidates=wide_candidates(req))`` or a requirements option
+   (``candidates.space: grid | wide``) and ``flashplan plan --space wide``;
+2. parallel screening: each of N processes takes ``wide_candidates(req, index=i, stride=N)``, screens
+   its share and returns the survivors' (rank key, label); the parent rebuilds only the survivors it
+   verifies from ``dict(wide_topologies(req))`` with ``candidate`` (``bench/planner_scale.py`` does this);
+3. verification of the best distinct purchases (``hardware_key``), with DES runs stopped by an I/O
+   budget rather than ``verify.max_wall_s`` (a wall cap makes the verified figures depend on the load);
+4. a progress callback per screened chunk (the CLI's and the web app's progress bar);
+5. cheaper enumeration: building and validating a ``Scenario`` costs about 150 us per candidate, as much
+   as screening it; usable capacity and price computed before validation would skip the 56% of
+   ibmi_oltp's wide space that capacity and budget reject.
 """
 
 from __future__ import annotations

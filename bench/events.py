@@ -301,6 +301,9 @@ class Breakdown:
     by_event: dict[str, int]
     by_hop: dict[str, int]
     notes: dict[str, Any] = field(default_factory=dict)
+    waits: dict[str, int] = field(default_factory=dict)
+    """Acquires that had to wait, per kind of pool (a wait costs no event today; it decides whether a
+    slot could be taken ahead of time, see bench/results/events_breakdown.md)."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -356,8 +359,12 @@ def breakdown(path: Path, ios: int, seed: int | None = None) -> Breakdown:
     events = processed_events(env)
     if sum(by_event.values()) != events:
         raise AssertionError(f"{path.name}: {sum(by_event.values())} events attributed, {events} processed")
+    waits: Counter[str] = Counter()
+    for meter in run.model.meters:
+        if not isinstance(meter, components.Station):
+            waits[_norm(meter.name)] += meter.waited
     return Breakdown(path.stem, result.simulated_ios, events, dict(by_event.most_common()), dict(by_hop.most_common()),
-                     {"scenario": scenario.name, "workload": scenario.workload.kind})
+                     {"scenario": scenario.name, "workload": scenario.workload.kind}, dict(waits.most_common()))
 
 
 def format_breakdown(b: Breakdown) -> str:
@@ -368,6 +375,8 @@ def format_breakdown(b: Breakdown) -> str:
     lines += ["", "| hop (visits; only Station, Delay and die hops cost an event) | visits per I/O |", "|---|---|"]
     for label, n in b.by_hop.items():
         lines.append(f"| {label} | {n / b.ios:.3f} |")
+    lines += ["", "| pool | acquires that waited, per I/O |", "|---|---|"]
+    lines += [f"| {label} | {n / b.ios:.3f} |" for label, n in b.waits.items()]
     return "\n".join(lines)
 
 

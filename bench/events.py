@@ -23,7 +23,11 @@ by patching the interpreted engine's ``advance`` and the environment's ``step`` 
 are the same, the compiled engine gives bit-identical runs). Nothing in sim/ is edited.
 
     python -m bench.events [--ios 150000] [--calibration-ios 50000] [--only SUBSTR ...]
-                           [--check-steps] [--markdown] [--json] [--breakdown]
+                           [--check-steps] [--markdown] [--json] [--breakdown] [--baseline FILE.json]
+
+``--baseline before.json`` (a ``--json`` run saved before an engine change) adds each scenario's events
+per I/O before and after and the speed-up, as the ratio of the two runs' "vs M/M/8" columns, so the
+machine's speed cancels out.
 """
 
 from __future__ import annotations
@@ -229,6 +233,37 @@ def measure(ios: int = DEFAULT_IOS, calibration_ios: int = DEFAULT_CALIBRATION_I
     return EventTable(runs, reference, native.status(), ios, calibration_ios, machine_line())
 
 
+def compare(table: EventTable, baseline: dict[str, Any]) -> str:
+    """Markdown: each scenario's events per I/O against a saved ``--json`` run, and its speed-up.
+
+    The speed-up is the ratio of the two runs' "vs M/M/8" columns: each rate is first divided by M/M/8's
+    rate in its own process, so a faster or busier machine cancels out (M/M/8 itself, 2 events per I/O,
+    is the yardstick both engines share). A budget that differs from the baseline's is flagged: event
+    counts are only comparable at the same budget.
+    """
+    before = {r["name"]: r for r in baseline["runs"]}
+    lines = ["| scenario | events per I/O before | after | events ratio | vs M/M/8 before | after | speed-up |",
+             "|---|---|---|---|---|---|---|"]
+    for r in table.runs:
+        b = before.get(r.name)
+        if b is None:
+            lines.append(f"| {r.name} | (not in the baseline) | {r.events_per_io:.2f} | | | {table.ratio(r):.3f} | |")
+            continue
+        budget = "" if b["ios"] == r.ios else f" (budget {b['ios']:,} -> {r.ios:,}!)"
+        lines.append(f"| {r.name}{budget} | {b['events_per_io']:.2f} | {r.events_per_io:.2f} | "
+                     f"{r.events_per_io / b['events_per_io']:.3f} | {b['ratio_to_mm8']:.3f} | {table.ratio(r):.3f} | "
+                     f"{table.ratio(r) / b['ratio_to_mm8']:.2f}x |")
+    seeds = [r for r in table.seed_examples() if r.name in before]
+    if seeds:
+        ev_before = geometric_mean(before[r.name]["events_per_io"] for r in seeds)
+        ratio_before = geometric_mean(before[r.name]["ratio_to_mm8"] for r in seeds)
+        ev_after = geometric_mean(r.events_per_io for r in seeds)
+        ratio_after = geometric_mean(table.ratio(r) for r in seeds)
+        lines.append(f"| geometric mean, {len(seeds)} seed examples | {ev_before:.2f} | {ev_after:.2f} | "
+                     f"{ev_after / ev_before:.3f} | {ratio_before:.3f} | {ratio_after:.3f} | {ratio_after / ratio_before:.2f}x |")
+    return "\n".join(lines)
+
+
 # -- where the events come from -------------------------------------------------------------------
 
 _NUMBER = re.compile(r"\d+")
@@ -421,6 +456,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check-steps", action="store_true", help="also count Environment.step calls and check they agree")
     parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     parser.add_argument("--json", action="store_true", help="print strict JSON instead of a table")
+    parser.add_argument("--baseline", type=Path, metavar="FILE.json",
+                        help="a saved --json run (e.g. before an engine change): also print events and speed-up against it")
     parser.add_argument("--breakdown", action="store_true",
                         help=f"events and hop visits by kind for --only scenarios (default: {', '.join(BREAKDOWN_DEFAULT)})")
     args = parser.parse_args(argv)
@@ -445,6 +482,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.only and not any(any(s in p.stem for s in args.only) for _, p in scenario_files()):
         print(f"--only: no scenario file name contains any of {args.only}", file=sys.stderr)
         return 2
+    baseline = None
+    if args.baseline is not None:
+        try:
+            baseline = json.loads(args.baseline.read_text())
+            if not isinstance(baseline, dict) or not isinstance(baseline.get("runs"), list):
+                raise ValueError("no 'runs' list")  # e.g. a --breakdown output
+        except (OSError, ValueError) as exc:
+            print(f"--baseline: {args.baseline} is not a saved `python -m bench.events --json` run ({exc})", file=sys.stderr)
+            return 2
     log(f"events per logical I/O: examples at {args.ios:,} I/Os, calibration scenarios at {args.calibration_ios:,}")
     table = measure(args.ios, args.calibration_ios, args.only, args.check_steps, log)
     if args.json:
@@ -454,6 +500,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"M/M/8 reference: {table.mm8.ios:,} I/Os, {table.mm8.events_per_io:.2f} events per I/O, "
           f"{table.mm8.cpu_rate:,.0f} I/Os per CPU-s (the faster of a run before and after the table)")
     print(format_markdown(table) if args.markdown else format_text(table))
+    if baseline is not None:
+        print(f"\nAgainst {args.baseline} (engine {baseline.get('mode', '?')}):")
+        print(compare(table, baseline))
     return 0
 
 

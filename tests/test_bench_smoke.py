@@ -108,3 +108,24 @@ def test_events_table_and_breakdown(capsys: pytest.CaptureFixture[str]) -> None:
     assert sum(b["by_event"].values()) == b["events"] > 0
     assert b["by_hop"]["Delay SAN fabric latency"] >= 2 * 300  # there and back for every I/O
     assert events_main(["--only", "no-such-scenario"]) == 2
+
+
+def test_events_baseline_comparison(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A saved --json run compared with a new one of the same engine: the same events (ratio 1.000), a
+    speed-up printed for each scenario; a file that is not a saved run exits 2."""
+    import json
+
+    from bench.events import main as events_main
+
+    args = ["--ios", "300", "--only", "s4_zvm_edev_aliases"]
+    assert events_main([*args, "--json"]) == 0
+    saved = tmp_path / "before.json"
+    saved.write_text(capsys.readouterr().out)
+    assert json.loads(saved.read_text())["runs"][0]["name"] == "s4_zvm_edev_aliases"
+    assert events_main([*args, "--baseline", str(saved)]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("| s4_zvm_edev_aliases |"))
+    assert "| 1.000 |" in row and row.rstrip(" |").endswith("x")
+    bad = tmp_path / "bad.json"
+    bad.write_text("[]")
+    assert events_main([*args, "--baseline", str(bad)]) == 2

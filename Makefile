@@ -39,12 +39,13 @@ browser:
 test: $(STAMP) native lint typecheck browser
 	$(BIN)/pytest -n 2 -q
 
-# engine, sweep (Dask 2 vs 1 workers), analytic fast path and planner benchmarks; each prints its figures
+# engine, sweep (Dask 2 vs 1 workers), analytic fast path, planner and events-per-I/O benchmarks; each prints its figures
 bench: $(STAMP) native
 	$(BIN)/python -m bench.run
 	$(BIN)/python -m bench.sweep
 	$(BIN)/python -m bench.fastpath
 	$(BIN)/python -m bench.planner
+	$(BIN)/python -m bench.events
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build sim/_native.json sim/*.so sim/analytic/*.so

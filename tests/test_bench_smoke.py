@@ -80,3 +80,52 @@ def test_run_prints_one_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     out = capsys.readouterr().out
     for needle in ("Engine throughput", "naive SimPy", "Ciw", "S1 wall time", "Peak RSS", "Erlang C"):
         assert needle in out
+
+
+def test_events_counts_are_exact_deterministic_and_positive() -> None:
+    """Two scenarios at a tiny budget, twice: the event counts repeat exactly, agree with the number
+    of ``Environment.step`` calls, and give at least one event per logical I/O (not timed)."""
+    from bench.events import CALIBRATION, EXAMPLES, count_events
+
+    for path in (EXAMPLES / "s2_ibmi_8x4_mirrored.yaml", CALIBRATION / "s4_paging.yaml"):
+        first = count_events(path, 300, check_steps=True)
+        again = count_events(path, 300, check_steps=True)
+        assert first.steps == first.events == again.events > 0
+        assert first.ios == again.ios >= 300
+        assert first.events_per_io >= 1.0
+
+
+def test_events_table_and_breakdown(capsys: pytest.CaptureFixture[str]) -> None:
+    """The table names the scenarios and the M/M/8 reference; the breakdown attributes every event
+    (its per-cause counts sum to the events processed, checked inside ``breakdown``)."""
+    from bench.events import main as events_main
+
+    assert events_main(["--ios", "300", "--calibration-ios", "300", "--only", "s3_exflash_4dimms", "--markdown"]) == 0
+    out = capsys.readouterr().out
+    assert "| s3_exflash_4dimms | example |" in out and "M/M/8 reference" in out and "geometric mean" in out
+    assert events_main(["--breakdown", "--ios", "300", "--only", "s5_fs9100_scsi", "--json"]) == 0
+    (b,) = __import__("json").loads(capsys.readouterr().out)
+    assert sum(b["by_event"].values()) == b["events"] > 0
+    assert b["by_hop"]["Delay SAN fabric latency"] >= 2 * 300  # there and back for every I/O
+    assert events_main(["--only", "no-such-scenario"]) == 2
+
+
+def test_events_baseline_comparison(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A saved --json run compared with a new one of the same engine: the same events (ratio 1.000), a
+    speed-up printed for each scenario; a file that is not a saved run exits 2."""
+    import json
+
+    from bench.events import main as events_main
+
+    args = ["--ios", "300", "--only", "s4_zvm_edev_aliases"]
+    assert events_main([*args, "--json"]) == 0
+    saved = tmp_path / "before.json"
+    saved.write_text(capsys.readouterr().out)
+    assert json.loads(saved.read_text())["runs"][0]["name"] == "s4_zvm_edev_aliases"
+    assert events_main([*args, "--baseline", str(saved)]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("| s4_zvm_edev_aliases |"))
+    assert "| 1.000 |" in row and row.rstrip(" |").endswith("x")
+    bad = tmp_path / "bad.json"
+    bad.write_text("[]")
+    assert events_main([*args, "--baseline", str(bad)]) == 2

@@ -1,0 +1,510 @@
+"""Events per logical I/O: what each example and calibration scenario costs the SimPy event loop.
+
+For every example (examples/*.yaml) and calibration scenario (calibration/scenarios/*.yaml) the
+DES runs with the scenario's own fixed seed until an I/O budget is spent (the precision target
+is set out of reach, so the budget alone ends the run), and the table gives:
+
+* events per logical I/O: SimPy events processed over the whole run (warm-up included) divided
+  by the logical I/Os completed. Counted exactly and for free: every event SimPy or the engine
+  schedules takes the next id from ``env._eid`` (``Environment.schedule``, ``sim.components.schedule``
+  and ``Station._start`` all do), so events processed = ids handed out - events still queued.
+  ``--check-steps`` also counts ``Environment.step`` calls (an instance attribute shadowing the
+  method, which ``Environment.run`` looks up per step) and asserts both counts agree.
+  Same seed and budget -> the same counts, on any machine, compiled or interpreted.
+* logical I/Os per CPU-second (``time.process_time`` over model build and run) and its ratio to
+  the M/M/8 example (examples/mm8.yaml) run in the same process with the same budget: the rate
+  varies with the machine, the ratio much less. M/M/8 runs first and last; the faster counts.
+* the geometric mean of both over the seed examples (s1..s5).
+
+``--breakdown`` attributes every event and every hop visit of the chosen scenarios to the hop
+that caused it (Station service ends, Delay timeouts, pool acquires, forks, split joins, ...),
+by patching the interpreted engine's ``advance`` and the environment's ``step`` for the run
+(in a child process with ``FLASHPLAN_INTERPRETED=1`` when this one runs compiled: the counts
+are the same, the compiled engine gives bit-identical runs). Nothing in sim/ is edited.
+
+    python -m bench.events [--ios 150000] [--calibration-ios 50000] [--only SUBSTR ...]
+                           [--check-steps] [--markdown] [--json] [--breakdown] [--baseline FILE.json]
+
+``--baseline before.json`` (a ``--json`` run saved before an engine change) adds each scenario's events
+per I/O before and after and the speed-up, as the ratio of the two runs' "vs M/M/8" columns, so the
+machine's speed cancels out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+CALIBRATION = ROOT / "calibration" / "scenarios"
+MM8 = EXAMPLES / "mm8.yaml"
+DEFAULT_IOS = 150_000
+DEFAULT_CALIBRATION_IOS = 50_000
+"""Calibration scenarios are slower per I/O (z/VM paging: ~50 events per I/O); their ratios settle well before 50,000."""
+WARMUP_IOS = 2_000
+SEED_EXAMPLE = re.compile(r"^s[1-5]_")
+BREAKDOWN_DEFAULT = ("s2_ibmi_8x4_mirrored", "s5_fs9100_nvmefc", "s5_fs9100_scsi", "s1_linuxone_fcp", "s4_paging")
+
+
+@dataclass
+class EventRun:
+    """One budgeted run of one scenario: events processed, logical I/Os completed, CPU time."""
+
+    name: str
+    source: str
+    """'example' or 'calibration'."""
+    ios: int
+    events: int
+    cpu_s: float
+    steps: int | None = None
+    """``Environment.step`` calls, when counted (``--check-steps``)."""
+    stop_reason: str = ""
+
+    @property
+    def events_per_io(self) -> float:
+        return self.events / self.ios if self.ios else math.inf
+
+    @property
+    def cpu_rate(self) -> float:
+        """Logical I/Os per CPU-second of this process."""
+        return self.ios / self.cpu_s if self.cpu_s > 0 else 0.0
+
+
+def scenario_files() -> list[tuple[str, Path]]:
+    """(source, path) of every example and calibration scenario, examples first, each sorted."""
+    return [("example", p) for p in sorted(EXAMPLES.glob("*.yaml"))] + \
+           [("calibration", p) for p in sorted(CALIBRATION.glob("*.yaml"))]
+
+
+def budgeted(path: Path, ios: int, seed: int | None = None) -> Any:
+    """The scenario at ``path``, stopped by ``ios`` completions alone (its own seed unless ``seed``)."""
+    from models import load_scenario, with_overrides
+
+    overrides: dict[str, Any] = {"run.max_ios": ios, "run.target_rel_ci": 1e-9, "run.max_wall_s": 86_400.0}
+    if seed is not None:
+        overrides["run.seed"] = seed
+    return with_overrides(load_scenario(path), overrides)
+
+
+def processed_events(env: Any) -> int:
+    """Events SimPy has taken off its queue: ids handed out by ``env._eid`` minus events still queued."""
+    return int(next(env._eid)) - len(env._queue)
+
+
+def count_step_calls(env: Any) -> Callable[[], int]:
+    """Shadow ``env.step`` with a counting wrapper (``Environment.run`` calls ``self.step()`` per event);
+    returns a function giving the count of steps that processed an event."""
+    original = env.step
+    calls = [0]
+
+    def step() -> None:
+        if env._queue:
+            calls[0] += 1
+        original()
+
+    env.step = step
+    return lambda: calls[0]
+
+
+def count_events(path: Path, ios: int, source: str = "example", check_steps: bool = False,
+                 seed: int | None = None) -> EventRun:
+    """Run ``path`` for ``ios`` logical I/Os and count the events it took."""
+    from sim.engine import Run
+
+    scenario = budgeted(path, ios, seed)
+    c0 = time.process_time()
+    run = Run(scenario)
+    steps = count_step_calls(run.env) if check_steps else None
+    result = run.run()
+    cpu = time.process_time() - c0
+    events = processed_events(run.env)
+    counted = steps() if steps is not None else None
+    if counted is not None and counted != events:
+        raise AssertionError(f"{path.name}: {counted} step calls but {events} events by id count")
+    return EventRun(path.stem, source, result.simulated_ios, events, cpu, counted, result.stop_reason)
+
+
+def geometric_mean(values: Iterable[float]) -> float:
+    vals = [v for v in values if v > 0]
+    return math.exp(sum(math.log(v) for v in vals) / len(vals)) if vals else math.nan
+
+
+@dataclass
+class EventTable:
+    """The benchmark's figures: every run, the M/M/8 reference, and the engine mode."""
+
+    runs: list[EventRun]
+    mm8: EventRun
+    mode: str
+    ios: int
+    calibration_ios: int
+    machine: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def ratio(self, run: EventRun) -> float:
+        return run.cpu_rate / self.mm8.cpu_rate if self.mm8.cpu_rate else 0.0
+
+    def seed_examples(self) -> list[EventRun]:
+        return [r for r in self.runs if r.source == "example" and SEED_EXAMPLE.match(r.name)]
+
+    def geomeans(self) -> tuple[float, float, float]:
+        """(events per I/O, I/Os per CPU-s, ratio to M/M/8) geometric means over the seed examples."""
+        seeds = self.seed_examples()
+        return (geometric_mean(r.events_per_io for r in seeds), geometric_mean(r.cpu_rate for r in seeds),
+                geometric_mean(self.ratio(r) for r in seeds))
+
+    def rows(self) -> list[list[str]]:
+        out = []
+        for r in self.runs:
+            out.append([r.name, r.source, f"{r.ios:,}", f"{r.events:,}", f"{r.events_per_io:.2f}",
+                        f"{r.cpu_rate:,.0f}", f"{self.ratio(r):.3f}"])
+        ev, rate, ratio = self.geomeans()
+        out.append([f"geometric mean, {len(self.seed_examples())} seed examples (s1..s5)", "", "", "", f"{ev:.2f}",
+                    f"{rate:,.0f}", f"{ratio:.3f}"])
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        ev, rate, ratio = self.geomeans()
+        return {"mode": self.mode, "ios": self.ios, "calibration_ios": self.calibration_ios, "machine": self.machine,
+                "mm8": {**asdict(self.mm8), "events_per_io": self.mm8.events_per_io, "cpu_rate": self.mm8.cpu_rate},
+                "runs": [{**asdict(r), "events_per_io": r.events_per_io, "cpu_rate": r.cpu_rate, "ratio_to_mm8": self.ratio(r)}
+                         for r in self.runs],
+                "geomean_seed_examples": {"events_per_io": ev, "cpu_rate": rate, "ratio_to_mm8": ratio}}
+
+
+HEADERS = ["scenario", "source", "logical I/Os", "events", "events per I/O", "I/Os per CPU-s", "vs M/M/8"]
+
+
+def format_text(table: EventTable) -> str:
+    rows = [HEADERS, *table.rows()]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(HEADERS))]
+    lines = []
+    for k, r in enumerate(rows):
+        lines.append("  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))))
+        if k == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def format_markdown(table: EventTable) -> str:
+    lines = ["| " + " | ".join(HEADERS) + " |", "|" + "|".join("---" for _ in HEADERS) + "|"]
+    lines += ["| " + " | ".join(r) + " |" for r in table.rows()]
+    return "\n".join(lines)
+
+
+def machine_line() -> str:
+    load = " load avg {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()) if hasattr(os, "getloadavg") else ""
+    return f"{os.cpu_count()} cores;{load}"
+
+
+def measure(ios: int = DEFAULT_IOS, calibration_ios: int = DEFAULT_CALIBRATION_IOS, only: Sequence[str] = (),
+            check_steps: bool = False, log: Callable[[str], None] = lambda m: None) -> EventTable:
+    """Count events for every (matching) scenario, with M/M/8 run first and last as the rate reference."""
+    from sim import native
+
+    def mm8() -> EventRun:
+        return count_events(MM8, ios, "example", check_steps)
+
+    count_events(MM8, WARMUP_IOS)  # untimed: imports, catalog and parameter files load here, not in the first timed run
+    first = mm8()
+    log(f"  mm8 (reference): {first.events_per_io:.2f} events per I/O, {first.cpu_rate:,.0f} I/Os per CPU-s")
+    runs = []
+    for source, path in scenario_files():
+        if only and not any(s in path.stem for s in only):
+            continue
+        budget = ios if source == "example" else calibration_ios
+        run = count_events(path, budget, source, check_steps)
+        log(f"  {path.stem}: {run.ios:,} I/Os, {run.events_per_io:.2f} events per I/O, {run.cpu_rate:,.0f} I/Os per CPU-s")
+        runs.append(run)
+    last = mm8()
+    reference = first if first.cpu_rate >= last.cpu_rate else last
+    return EventTable(runs, reference, native.status(), ios, calibration_ios, machine_line())
+
+
+def compare(table: EventTable, baseline: dict[str, Any]) -> str:
+    """Markdown: each scenario's events per I/O against a saved ``--json`` run, and its speed-up.
+
+    The speed-up is the ratio of the two runs' "vs M/M/8" columns: each rate is first divided by M/M/8's
+    rate in its own process, so a faster or busier machine cancels out (M/M/8 itself, 2 events per I/O,
+    is the yardstick both engines share). A budget that differs from the baseline's is flagged: event
+    counts are only comparable at the same budget.
+    """
+    before = {r["name"]: r for r in baseline["runs"]}
+    lines = ["| scenario | events per I/O before | after | events ratio | vs M/M/8 before | after | speed-up |",
+             "|---|---|---|---|---|---|---|"]
+    for r in table.runs:
+        b = before.get(r.name)
+        if b is None:
+            lines.append(f"| {r.name} | (not in the baseline) | {r.events_per_io:.2f} | | | {table.ratio(r):.3f} | |")
+            continue
+        budget = "" if b["ios"] == r.ios else f" (budget {b['ios']:,} -> {r.ios:,}!)"
+        lines.append(f"| {r.name}{budget} | {b['events_per_io']:.2f} | {r.events_per_io:.2f} | "
+                     f"{r.events_per_io / b['events_per_io']:.3f} | {b['ratio_to_mm8']:.3f} | {table.ratio(r):.3f} | "
+                     f"{table.ratio(r) / b['ratio_to_mm8']:.2f}x |")
+    seeds = [r for r in table.seed_examples() if r.name in before]
+    if seeds:
+        ev_before = geometric_mean(before[r.name]["events_per_io"] for r in seeds)
+        ratio_before = geometric_mean(before[r.name]["ratio_to_mm8"] for r in seeds)
+        ev_after = geometric_mean(r.events_per_io for r in seeds)
+        ratio_after = geometric_mean(table.ratio(r) for r in seeds)
+        lines.append(f"| geometric mean, {len(seeds)} seed examples | {ev_before:.2f} | {ev_after:.2f} | "
+                     f"{ev_after / ev_before:.3f} | {ratio_before:.3f} | {ratio_after:.3f} | {ratio_after / ratio_before:.2f}x |")
+    return "\n".join(lines)
+
+
+# -- where the events come from -------------------------------------------------------------------
+
+_NUMBER = re.compile(r"\d+")
+_DELAY_NAMES = {
+    ("topo",): "Delay SAN fabric latency",
+    ("hit_unit", "hit_us"): "Delay SAN cache hit",
+    ("ack", "ack_unit"): "Delay device write ack",
+    ("die_unit", "p"): "Delay eXFlash read on die",
+    ("p", "program_unit"): "Delay eXFlash die program",
+    ("us",): "Delay z/VM subchannel turnaround",
+}
+
+
+def _norm(name: str) -> str:
+    """``drive3.ns1`` -> ``drive*.ns*``: one row per kind of component, not per instance."""
+    return _NUMBER.sub("*", name)
+
+
+def hop_label(hop: Any) -> str:
+    """What kind of hop ``hop`` is, in the engine's words (component class and its normalized name)."""
+    from sim.components import Delay, Fork, Meter, Split, Station
+
+    owner = getattr(hop, "__self__", None)
+    if isinstance(hop, Station):
+        return f"Station {_norm(hop.name)}"
+    if isinstance(owner, Meter):
+        return f"{type(owner).__name__}.{hop.__name__} {_norm(owner.name)}"
+    if isinstance(owner, Split):
+        return f"Split.{hop.__name__} ({owner.planner.__name__})"
+    if isinstance(hop, Split):
+        return f"Split ({hop.planner.__name__})"
+    if isinstance(hop, Fork):
+        return f"Fork -> {hop_label(hop.route[0])}"
+    if isinstance(hop, Delay):
+        fn = hop.delay
+        free = tuple(sorted(getattr(getattr(fn, "__code__", None), "co_freevars", ())))
+        return _DELAY_NAMES.get(free, f"Delay {getattr(fn, '__qualname__', '?')}")
+    name = getattr(hop, "__qualname__", type(hop).__name__)
+    if name.startswith("_charge."):
+        return "host CPU charge (enters Station host_cpu)"
+    if owner is not None:
+        return f"{type(owner).__name__}.{hop.__name__}"
+    return name.replace(".<locals>", "")
+
+
+def event_label(event: Any) -> str:
+    """What caused a queued SimPy event: the station whose service ends, or the hop that scheduled the timeout."""
+    from sim.components import Meter, _advance_event
+
+    callbacks = event.callbacks or []
+    if not callbacks:
+        return "event without callbacks"
+    cb = callbacks[0]
+    owner = getattr(cb, "__self__", None)
+    if isinstance(owner, Meter):
+        return f"Station {_norm(owner.name)} (service end)"
+    if cb is _advance_event:
+        job = event._value
+        return hop_label(job.route[job.step]) + " (timeout)"
+    return "workload / engine: " + getattr(cb, "__qualname__", repr(cb)).replace(".<locals>", "")
+
+
+@dataclass
+class Breakdown:
+    """Events and hop visits of one run, by kind, per logical I/O."""
+
+    name: str
+    ios: int
+    events: int
+    by_event: dict[str, int]
+    by_hop: dict[str, int]
+    notes: dict[str, Any] = field(default_factory=dict)
+    waits: dict[str, int] = field(default_factory=dict)
+    """Acquires that had to wait, per kind of pool (a wait costs no event today; it decides whether a
+    slot could be taken ahead of time, see bench/results/events_breakdown.md)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def breakdown(path: Path, ios: int, seed: int | None = None) -> Breakdown:
+    """Run ``path`` for ``ios`` logical I/Os counting every event by its cause and every hop visit by its kind.
+
+    Needs the interpreted engine: ``advance`` is patched in the engine modules' namespaces for the run.
+    """
+    import sim.components as components
+    import sim.engine as engine
+    import sim.model as model
+    from sim import native
+
+    if not native.status().startswith("interpreted"):
+        raise RuntimeError("the breakdown patches the interpreted engine: run with FLASHPLAN_INTERPRETED=1")
+    scenario = budgeted(path, ios, seed)
+    run = engine.Run(scenario)
+    env = run.env
+    by_event: Counter[str] = Counter()
+    by_hop: Counter[str] = Counter()
+    labels: dict[int, str] = {}
+    original_advance = components.advance
+    original_step = env.step
+
+    def counting_advance(job: Any) -> None:
+        hop = job.route[job.step + 1]
+        key = id(hop)
+        label = labels.get(key)
+        if label is None:
+            label = labels[key] = hop_label(hop)
+        by_hop[label] += 1
+        original_advance(job)
+
+    def counting_step() -> None:
+        if env._queue:
+            by_event[event_label(env._queue[0][3])] += 1
+        original_step()
+
+    modules = (components, engine, model)
+    saved = [m.__dict__.get("advance") for m in modules]
+    try:
+        for m in modules:
+            if "advance" in m.__dict__:
+                m.advance = counting_advance  # type: ignore[attr-defined]
+        env.step = counting_step  # type: ignore[method-assign]  # the instance attribute shadows the method for this run
+        result = run.run()
+    finally:
+        for m, old in zip(modules, saved, strict=True):
+            if old is not None:
+                m.advance = old  # type: ignore[attr-defined]
+    events = processed_events(env)
+    if sum(by_event.values()) != events:
+        raise AssertionError(f"{path.name}: {sum(by_event.values())} events attributed, {events} processed")
+    waits: Counter[str] = Counter()
+    for meter in run.model.meters:
+        if not isinstance(meter, components.Station):
+            waits[_norm(meter.name)] += meter.waited
+    return Breakdown(path.stem, result.simulated_ios, events, dict(by_event.most_common()), dict(by_hop.most_common()),
+                     {"scenario": scenario.name, "workload": scenario.workload.kind}, dict(waits.most_common()))
+
+
+def format_breakdown(b: Breakdown) -> str:
+    lines = [f"### {b.name}: {b.events / b.ios:.2f} events per logical I/O ({b.events:,} events, {b.ios:,} I/Os)", "",
+             "| event cause | events per I/O | share |", "|---|---|---|"]
+    for label, n in b.by_event.items():
+        lines.append(f"| {label} | {n / b.ios:.3f} | {n / b.events:.1%} |")
+    lines += ["", "| hop (visits; only Station, Delay and die hops cost an event) | visits per I/O |", "|---|---|"]
+    for label, n in b.by_hop.items():
+        lines.append(f"| {label} | {n / b.ios:.3f} |")
+    lines += ["", "| pool | acquires that waited, per I/O |", "|---|---|"]
+    lines += [f"| {label} | {n / b.ios:.3f} |" for label, n in b.waits.items()]
+    return "\n".join(lines)
+
+
+BREAKDOWN_CHILD = """
+import json, sys
+from pathlib import Path
+from bench.events import breakdown
+out = [breakdown(Path(p), int(n)).to_json() for p, n in zip(sys.argv[1::2], sys.argv[2::2])]
+print(json.dumps(out))
+"""
+
+
+def breakdowns(runs: Sequence[tuple[Path, int]]) -> list[Breakdown]:
+    """``breakdown`` of each (path, I/O budget), in a child process with the interpreted engine when this one runs compiled."""
+    from sim import native
+
+    if native.status().startswith("interpreted"):
+        return [breakdown(p, ios) for p, ios in runs]
+    env = {**os.environ, native.ENV_INTERPRETED: "1"}
+    argv = [str(x) for p, ios in runs for x in (p, ios)]
+    out = subprocess.run([sys.executable, "-c", BREAKDOWN_CHILD, *argv], env=env, cwd=ROOT,
+                         capture_output=True, text=True, check=True)
+    return [Breakdown(**d) for d in json.loads(out.stdout)]
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text.replace("_", "").replace(",", ""))
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}")
+    return value
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.events", description=__doc__.splitlines()[0])
+    parser.add_argument("--ios", type=_positive, default=DEFAULT_IOS, help="logical I/Os per example run (and M/M/8)")
+    parser.add_argument("--calibration-ios", type=_positive, default=DEFAULT_CALIBRATION_IOS,
+                        help="logical I/Os per calibration scenario run")
+    parser.add_argument("--only", nargs="+", default=[], metavar="SUBSTR", help="scenarios whose file name contains one of these")
+    parser.add_argument("--check-steps", action="store_true", help="also count Environment.step calls and check they agree")
+    parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    parser.add_argument("--json", action="store_true", help="print strict JSON instead of a table")
+    parser.add_argument("--baseline", type=Path, metavar="FILE.json",
+                        help="a saved --json run (e.g. before an engine change): also print events and speed-up against it")
+    parser.add_argument("--breakdown", action="store_true",
+                        help=f"events and hop visits by kind for --only scenarios (default: {', '.join(BREAKDOWN_DEFAULT)})")
+    args = parser.parse_args(argv)
+
+    def log(msg: str) -> None:
+        print(msg, file=sys.stderr, flush=True)
+
+    if args.breakdown:
+        wanted = args.only or list(BREAKDOWN_DEFAULT)
+        runs = [(p, args.ios if source == "example" else args.calibration_ios)
+                for source, p in scenario_files() if any(s in p.stem for s in wanted)]
+        if not runs:
+            print(f"--only: no scenario file name contains any of {wanted}", file=sys.stderr)
+            return 2
+        results = breakdowns(runs)
+        if args.json:
+            print(json.dumps([b.to_json() for b in results], allow_nan=False))
+        else:
+            print("\n\n".join(format_breakdown(b) for b in results))
+        return 0
+
+    if args.only and not any(any(s in p.stem for s in args.only) for _, p in scenario_files()):
+        print(f"--only: no scenario file name contains any of {args.only}", file=sys.stderr)
+        return 2
+    baseline = None
+    if args.baseline is not None:
+        try:
+            baseline = json.loads(args.baseline.read_text())
+            if not isinstance(baseline, dict) or not isinstance(baseline.get("runs"), list):
+                raise ValueError("no 'runs' list")  # e.g. a --breakdown output
+        except (OSError, ValueError) as exc:
+            print(f"--baseline: {args.baseline} is not a saved `python -m bench.events --json` run ({exc})", file=sys.stderr)
+            return 2
+    log(f"events per logical I/O: examples at {args.ios:,} I/Os, calibration scenarios at {args.calibration_ios:,}")
+    table = measure(args.ios, args.calibration_ios, args.only, args.check_steps, log)
+    if args.json:
+        print(json.dumps(table.to_json(), allow_nan=False))
+        return 0
+    print(f"Events per logical I/O (python -m bench.events; engine {table.mode}; {table.machine})")
+    print(f"M/M/8 reference: {table.mm8.ios:,} I/Os, {table.mm8.events_per_io:.2f} events per I/O, "
+          f"{table.mm8.cpu_rate:,.0f} I/Os per CPU-s (the faster of a run before and after the table)")
+    print(format_markdown(table) if args.markdown else format_text(table))
+    if baseline is not None:
+        print(f"\nAgainst {args.baseline} (engine {baseline.get('mode', '?')}):")
+        print(compare(table, baseline))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -9,11 +9,13 @@ sessions keep working; if every worker is busy their runs queue and their bars s
 
 Results are cached with ``st.cache_data`` keyed by the scenario's JSON (run settings
 and seed included), so asking again for a sizing already done returns at once, in any
-session. A failed run (an error) is not cached.
+session. A failed run (an error) is not cached, and neither is a run that is not a final
+answer (cut short by its budget, or unstable: ``app.validity``): asking again runs it again.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import multiprocessing
 import os
@@ -67,6 +69,47 @@ class _NotCached(Exception):
     """Raised by a cache probe that misses (exceptions are never cached)."""
 
 
+class _NotFinal(Exception):
+    """Carries an answer that must not be cached (cut short, unstable) out of the cached function."""
+
+    def __init__(self, text: str):
+        super().__init__("not a final answer")
+        self.text = text
+
+
+def _json_final(text: str) -> bool:
+    """Whether a worker's JSON answer is final: a Result or sweep rows whose validity is precise (a plan always is)."""
+    from app.validity import is_final, validity_of, validity_of_stop
+
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return True
+    if isinstance(data, dict) and "iops" in data and "scenario" in data:
+        return is_final(validity_of(data))
+    if isinstance(data, list):
+        return all(is_final(r.get("validity") or validity_of_stop(r.get("stop_reason")))
+                   for r in data if isinstance(r, dict) and r.get("status") == "ok")
+    return True
+
+
+def _final_or_raise(compute: Callable[[], str]) -> Callable[[], str]:
+    def run() -> str:
+        text = compute()
+        if not _json_final(text):
+            raise _NotFinal(text)
+        return text
+    return run
+
+
+def _store(kind: str, key: str, compute: Callable[[], str]) -> str:
+    """``compute()``'s answer, cached under (kind, key) only when it is final."""
+    try:
+        return _cached_text(kind, key, _compute=_final_or_raise(compute))
+    except _NotFinal as nf:
+        return nf.text
+
+
 @st.cache_data(max_entries=4096, show_spinner=False)
 def _cached_text(kind: str, key: str, _compute: Callable[[], str] | None = None) -> str:
     """A cached JSON answer of kind ``kind`` (a Result, a sweep point, a plan) for ``key`` (a scenario's JSON, ...).
@@ -95,7 +138,7 @@ def run_cached(kind: str, key: str, fn: Callable[..., str], *args: Any, label: s
         pass
     fut = submit(fn, *args)
     wait([fut], label, budget_s)
-    return _cached_text(kind, key, _compute=fut.result)
+    return _store(kind, key, fut.result)
 
 
 def run_many_cached(kind: str, jobs: Sequence[tuple[str, Callable[..., str], tuple[Any, ...]]], label: str,
@@ -117,7 +160,7 @@ def run_many_cached(kind: str, jobs: Sequence[tuple[str, Callable[..., str], tup
                     _pool.clear()
                 out[i] = exc
             else:
-                out[i] = _cached_text(kind, jobs[i][0], _compute=fut.result)
+                out[i] = _store(kind, jobs[i][0], fut.result)
     return [o if o is not None else RuntimeError("not run") for o in out]
 
 

@@ -558,12 +558,23 @@ def test_price_figures_follow_the_iops_interval() -> None:
 
 
 def test_results_are_cached_by_scenario() -> None:
-    scenario = small(EXAMPLES / "mm1.yaml", **{"run.seed": 12345})
+    scenario = small(EXAMPLES / "mm1.yaml", **{"run.seed": 12345, "run.max_ios": 2_000_000, "run.max_wall_s": 30.0})
     assert runner.cached(scenario) is None
     first = runner.simulate_one(scenario)
+    assert first.validity == "precise"
     assert runner.cached(scenario) == first
     assert runner.simulate_one(scenario) == first
     assert runner.cached(with_overrides(scenario, {"run.seed": 12346})) is None
+
+
+def test_a_cut_short_result_is_never_cached_as_final() -> None:
+    # a budget of 3,000 I/Os cannot reach +-0.1%: the engine marks the run cut short
+    scenario = small(EXAMPLES / "mm1.yaml", **{"run.seed": 4242, "run.max_ios": 3_000, "run.target_rel_ci": 0.001})
+    first = runner.simulate_one(scenario)
+    assert first.validity == "cut_short"
+    assert runner.cached(scenario) is None  # asking again runs it again (with a larger budget it can improve)
+    assert runner.simulate_one(scenario).validity == "cut_short"
+    assert runner.cached(scenario) is None
 
 
 def test_the_latency_curve_spans_light_load_to_past_the_knee() -> None:

@@ -48,7 +48,7 @@ def _topology_words(t: dict[str, Any]) -> str:
         proto = "NVMe/FC" if t.get("protocol") == "nvme_fc" else "FCP"
         return f"{t.get('luns', 4)} {proto} LUNs of {t.get('storage_server', 'a storage server')}{on}"
     if kind == "exflash":
-        return f"{t.get('dimms', 4)} x {t.get('dimm', 'eXFlash DIMM')}{on}"
+        return f"{t.get('dimms', 4)} x {t.get('dimm', 'eXFlash')} DIMMs{on}"
     if kind == "zvm_edev":
         return f"z/VM EDEV on {t.get('drives', 1)} x {t.get('drive', 'NVMe')}, {t.get('aliases', 0)} HyperPAV aliases"
     return "textbook queueing network"

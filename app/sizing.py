@@ -55,6 +55,15 @@ def price_of(scenario: Scenario, result: Result | None = None, storage_server_sh
     return PriceFigures(cost, per, ci)
 
 
+def price_at_bound(scenario: Scenario, x_max_iops: float | None, storage_server_share: float = 1.0) -> float | None:
+    """$/KIOPS at the configuration's throughput bound (the fast path's Xmax): the figure the Plan page ranks by and the
+    Size page quotes beside its simulated $/KIOPS (None when unpriced or without a finite bound)."""
+    if x_max_iops is None or not math.isfinite(x_max_iops) or x_max_iops <= 0:
+        return None
+    price = price_of(scenario, None, storage_server_share)
+    return None if price is None else usd_per_kiops(price.total_usd, x_max_iops)
+
+
 # -- latency against load --------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -164,7 +173,10 @@ def des_scenarios(scenario: Scenario, x_max_iops: float | None) -> list[tuple[st
 
 
 def des_point(result: Result, label: str) -> dict[str, Any]:
-    """A DES result as a point of the hockey stick (IOPS and mean latency with their intervals)."""
+    """A DES result as a point of the hockey stick (IOPS, mean and p99 latency with their intervals, its validity)."""
+    from app.validity import validity_of
+
     return {"label": label, "iops": result.iops.value, "iops_lo": result.iops.ci95[0], "iops_hi": result.iops.ci95[1],
             "latency_mean_us": result.latency_mean_us.value, "lat_lo": result.latency_mean_us.ci95[0],
-            "lat_hi": result.latency_mean_us.ci95[1]}
+            "lat_hi": result.latency_mean_us.ci95[1], "latency_p99_us": result.latency_p99_us.value,
+            "p99_lo": result.latency_p99_us.ci95[0], "p99_hi": result.latency_p99_us.ci95[1], "validity": validity_of(result)}

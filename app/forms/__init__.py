@@ -32,6 +32,7 @@ from app.forms.draft import (
     draft,
     example_data,
     example_name,
+    example_names,
     get_path,
     set_draft,
     set_path,
@@ -51,6 +52,6 @@ __all__ = [
     "ATTACHMENTS", "COMMON_WORKLOAD_FIELDS", "CUSTOM_PRECISION", "CUSTOM_WORKLOAD", "DRAFT", "EXAMPLES", "FALLBACK_TOPOLOGIES",
     "LAYOUT_NAMES", "MEMORY", "MIRRORED", "PRECISIONS", "STACKS_BY_ATTACHMENT", "STACK_NAMES", "STARTING_POINTS", "STRIPED",
     "WORKLOAD_DEFAULTS", "FormBase", "ScenarioForm", "allowed_range", "apply_workload", "clear_widgets", "current_scenario",
-    "default_draft", "draft", "example_data", "example_name", "get_path", "matching_preset", "preset_picker", "set_draft",
+    "default_draft", "draft", "example_data", "example_name", "example_names", "get_path", "matching_preset", "preset_picker", "set_draft",
     "set_path", "starting_topology", "workload_summary",
 ]

@@ -8,6 +8,7 @@ from the library, a file or a preset.
 from __future__ import annotations
 
 import copy
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +92,17 @@ def example_name(kind: str) -> str:
     """The scenario name of the example an attachment starts from ("" if none)."""
     data = example_data(STARTING_POINTS.get(kind, ""))
     return str(data.get("name", "")) if data else ""
+
+
+@functools.lru_cache(maxsize=1)
+def example_names() -> frozenset[str]:
+    """The scenario names of every example file (a draft still named after one gets a generated name)."""
+    names = set()
+    for path in EXAMPLES.glob("*.yaml"):
+        data = example_data(path.name)
+        if data and data.get("name"):
+            names.add(str(data["name"]))
+    return frozenset(names)
 
 
 def default_draft() -> dict[str, Any]:

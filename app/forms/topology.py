@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import math
 from typing import Any
 
 import streamlit as st
@@ -17,7 +18,7 @@ from app.forms.draft import (
     STACKS_BY_ATTACHMENT,
     STRIPED,
     allowed_range,
-    example_name,
+    example_names,
     get_path,
     set_path,
     starting_topology,
@@ -31,11 +32,25 @@ class TopologySection(FormBase):
     """The scenario name and the attachment widgets of the Size form."""
 
     def name(self, where: DeltaGenerator) -> None:
-        """The scenario name; call it after ``topology()`` (into a container placed above) so a change of attachment can rename."""
+        """The scenario name: generated from the configuration (``app.naming.scenario_name``) unless the user typed one.
+
+        Call it after ``topology()`` and ``workload()`` (into a container placed above), so the generated name
+        follows every change. A name is the user's once it differs from the last generated one and from the
+        examples' names (a scenario opened from the library keeps its name).
+        """
+        from app.naming import scenario_name
+
         self.scope = "top"
         key = self._seed("name", str(self.data.get("name", "")))
-        self.data["name"] = where.text_input("Scenario name", key=key, placeholder="e.g. ACME Db2 on Power10",
-                                             help="Shown on the report and used when you save it to the library.")
+        auto_key = f"{self.prefix}.auto_name"
+        generated = scenario_name(self.data)
+        current = str(st.session_state[key] or "").strip()
+        if not current or current == st.session_state.get(auto_key) or current in example_names():
+            st.session_state[key] = generated
+        st.session_state[auto_key] = generated
+        self.data["name"] = where.text_input("Scenario name", key=key, placeholder=generated,
+                                             help="Generated from the configuration until you type your own; shown on the "
+                                                  "report and used when you save it to the library.")
         self._register(where, "name", "Scenario name")
 
     def topology(self, where: DeltaGenerator) -> str:
@@ -51,10 +66,6 @@ class TopologySection(FormBase):
         memory: dict[str, dict[str, Any]] = st.session_state.setdefault(f"{self.prefix}.{MEMORY}", {})
         if kind != current_kind:
             topo = copy.deepcopy(memory.get(kind) or starting_topology(kind))
-            if self.data.get("name") == example_name(str(current_kind)):
-                # still the name of the example it started from: name it after the new starting point
-                self.data["name"] = example_name(kind)
-                st.session_state[f"{self.prefix}:top:name"] = self.data["name"]
         self.data["topology"] = topo
         self.scope = kind
         if kind == "direct_nvme":
@@ -113,8 +124,11 @@ class TopologySection(FormBase):
         c1, c2 = where.columns(2)
         adapter = self.select(c1, "topology.adapter", "JBOF adapter / carrier", adapters,
                               format_func=lambda a: f"{a} (holds {cat.adapters[a].max_drives})")
+        self._enough_adapters(c2, adapter, cat)
         self.number(c2, "topology.adapters", "Adapters", DirectNvme, "adapters", default=1, integer=True,
                     help=f"An {adapter} holds {cat.adapters[adapter].max_drives} drive(s).")
+        if self.extras.get("adapters_added"):
+            c2.caption(self.extras["adapters_added"])
         more = where.expander("More: queues, chunk, mirror placement")
         if layout in MIRRORED:
             self.select(more, "topology.mirror_protection", "Mirror copies on different", ["drive", "planar", "bus"],
@@ -130,6 +144,20 @@ class TopologySection(FormBase):
         c1, c2 = more.columns(2)
         self.number(c1, "topology.nvme_queues.count", "NVMe queue pairs per drive", NvmeQueues, "count", default=32, integer=True)
         self.number(c2, "topology.nvme_queues.depth", "Entries per queue", NvmeQueues, "depth", default=1024, integer=True)
+
+    def _enough_adapters(self, where: DeltaGenerator, adapter: str, cat: Any) -> None:
+        """More drives than the adapters hold add adapters (as What-if does), before the Adapters field is drawn."""
+        drives = get_path(self.data, "topology.drives")
+        if not isinstance(drives, int) or drives < 1:
+            return
+        holds = cat.adapters[adapter].max_drives
+        needed = math.ceil(drives / holds)
+        key = self.key("topology.adapters")
+        current = st.session_state.get(key, get_path(self.data, "topology.adapters", 1))
+        if isinstance(current, int) and current < needed:
+            st.session_state[key] = needed
+            set_path(self.data, "topology.adapters", needed)
+            self.extras["adapters_added"] = f"Adapters raised to {needed}: {drives} drives, an {adapter} holds {holds}."
 
     def _san(self, where: DeltaGenerator, cat: Any) -> None:
         protocol = self.select(where, "topology.protocol", "Protocol", ["fcp", "nvme_fc"], default="fcp",

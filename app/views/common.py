@@ -22,9 +22,12 @@ def library() -> Library:
 
 
 def fmt(value: float, digits: int = 1) -> str:
+    """A figure for the page: thousands separated, never "nan" or "inf"."""
     a = abs(value)
     if a != a:
         return "-"
+    if a == float("inf"):
+        return "unbounded"
     if a >= 1e5:
         return f"{value:,.0f}"
     if a >= 100:

@@ -292,8 +292,8 @@ def test_the_peak_of_an_iostat_log_becomes_the_workload() -> None:
 
 def test_compare_defaults_to_the_seeds_nvme_against_ds8950f() -> None:
     at = start("compare")
-    assert at.selectbox(key="compare:source:0").value == "example:s1_linuxone_nvme_raid10.yaml"
-    assert at.selectbox(key="compare:source:1").value == "example:s1_linuxone_fcp_ds8950f.yaml"
+    assert at.selectbox(key="compare:source:0").value == "paper:s1_ycsb_nvme.yaml"
+    assert at.selectbox(key="compare:source:1").value == "paper:s1_ycsb_fcp.yaml"
     at.button(key="compare:run").click()
     at.run()
     clean(at)

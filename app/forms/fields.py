@@ -57,7 +57,8 @@ class FormBase:
 
     # -- widget kinds ------------------------------------------------------------------------
     def number(self, where: DeltaGenerator, path: str, label: str, model: type[BaseModel], field: str, *,
-               default: float, integer: bool, step: float | None = None, help: str = "", fmt: str | None = None) -> float | None:
+               default: float, integer: bool, step: float | None = None, help: str = "", fmt: str | None = None,
+               allowed: str | None = None) -> float | None:
         """A number field. The widget itself takes any number, so the model's range is what the user sees enforced."""
         value = get_path(self.data, path, default)
         if value is None:
@@ -71,7 +72,7 @@ class FormBase:
             st.session_state[key] = int(st.session_state[key])
         if not integer and not isinstance(st.session_state[key], float):
             st.session_state[key] = float(st.session_state[key])
-        allowed = allowed_range(model, field)
+        allowed = allowed if allowed is not None else allowed_range(model, field)
         tip = " ".join(x for x in (help, f"Allowed: {allowed}." if allowed else "") if x)
         if fmt is None and not integer and (step or 0) >= 1 and abs(default) >= 100:
             fmt = "%.0f"  # rates, budgets, microseconds: whole numbers read better than 600000.00
@@ -146,6 +147,9 @@ class FormBase:
             problems = format_validation_error(exc)
         except ScenarioFileError as exc:
             problems = list(exc.problems)
+        problems.extend(app_limits(self.data))
+        if problems:
+            scenario = None
         share = self.extras.get("storage_server_share")
         if share is not None and not (isinstance(share, int | float) and 0 < share <= 1):
             problems.append(("cost.storage_server_share", f"must be > 0 and <= 1, got {share}"))
@@ -154,9 +158,11 @@ class FormBase:
         return scenario, problems
 
     def show(self, problems: Sequence[tuple[str, str]]) -> None:
+        """Each problem under the widget of its field (its label in bold, the path after it); the rest on top, in words."""
         unplaced: list[tuple[str, str]] = []
         by_slot: dict[str, list[str]] = {}
         for path, message in problems:
+            message = tidy_message(message)
             target = path
             while target and target not in self.fields:
                 target = target.rpartition(".")[0]
@@ -166,9 +172,55 @@ class FormBase:
             by_slot.setdefault(target, []).append(f"**{path}**: {message}")
         for target, messages in by_slot.items():
             f = self.fields[target]
-            allowed = f"  \nAllowed: {f.allowed}." if f.allowed and not any("allowed" in m.lower() for m in messages) else ""
+            allowed = f"  \nAllowed: {f.allowed}." if f.allowed and not any("allowed" in m.lower() or "at most" in m.lower()
+                                                                           for m in messages) else ""
             f.slot.error("  \n".join(messages) + allowed, icon=":material/error:")
+        text = "  \n".join(f"**{field_words(p)}**: {m}" for p, m in unplaced)
         if unplaced and self.general is not None:
-            self.general.error("  \n".join(f"**{p}**: {m}" for p, m in unplaced), icon=":material/error:")
+            self.general.error(text, icon=":material/error:")
         elif unplaced:
-            st.error("  \n".join(f"**{p}**: {m}" for p, m in unplaced), icon=":material/error:")
+            st.error(text, icon=":material/error:")
+
+
+MIN_BLOCK_KIB = 0.5
+"""The smallest I/O a host issues: one 512-byte sector (the models accept any size > 0)."""
+
+FIELD_WORDS = {
+    "run.max_ios": "Precision: budget of I/Os", "run.max_wall_s": "Precision: time budget (s)",
+    "run.warmup_ios": "Precision: warm-up I/Os", "run.target_rel_ci": "Precision: target ±", "run.seed": "Seed",
+    "run": "Precision", "workload": "Workload", "topology": "Platform and attachment",
+}
+"""Fields the form does not show as such, in the words of the widget that sets them."""
+
+
+def field_words(path: str) -> str:
+    """A field path as the user knows it (the widget that sets it), the path itself when nothing closer exists."""
+    node = path
+    while node:
+        if node in FIELD_WORDS:
+            return FIELD_WORDS[path] if path in FIELD_WORDS else f"{FIELD_WORDS[node]} ({path.removeprefix(node + '.')})"
+        node = node.rpartition(".")[0]
+    return path
+
+
+def tidy_message(message: str) -> str:
+    """A validation message read aloud: no doubled words ("at at"), no "1 namespaces"."""
+    import re
+
+    message = re.sub(r"\b(\w+) \1\b", r"\1", message)
+    return re.sub(r"\b1 (namespace|drive|adapter|member)s\b", r"1 \1", message)
+
+
+def app_limits(data: dict[str, Any]) -> list[tuple[str, str]]:
+    """Limits the app adds to the models' own: a block is at least one 512-byte sector."""
+    problems = []
+    wl = data.get("workload") if isinstance(data.get("workload"), dict) else None
+    if wl is not None:
+        size = wl.get("block_size_kib")
+        if not wl.get("sizes") and isinstance(size, int | float) and 0 < size < MIN_BLOCK_KIB:
+            problems.append(("workload.block_size_kib", f"at least {MIN_BLOCK_KIB:g} KiB (one 512-byte sector), got {size:g}"))
+        for i, row in enumerate(wl.get("sizes") or []):
+            kib = row.get("kib") if isinstance(row, dict) else None
+            if isinstance(kib, int | float) and 0 < kib < MIN_BLOCK_KIB:
+                problems.append((f"workload.sizes.{i}.kib", f"at least {MIN_BLOCK_KIB:g} KiB (one 512-byte sector), got {kib:g}"))
+    return problems

@@ -117,7 +117,8 @@ class TopologySection(FormBase):
         c1, c2 = where.columns(2)
         self.number(c1, "topology.drives", "Drives", DirectNvme, "drives", default=4, integer=True)
         self.number(c2, "topology.namespaces.per_drive", "Namespaces per drive", Namespaces, "per_drive", default=1, integer=True,
-                    help=f"{drive} supports up to {spec.max_namespaces} namespaces.")
+                    help="Namespaces split each drive into volumes of their own.",
+                    allowed=f"1 .. {spec.max_namespaces:,} for the {drive}")
         layout = self.select(where, "topology.layout", "Layout", list(LAYOUT_NAMES), default="raid10",
                              format_func=lambda x: LAYOUT_NAMES[x])
         adapters = list(cat.adapters)

@@ -398,14 +398,26 @@ def test_plan_finds_the_cheapest_configuration_within_budget() -> None:
     assert number(shown["Usable capacity"]) >= 6
     ranked = at.dataframe[0].value
     assert list(ranked["cost $"]) == sorted(ranked["cost $"])
-    assert ranked["verified"].iloc[0] == "DES"
+    assert ranked["verified"].iloc[0].startswith("DES ")  # with its validity badge
     winner = ranked["configuration"].iloc[0]
+    at_bound = shown["$ per KIOPS (at its bound)"]
     at.button(key="plan:open").click()
     at.run()
     clean(at)
     assert at.title[0].value == "Size a configuration"
     draft = Scenario.model_validate(at.session_state["size.draft"])
     assert draft.topology.kind == "direct_nvme" and draft.topology.drives == int(winner.split(" x ")[0])
+    # the Size page quotes the same $/KIOPS at the bound for the same configuration (one function computes both)
+    estimate = next(c.value for c in at.caption if "Fast-path estimate" in c.value)
+    assert f"{at_bound} per KIOPS at that bound" in estimate
+
+
+def test_plan_rejects_an_empty_name() -> None:
+    at = start("plan")
+    at.text_input(key="plan:req:name").set_value("   ").run()
+    clean(at)
+    assert "give the plan a name" in errors(at)
+    assert at.button(key="plan:run").disabled
 
 
 def test_plan_shows_invalid_requirements_under_their_fields() -> None:

@@ -162,3 +162,11 @@ def sweep_heatmap(frame: Any, x: str, y: str, metric: str, metric_label: str) ->
     fig.update_layout(xaxis_title=x, yaxis_title=y, height=460, title=f"{metric_label} over {x} and {y}",
                       xaxis_type="category", yaxis_type="category", margin={"l": 10, "r": 10, "t": 40, "b": 40})
     return fig
+
+
+def number_columns(*names: str) -> dict[str, Any]:
+    """``st.dataframe`` column settings that show figures whole, with thousands separators (803,103.3), never clipped
+    to their trailing digits as a bare float in a narrow column is."""
+    import streamlit as st
+
+    return {n: st.column_config.NumberColumn(n, format="localized", width="medium") for n in names}

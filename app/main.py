@@ -17,12 +17,14 @@ from app.views.common import PAGE_SCRIPTS
 st.set_page_config(page_title="flashplan", page_icon=":material/storage:", layout="wide")
 
 PAGES = [
-    st.Page(PAGE_SCRIPTS["size"], title="Size", icon=":material/speed:", url_path="size", default=True),
+    st.Page(PAGE_SCRIPTS["size"], title="Size", icon=":material/speed:", url_path="sizing", default=True),
     st.Page(PAGE_SCRIPTS["compare"], title="Compare", icon=":material/compare_arrows:", url_path="compare"),
     st.Page(PAGE_SCRIPTS["what-if"], title="What-if", icon=":material/ssid_chart:", url_path="what-if"),
     st.Page(PAGE_SCRIPTS["plan"], title="Plan", icon=":material/checklist:", url_path="plan"),
     st.Page(PAGE_SCRIPTS["calibration"], title="Calibration", icon=":material/target:", url_path="calibration"),
     st.Page(PAGE_SCRIPTS["library"], title="Scenario library", icon=":material/folder_open:", url_path="library"),
+    # the default page is served at "/", so /size needs a page of its own: the same script, not listed twice
+    st.Page(PAGE_SCRIPTS["size"], title="Size", icon=":material/speed:", url_path="size", visibility="hidden"),
 ]
 
 page = st.navigation(PAGES)

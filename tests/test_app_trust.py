@@ -276,3 +276,16 @@ def test_identical_configurations_have_the_same_price_performance() -> None:
             "compared_base_cost_usd": 5_000.0}
     sentence = price_performance_sentence(base, same, False)
     assert "the same price-performance" in sentence and "0% better" not in sentence and "1x lower" not in sentence
+
+
+def test_the_calibration_table_shows_large_predictions_whole() -> None:
+    from tests.test_app import page_script
+
+    script = ("from pathlib import Path\nfrom app.views import calibration\n"
+              f"calibration.render(results_path=Path({str(ROOT / 'calibration' / 'results' / 'latest.json')!r}))")
+    at = page_script(script)
+    records = at.dataframe[1]
+    assert records.value["predicted"].max() > 100_000  # e.g. 803,103 IOPS
+    columns = json.loads(records.proto.columns)
+    assert columns["predicted"]["type_config"]["format"] == "localized"  # "803,103.3", not a clipped "03103.3328"
+    assert columns["measured"]["type_config"]["format"] == "localized"

@@ -190,6 +190,18 @@ def test_a_fio_measurement_becomes_the_baseline_with_its_gap() -> None:
     assert iops["gap"] == f"{iops['predicted'] / iops['measured'] - 1:+.1%}"
     assert "latency mean" in set(table["figure"])
     assert workload_data(job.workload)["kind"] == at.session_state["size.draft"]["workload"]["kind"]
+    # the report carries it
+    from app.runner import simulate_one
+    from app.views.size import build_report
+
+    html = build_report(scenario, simulate_one(scenario), baseline=Baseline.from_dict(at.session_state[BASELINE]))
+    assert "Baseline: measured against predicted" in html and f"{job.measured['iops']:,.0f}" in html
+    # and What-if starts from it
+    at.switch_page("page_scripts/whatif.py").run()
+    clean(at)
+    assert at.selectbox(key="whatif:source").value == "baseline"
+    line = next(str(i.value) for i in at.info if str(i.value).startswith("Baseline:"))
+    assert "Model against measurement: IOPS" in line and "starts from this base model" in line
 
 
 # -- 7. words, markup, small defects ----------------------------------------------------------------
@@ -289,3 +301,24 @@ def test_the_calibration_table_shows_large_predictions_whole() -> None:
     columns = json.loads(records.proto.columns)
     assert columns["predicted"]["type_config"]["format"] == "localized"  # "803,103.3", not a clipped "03103.3328"
     assert columns["measured"]["type_config"]["format"] == "localized"
+
+
+def test_messages_read_as_the_user_sees_the_form() -> None:
+    from app.forms.fields import field_words, tidy_message
+    from sim.importers import MeasurementFileError
+    from sim.importers.fio import parse_fio
+
+    with pytest.raises(MeasurementFileError) as caught:
+        parse_fio(b'{"fio version": "fio-3.35", "jobs": [{"jobname": "trunc', origin="cut.json")
+    (_, message), *_ = caught.value.problems
+    assert "at at" not in tidy_message(message)  # json's "Unterminated string starting at" + " at line ..."
+    assert field_words("run.max_ios") == "Precision: budget of I/Os"
+    # a draft whose hidden run settings are wrong: the error names the Precision widget, not a bare YAML path
+    data = example("s1_linuxone_nvme_raid10.yaml")
+    data["run"]["warmup_ios"] = -1
+    at = open_size_with(data)
+    said = errors(at)
+    assert "**Precision: warm-up I/Os**" in said and "**run.warmup_ios**" not in said
+    data["run"] = {**data["run"], "warmup_ios": 1_000, "max_ios": 10}  # a custom budget: its widget is shown, and named
+    at = open_size_with(data)
+    assert "**Budget (I/Os)** (run.max_ios)" in errors(at)

@@ -169,7 +169,8 @@ class FormBase:
             if not target:
                 unplaced.append((path, message))
                 continue
-            by_slot.setdefault(target, []).append(f"**{path}**: {message}")
+            label = self.fields[target].label
+            by_slot.setdefault(target, []).append(f"**{label}** ({path}): {message}" if label else f"**{path}**: {message}")
         for target, messages in by_slot.items():
             f = self.fields[target]
             allowed = f"  \nAllowed: {f.allowed}." if f.allowed and not any("allowed" in m.lower() or "at most" in m.lower()

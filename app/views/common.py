@@ -71,6 +71,9 @@ def result_table(result: Result) -> list[dict[str, Any]]:
 # -- where a scenario comes from (Compare, What-if) --------------------------------------------
 
 SIZE_SOURCE = "size"
+BASELINE_SOURCE = "baseline"
+BASELINE_KEY = "size.baseline"
+"""Where the Size page keeps the baseline (a measurement with its system: ``app.baseline.Baseline.as_dict``)."""
 
 
 @st.cache_data(show_spinner=False)
@@ -111,6 +114,9 @@ def scenario_sources() -> dict[str, str]:
     data = draft()
     name = data.get("name") or scenario_name(data)
     out = {SIZE_SOURCE: f"Size page: {name}"}
+    base = st.session_state.get(BASELINE_KEY)
+    if base:
+        out[BASELINE_SOURCE] = f"Baseline: {base['source']} on its measured system"
     out.update(PAPER_SETUPS)
     out.update({f"example:{f}": f"Example: {n}" for f, n in example_names().items()})
     try:
@@ -131,6 +137,10 @@ def load_source(source: str) -> tuple[Any, list[tuple[str, str]]]:
     try:
         if source == SIZE_SOURCE:
             return scenario_from_data(draft()), []
+        if source == BASELINE_SOURCE and st.session_state.get(BASELINE_KEY):
+            from app.baseline import Baseline
+
+            return Baseline.from_dict(st.session_state[BASELINE_KEY]).scenario, []
         if source.startswith("example:"):
             return load_scenario(EXAMPLES / source.split(":", 1)[1]), []
         if source in PAPER_SETUPS:

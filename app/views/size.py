@@ -23,7 +23,7 @@ from app.naming import display_name, plain
 from app.report import sizing_report
 from app.sizing import PriceFigures, des_point, des_scenarios, fast_curve, price_at_bound, price_of
 from app.validity import Overload, badge, is_final, note_of, overload, validity_of, with_overload
-from app.views.common import fmt, library, metric, result_table, show_problems
+from app.views.common import BASELINE_KEY, fmt, library, metric, result_table, show_problems
 from app.words import component_words, limiting_sentence
 from models.placement import check_placement
 from models.result import Result
@@ -32,7 +32,7 @@ from models.topology import DirectNvme
 
 SIZED = "size.sized"
 SHARE = "size.share"
-BASELINE = "size.baseline"
+BASELINE = BASELINE_KEY
 MAX_IMPORT_MB = 5
 
 

@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 from app import charts, forms, jobs, runner
 from app.validity import badge, is_final
-from app.views.common import SIZE_SOURCE, load_source, scenario_sources, show_problems
+from app.views.common import BASELINE_KEY, BASELINE_SOURCE, SIZE_SOURCE, load_source, scenario_sources, show_problems
 from models.catalog import lookup
 from models.cost import CostError, capex, usd_per_kiops
 from models.scenario import Scenario, ScenarioFileError, format_validation_error, with_overrides
@@ -219,15 +219,31 @@ def best_point(frame: pd.DataFrame, metric: str, higher_is_better: bool) -> dict
     return dict(row)
 
 
+def show_baseline_line(base: Scenario) -> None:
+    """The base model's match to its measurement, when it has been simulated (cached) on the Size page."""
+    from app.baseline import Baseline, comparison_rows, gap_sentence
+
+    baseline = Baseline.from_dict(st.session_state[BASELINE_KEY])
+    result = runner.cached(base)
+    measured = ", ".join(f"{k.replace('_us', '').replace('_', ' ')} {v:,.1f}" for k, v in baseline.measured.items()
+                         if k in ("iops", "latency_mean_us", "latency_p99_us"))
+    line = f"Baseline: {baseline.source} measured {measured}."
+    if result is not None:
+        line += " " + gap_sentence(comparison_rows(baseline.measured, result)) + "."
+    st.info(line + " The sweep below starts from this base model.", icon=":material/straighten:")
+
+
 def render() -> None:
     st.title("What-if")
     st.caption("Sweep one or two parameters of a configuration. The fast path answers at once; the simulation gives every "
                "point its confidence interval.")
     sources = scenario_sources()
     if st.session_state.get("whatif:source") not in sources:
-        st.session_state["whatif:source"] = SIZE_SOURCE
+        st.session_state["whatif:source"] = BASELINE_SOURCE if BASELINE_SOURCE in sources else SIZE_SOURCE
     source = st.selectbox("Configuration", list(sources), key="whatif:source", format_func=lambda k: sources[k])
     base, problems = load_source(source)
+    if source == BASELINE_SOURCE and base is not None:
+        show_baseline_line(base)
     if base is None:
         show_problems(problems)
         st.caption("Fix the configuration on the Size page, or pick another one.")

@@ -136,7 +136,7 @@ def test_invalid_input_names_the_field_and_the_allowed_range() -> None:
     at.number_input(key="size:direct_nvme:topology.drives").set_value(4)
     at.number_input(key="size:direct_nvme:topology.namespaces.per_drive").set_value(2)
     at.run()
-    assert "topology.namespaces.per_drive" in errors(at) and "at most 1 namespaces" in errors(at)
+    assert "topology.namespaces.per_drive" in errors(at) and "at most 1 namespace," in errors(at)
     at.number_input(key="size:direct_nvme:topology.namespaces.per_drive").set_value(1)
     at.number_input(key="size:workload.closed:workload.queue_depth").set_value(0)
     at.run()

@@ -189,19 +189,14 @@ MIN_BLOCK_KIB = 0.5
 FIELD_WORDS = {
     "run.max_ios": "Precision: budget of I/Os", "run.max_wall_s": "Precision: time budget (s)",
     "run.warmup_ios": "Precision: warm-up I/Os", "run.target_rel_ci": "Precision: target ±", "run.seed": "Seed",
-    "run": "Precision", "workload": "Workload", "topology": "Platform and attachment",
+    "run.batch_ios": "Precision: I/Os per batch", "run.min_batches": "Precision: batches",
 }
-"""Fields the form does not show as such, in the words of the widget that sets them."""
+"""Fields the Size form sets without a widget of their own, in the words of the widget that sets them."""
 
 
 def field_words(path: str) -> str:
-    """A field path as the user knows it (the widget that sets it), the path itself when nothing closer exists."""
-    node = path
-    while node:
-        if node in FIELD_WORDS:
-            return FIELD_WORDS[path] if path in FIELD_WORDS else f"{FIELD_WORDS[node]} ({path.removeprefix(node + '.')})"
-        node = node.rpartition(".")[0]
-    return path
+    """A field path as the user knows it (the widget that sets it); the path itself otherwise (e.g. in an imported file)."""
+    return FIELD_WORDS.get(path, path)
 
 
 def tidy_message(message: str) -> str:

@@ -21,8 +21,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from app import forms, runner
-from app.naming import scenario_name
 from app.library import Library, LibraryError, export_scenario, parse_scenario_file
+from app.naming import scenario_name
 from app.sizing import curve_factors, des_scenarios, fast_curve, load_knob, price_of
 from app.views.calibration import quick_chunks
 from app.views.compare import price_performance_sentence

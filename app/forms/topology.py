@@ -155,9 +155,12 @@ class TopologySection(FormBase):
         needed = math.ceil(drives / holds)
         key = self.key("topology.adapters")
         current = st.session_state.get(key, get_path(self.data, "topology.adapters", 1))
+        raised = st.session_state.setdefault(f"{self.prefix}.adapters_raised", {})
         if isinstance(current, int) and current < needed:
             st.session_state[key] = needed
             set_path(self.data, "topology.adapters", needed)
+            raised[(drives, adapter)] = needed
+        if raised.get((drives, adapter)) == st.session_state.get(key):
             self.extras["adapters_added"] = f"Adapters raised to {needed}: {drives} drives, an {adapter} holds {holds}."
 
     def _san(self, where: DeltaGenerator, cat: Any) -> None:

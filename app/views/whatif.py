@@ -31,6 +31,7 @@ MAX_DES_POINTS = 48
 MAX_FAST_POINTS = 400
 MAX_VALUES = 16
 FAST = "Fast path (queueing model, instant)"
+OWN_PRECISION = "As set for the configuration (its run settings)"
 DES = "Simulation (DES, with 95% CIs)"
 
 
@@ -278,7 +279,9 @@ def render() -> None:
         values[second] = v2
     c1, c2 = st.columns(2)
     solver = c1.radio("Solver", [FAST, DES], key="whatif:solver", horizontal=True)
-    precision = c2.selectbox("Simulation precision", list(forms.PRECISIONS), key="whatif:precision", disabled=solver == FAST)
+    precision = c2.selectbox("Simulation precision", [*forms.PRECISIONS, OWN_PRECISION], key="whatif:precision",
+                             disabled=solver == FAST, help="Each point stops at this precision or its budget; a point that hits "
+                                                           "its budget first is marked cut short.")
     if bad:
         return
     points = grid(values)
@@ -292,7 +295,7 @@ def render() -> None:
         shown = refused[:6]
         st.warning("Some points are not valid configurations and are left out:  \n" +
                    "  \n".join(f"**{f}**: {m}" for f, m in shown) + (f"  \n... and {len(refused) - len(shown)} more" if len(refused) > 6 else ""))
-    if solver == DES:
+    if solver == DES and precision in forms.PRECISIONS:
         base = with_overrides(base, {f"run.{k}": v for k, v in forms.PRECISIONS[precision].items()})
     request = json.dumps({"base": runner.scenario_key(base), "values": values, "solver": solver}, sort_keys=True)
     if st.button("Run the sweep", type="primary", key="whatif:run", icon=":material/play_arrow:"):

@@ -88,7 +88,8 @@ def _price_rows(price: PriceFigures) -> tuple[str, list[str]]:
 def sizing_report(scenario: Scenario, result: Result, *, price: PriceFigures | None = None,
                   figures: Sequence[go.Figure] = (), calibration: Sequence[dict[str, Any]] = (),
                   calibration_note: str = "", workload_text: str = "", generated: datetime | None = None,
-                  baseline_rows: Sequence[dict[str, Any]] | None = None, baseline_source: str = "") -> str:
+                  baseline_rows: Sequence[dict[str, Any]] | None = None, baseline_source: str = "",
+                  warnings: Sequence[str] = ()) -> str:
     """The report as one HTML document (see the module docstring for what it holds).
 
     ``calibration`` rows are ``app.calibration_data.system_summary`` rows (``calibration.report.summary``)
@@ -131,6 +132,8 @@ def sizing_report(scenario: Scenario, result: Result, *, price: PriceFigures | N
                              for r in baseline_rows], numeric=(1, 2, 3, 4)))
 
     parts.append("<h2>Configuration</h2>")
+    for warning in warnings:
+        parts.append(f"<p><b>Warning:</b> {_e(warning)}</p>")
     topo = scenario.topology.model_dump(mode="json", exclude_none=True)
     parts.append(_table(("setting", "value"), [(k, v) for k, v in _flatten(topo)]))
     parts.append("<h2>Workload</h2>")

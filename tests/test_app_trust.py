@@ -159,6 +159,11 @@ def test_raid5_over_namespaces_of_one_drive_is_not_shown_as_protected() -> None:
     clean(at)
     shown = metrics(at)
     assert shown["Usable capacity (protected)"] == f"{placement.usable_tb_protected:,.2f} TB"
+    from app.runner import simulate_one
+    from app.views.size import build_report
+
+    scenario = Scenario.model_validate(data)
+    assert "one drive failure takes out 4 members" in build_report(scenario, simulate_one(scenario))
 
 
 # -- 5. baseline ---------------------------------------------------------------------------------
@@ -322,3 +327,29 @@ def test_messages_read_as_the_user_sees_the_form() -> None:
     data["run"] = {**data["run"], "warmup_ios": 1_000, "max_ios": 10}  # a custom budget: its widget is shown, and named
     at = open_size_with(data)
     assert "**Budget (I/Os)** (run.max_ios)" in errors(at)
+
+
+def test_a_result_saved_before_validity_existed_still_opens(tmp_path: Path) -> None:
+    import os
+    import sqlite3
+
+    from app.library import Library
+
+    url = os.environ["FLASHPLAN_DB_URL"]
+    scenario = load_scenario(EXAMPLES / "s3_exflash_4dimms.yaml", {f"run.{k}": v for k, v in SMALL_RUN.items()})
+    from app.runner import simulate_one
+
+    result = simulate_one(scenario)
+    lib = Library(url)
+    sid = lib.save_scenario("Old option", scenario)
+    lib.save_result(sid, result, label="saved last year")
+    legacy = json.loads(result.model_dump_json())
+    del legacy["validity"], legacy["validity_note"]
+    with sqlite3.connect(url.removeprefix("sqlite:///")) as db:
+        db.execute("UPDATE results SET data = ?", (json.dumps(legacy),))
+    at = start("scenarios")
+    at.toggle(key="library:show_result").set_value(True).run()
+    clean(at)
+    shown = texts(at)
+    assert "? unknown" in shown and "saved before flashplan recorded" in shown
+    assert metrics(at)["$ per KIOPS"] == "-"

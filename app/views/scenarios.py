@@ -113,13 +113,33 @@ def saved() -> None:
             from app.views.size import show_sizing
 
             try:
-                result = lib.get_result(rid)
+                result = saved_result(lib, rid)
             except LibraryError as exc:
                 show_problems(exc.problems)
             else:
                 st.caption(f"Saved result: {fmt(result.iops.value)} IOPS. It was simulated when saved; open the scenario on the Size "
                            "page to run it again.")
                 show_sizing(result.scenario, result, key="library:sizing", allow_save=False)
+
+
+def saved_result(lib: Any, result_id: int) -> Any:
+    """A saved Result; one saved before ``Result.validity`` existed loads too, as validity unknown (never as precise).
+
+    Stopgap at the call site: ``Library.get_result`` (app/library.py) should read with ``app.validity.result_from_json``.
+    """
+    try:
+        return lib.get_result(result_id)
+    except LibraryError as exc:
+        if not any(path == "validity" for path, _ in exc.problems):
+            raise
+    from app.library import StoredResult
+    from app.validity import result_from_json
+
+    with lib._session() as s:
+        row = s.get(StoredResult, result_id)
+        if row is None:
+            raise LibraryError([("result", f"no saved result with id {result_id}")])
+        return result_from_json(row.data)
 
 
 def import_files() -> None:

@@ -98,9 +98,11 @@ def build_report(scenario: Scenario, result: Result, share: float = 1.0, extra: 
     fig_curve, _ = hockey_stick(scenario, result, extra or [])
     summary, note = calibration_for(scenario.topology.kind)
     base_rows = comparison_rows(baseline.measured, result) if baseline is not None else None
+    placement = check_placement(scenario.topology) if isinstance(scenario.topology, DirectNvme) else None
     return sizing_report(scenario, result, price=price, figures=[fig_util, fig_curve], calibration=summary,
                          calibration_note=note, workload_text=forms.workload_summary(scenario.workload.model_dump(mode="json")),
-                         baseline_rows=base_rows, baseline_source=baseline.source if baseline else "")
+                         baseline_rows=base_rows, baseline_source=baseline.source if baseline else "",
+                         warnings=[placement.warning()] if placement is not None and not placement.delivered else [])
 
 
 def _price_metrics(cols: Sequence[Any], price: PriceFigures | None, result: Result, scenario: Scenario) -> None:
@@ -141,8 +143,8 @@ def show_sizing(scenario: Scenario, result: Result, share: float = 1.0, key: str
     validity = validity_of(result)
     if is_final(validity):
         st.caption(f"{badge(validity)}: the run reached its precision target (±{scenario.run.target_rel_ci:.0%}).")
-    elif validity == "cut_short":
-        st.warning(f"{badge(validity)}: {note_of(result)}.", icon=":material/warning:")
+    elif validity in ("cut_short", "unknown"):
+        st.warning(f"{badge(validity)}: {note_of(result)}; no price-performance is given.", icon=":material/warning:")
     else:
         st.error(f"{badge(validity)}: {note_of(result)}. The figures below only say how long the run lasted; no "
                  "price-performance is given.", icon=":material/error:")

@@ -61,6 +61,13 @@ def hockey_stick_chart(curve: Sequence[dict[str, Any]], des_points: Sequence[dic
             name="fast path (queueing model)", line={"color": FAST_PATH}, marker={"size": 5},
             text=[str(r.get("load", "")) for r in stable], hovertemplate="%{text}<br>%{x:,.0f} IOPS, %{y:,.1f} us<extra></extra>",
         ))
+    tail = [r for r in stable if math.isfinite(r.get("latency_p99_estimate_us", math.nan))]
+    if tail:
+        fig.add_trace(go.Scatter(
+            x=[r["iops"] for r in tail], y=[r["latency_p99_estimate_us"] for r in tail], mode="lines",
+            name="fast path p99 (screening estimate)", line={"color": P99, "dash": "dash"},
+            text=[str(r.get("load", "")) for r in tail], hovertemplate="%{text}<br>%{x:,.0f} IOPS, p99 ~%{y:,.1f} us<extra></extra>",
+        ))
     for validity in ("precise", "cut_short", "unstable", "unknown"):
         pts = [p for p in des_points if p.get("validity", "precise") == validity]
         if not pts:

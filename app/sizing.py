@@ -108,6 +108,16 @@ def _fast(scenario: Scenario) -> Any:
     return evaluate(scenario)
 
 
+def _p99_estimate(fast: Any) -> float:
+    """The planner's screening estimate of p99 from the fast path (``sim.planner.p99_estimate_us``); nan if it has none."""
+    try:
+        from sim.planner import p99_estimate_us
+
+        return float(p99_estimate_us(fast))
+    except Exception:
+        return math.nan
+
+
 def curve_factors(scenario: Scenario, fast: Any, points: int = CURVE_POINTS) -> list[float]:
     """Load factors (x the current load) from light load to past the knee; 1.0 (the sized point) is always one."""
     wl = scenario.workload
@@ -129,7 +139,8 @@ def curve_factors(scenario: Scenario, fast: Any, points: int = CURVE_POINTS) -> 
 
 
 def fast_curve(scenario: Scenario, points: int = CURVE_POINTS) -> tuple[list[dict[str, Any]], Any]:
-    """The fast path at each load level: rows of ``load``, ``factor``, ``iops``, ``latency_mean_us``, ``stable``.
+    """The fast path at each load level: rows of ``load``, ``factor``, ``iops``, ``latency_mean_us``,
+    ``latency_p99_estimate_us`` (a screening estimate), ``stable``.
 
     Returns the rows and the fast-path answer at the sized load (for its throughput bound).
     """
@@ -143,7 +154,8 @@ def fast_curve(scenario: Scenario, points: int = CURVE_POINTS) -> tuple[list[dic
         except Exception:  # a level the models refuse (e.g. above a limit) is left out of the curve
             continue
         rows.append({"load": knob.describe(overrides), "factor": factor, "iops": fr.iops,
-                     "latency_mean_us": fr.latency_mean_us, "stable": bool(fr.stable), "bottleneck": fr.bottleneck})
+                     "latency_mean_us": fr.latency_mean_us, "latency_p99_estimate_us": _p99_estimate(fr),
+                     "stable": bool(fr.stable), "bottleneck": fr.bottleneck})
     return rows, base
 
 

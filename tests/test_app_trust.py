@@ -81,6 +81,8 @@ def test_a_cut_short_sizing_is_marked_and_gets_no_price_performance() -> None:
     curve = figures(at)[1]
     des = [t for t in curve["data"] if t["name"].startswith("simulation")]
     assert des and all("open" in t["marker"]["symbol"] for t in des)  # hollow: not a final point
+    names = [t["name"] for t in curve["data"]]
+    assert any("simulation p99" in n for n in names) and any("fast path p99" in n for n in names)  # p99 beside the mean
 
 
 def test_unstable_and_legacy_results_are_not_final_anywhere() -> None:

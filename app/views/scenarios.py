@@ -15,6 +15,7 @@ import streamlit as st
 
 from app import forms
 from app.library import LibraryError, export_scenario, parse_scenario_file
+from app.naming import plain
 from app.views.common import fmt, go_to, library, show_problems
 from models.scenario import MAX_SCENARIO_BYTES, Scenario, ScenarioFileError
 
@@ -49,7 +50,7 @@ def save_to_library(name: str, scenario: Scenario, slot: Any, **options: Any) ->
     except LibraryError as exc:
         show_problems(exc.problems, slot)
     else:
-        slot.success(f"Saved '{clean}'.")
+        slot.success(f"Saved '{plain(clean)}'.")
 
 
 def saved() -> None:
@@ -155,7 +156,7 @@ def import_files() -> None:
         show_problems(exc.problems)
         return
     name = scenario.name or Path(upload.name).stem
-    st.success(f"{upload.name}: a valid {forms.ATTACHMENTS.get(scenario.topology.kind, scenario.topology.kind).split(' (')[0]} scenario.")
+    st.success(f"{plain(upload.name)}: a valid {forms.ATTACHMENTS.get(scenario.topology.kind, scenario.topology.kind).split(' (')[0]} scenario.")
     c1, c2 = st.columns(2)
     if c1.button("Open on the Size page", key="library:import_open", icon=":material/open_in_new:"):
         _open_in_size(scenario.model_copy(update={"name": name}))

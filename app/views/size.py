@@ -223,8 +223,8 @@ def _save_box(scenario: Scenario, result: Result, key: str) -> None:
             show_problems(exc.problems, slot)
         else:
             saved = " ".join(name.split())
-            slot.success(f"Saved as '{saved}'. Open it from the Scenario library.")
-            st.toast(f"Saved '{saved}' to the library", icon=":material/save:")
+            slot.success(f"Saved as '{plain(saved)}'. Open it from the Scenario library.")
+            st.toast(f"Saved '{plain(saved)}' to the library", icon=":material/save:")
 
 
 def import_measured_workload(where: Any) -> None:

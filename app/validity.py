@@ -60,10 +60,13 @@ def note_of(result: Result) -> str:
     if v == PRECISE:
         return ""
     if v == CUT_SHORT:
-        m = result.iops
-        width = f"IOPS 95% CI ±{m.rel_half_width:.0%}" if m.has_ci else "no confidence interval"
-        return (f"cut short after {result.simulated_ios:,} I/Os ({width}, target ±{result.scenario.run.target_rel_ci:.0%}): "
-                "the figures are indicative only; run it with a larger budget (Precision) for a final answer")
+        widest = max((getattr(result, k) for k in ("iops", "latency_mean_us", "latency_p99_us")),
+                     key=lambda m: m.rel_half_width if m.has_ci else float("inf"))
+        width = f"widest 95% CI ±{widest.rel_half_width:.0%}" if widest.has_ci else "a confidence interval still unknown"
+        why = f" ({result.validity_note})" if result.validity_note else ""
+        return (f"cut short after {result.simulated_ios:,} I/Os{why}, {width} against a target of "
+                f"±{result.scenario.run.target_rel_ci:.0%}: the figures are indicative only; run it with a larger budget "
+                "(Precision) for a final answer")
     return result.validity_note or v
 
 

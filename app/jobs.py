@@ -12,6 +12,14 @@ import json
 from models.scenario import Scenario
 
 
+def warm() -> str:
+    """Worker: import the engine and the fast path, so the first sizing does not wait for a cold worker."""
+    import sim.analytic
+    import sim.engine  # noqa: F401
+
+    return "ok"
+
+
 def simulate_json(scenario_json: str) -> str:
     """Worker: simulate a scenario given as JSON, return the Result as JSON."""
     from sim.engine import simulate

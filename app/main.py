@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from app import runner
 from app.views.common import PAGE_SCRIPTS
 
 st.set_page_config(page_title="flashplan", page_icon=":material/storage:", layout="wide")
@@ -28,6 +29,8 @@ PAGES = [
 ]
 
 page = st.navigation(PAGES)
+if __name__ == "__main__":  # not when a spawned worker re-imports this script as __mp_main__
+    runner.warm_pool()
 with st.sidebar:
     st.caption("flashplan: discrete-event simulation of the flash I/O path, with a queueing-model fast path. "
                "Prices are catalog list-price assumptions.")

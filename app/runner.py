@@ -49,6 +49,20 @@ def _pool() -> ProcessPoolExecutor:
     return ProcessPoolExecutor(max_workers=pool_workers(), mp_context=multiprocessing.get_context("spawn"))
 
 
+@st.cache_resource(show_spinner=False)
+def warm_pool() -> bool:
+    """Start the worker processes and import the engine in each, once per server, without waiting for them.
+
+    A spawned worker takes seconds to import the engine; started when the app first opens, the
+    workers are ready by the time someone presses Size it (measured: 15.9 s cold, 7.2 s warm).
+    """
+    from app.jobs import warm
+
+    for _ in range(pool_workers()):
+        submit(warm)
+    return True
+
+
 def submit(fn: Callable[..., Any], *args: Any) -> Future[Any]:
     """Run ``fn(*args)`` in a worker process (``fn`` must be importable: a module-level function)."""
     try:

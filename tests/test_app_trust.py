@@ -355,3 +355,15 @@ def test_a_result_saved_before_validity_existed_still_opens(tmp_path: Path) -> N
     shown = texts(at)
     assert "? unknown" in shown and "saved before flashplan recorded" in shown
     assert metrics(at)["$ per KIOPS"] == "-"
+
+
+def test_an_overloaded_sweep_point_shows_no_infinite_figure() -> None:
+    from app.views.whatif import fast_frame
+
+    base = load_scenario(EXAMPLES / "s1_linuxone_nvme_raid10.yaml", {"workload": {
+        "kind": "open", "rate_iops": 100_000.0, "read_fraction": 0.9, "block_size_kib": 8, "access": "random"}})
+    frame = fast_frame(base, [{"workload.rate_iops": 100_000.0}, {"workload.rate_iops": 50_000_000.0}])
+    assert list(frame["validity"]) == ["precise", "unstable"]
+    over = frame.iloc[1]
+    assert over["usd_per_kiops"] is None or over["usd_per_kiops"] != over["usd_per_kiops"]
+    assert "inf" not in frame.to_csv(index=False)

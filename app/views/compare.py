@@ -1,7 +1,9 @@
 """Compare: two to four configurations under the same workload, side by side, with their price-performance.
 
-The default is the seeds' comparison (seed 000): four PM1733 drives in md RAID-10 on
-a LinuxONE against four FCP LUNs of a DS8950F, under YCSB read-mostly. Price-performance
+The default is the source paper's comparison (seed 000) as calibrated: four PM1733 drives in
+md RAID-10 on a LinuxONE against four FCP LUNs of a DS8950F, under YCSB with the fitted think
+time per I/O; the page states these conditions above its headline. Only precise results are
+priced and compared. Price-performance
 is the cost per unit of throughput of each configuration against the first
 (``models.cost.price_performance``); with the seed-000 convention the storage server is
 charged only for the raw capacity the direct-attached side has, and host adapters are

@@ -2,9 +2,12 @@
 
 The answer: IOPS, MB/s, mean and p99 latency with 95% confidence intervals, host CPU per
 I/O, purchase cost and $/KIOPS; component utilization with the bottleneck in red; the
-latency-against-load curve of the fast path with the DES points on it. From here the
-sizing can be saved to the library, downloaded as a scenario file, or exported as an
-HTML report for the customer.
+latency-against-load curve of the fast path with the DES points (mean and p99) on it. A
+result that is not precise (``app.validity``) carries its badge and gets no $/KIOPS; an open
+load above capacity reads "unstable"; RAID over namespaces of one drive is flagged
+(``models.placement``); a fio / iostat measurement can become the baseline (``app.baseline``).
+From here the sizing can be saved to the library, downloaded as a scenario file, or exported
+as an HTML report for the customer.
 """
 
 from __future__ import annotations
@@ -184,6 +187,7 @@ def show_sizing(scenario: Scenario, result: Result, share: float = 1.0, key: str
         st.rerun()
 
     with st.expander("Every metric with its 95% confidence interval"):
+        st.caption(f"Result: {badge(validity)}" + (f" ({note_of(result)})" if not is_final(validity) else ""))
         st.dataframe(result_table(result), hide_index=True, width="stretch")
     if price is not None:
         with st.expander("Cost, line by line"):

@@ -171,6 +171,8 @@ def fast_frame(base: Scenario, points: list[dict[str, Any]]) -> pd.DataFrame:
                    cpu_us_per_io=fr.cpu_us_per_io, bottleneck=fr.bottleneck, stable=bool(fr.stable),
                    max_iops=fr.bounds.x_max_iops, cost_usd=cost,
                    usd_per_kiops=usd_per_kiops(cost, fr.iops) if cost and stable else None)
+        # an unstable point has no finite latency: shown empty (and marked unstable), never as "inf"
+        row.update({k: None for k, v in row.items() if isinstance(v, float) and not math.isfinite(v)})
         rows.append(row)
     return pd.DataFrame(rows)
 

@@ -10,7 +10,9 @@ sessions keep working; if every worker is busy their runs queue and their bars s
 Results are cached with ``st.cache_data`` keyed by the scenario's JSON (run settings
 and seed included), so asking again for a sizing already done returns at once, in any
 session. A failed run (an error) is not cached, and neither is a run that is not a final
-answer (cut short by its budget, or unstable: ``app.validity``): asking again runs it again.
+answer (cut short by its budget, or unstable: ``app.validity``): the session that asked keeps it
+(so moving a widget does not re-run it) until its run button asks again (``forget``), which runs it
+again; no other session ever gets it.
 """
 
 from __future__ import annotations
@@ -92,7 +94,7 @@ class _NotFinal(Exception):
 
 
 def _json_final(text: str) -> bool:
-    """Whether a worker's JSON answer is final: a Result or sweep rows whose validity is precise (a plan always is)."""
+    """Whether a worker's JSON answer is final: a Result, sweep rows or a plan's verified winner whose validity is precise."""
     from app.validity import is_final, validity_of, validity_of_stop
 
     try:
@@ -101,6 +103,9 @@ def _json_final(text: str) -> bool:
         return True
     if isinstance(data, dict) and "iops" in data and "scenario" in data:
         return is_final(validity_of(data))
+    if isinstance(data, dict) and isinstance(data.get("winner"), dict):  # a plan: final when its winner's DES run is
+        des = data["winner"].get("des")
+        return not des or is_final(des.get("validity") or validity_of_stop(des.get("stop_reason")))
     if isinstance(data, list):
         return all(is_final(r.get("validity") or validity_of_stop(r.get("stop_reason")))
                    for r in data if isinstance(r, dict) and r.get("status") == "ok")
@@ -116,11 +121,40 @@ def _final_or_raise(compute: Callable[[], str]) -> Callable[[], str]:
     return run
 
 
+NOT_FINAL = "runner.not_final"
+"""Session state: answers that are not final (cut short, unstable), kept for this browser session only, so a widget
+change does not re-run them; the page's run button forgets them (``forget``) and runs them again."""
+MAX_NOT_FINAL = 64
+
+
+def _session_answers() -> dict[str, str]:
+    try:
+        store: dict[str, str] = st.session_state.setdefault(NOT_FINAL, {})
+    except Exception:  # outside a Streamlit session (a plain function call)
+        return {}
+    return store
+
+
+def forget(kind: str) -> None:
+    """Drop this session's answers of ``kind`` that are not final, so the next request runs them again."""
+    store = _session_answers()
+    for k in [k for k in store if k.startswith(f"{kind}|")]:
+        del store[k]
+
+
+def _session_answer(kind: str, key: str) -> str | None:
+    return _session_answers().get(f"{kind}|{key}")
+
+
 def _store(kind: str, key: str, compute: Callable[[], str]) -> str:
-    """``compute()``'s answer, cached under (kind, key) only when it is final."""
+    """``compute()``'s answer, cached under (kind, key) only when it is final (else kept in this session only)."""
     try:
         return _cached_text(kind, key, _compute=_final_or_raise(compute))
     except _NotFinal as nf:
+        store = _session_answers()
+        store[f"{kind}|{key}"] = nf.text
+        while len(store) > MAX_NOT_FINAL:
+            del store[next(iter(store))]
         return nf.text
 
 
@@ -150,6 +184,9 @@ def run_cached(kind: str, key: str, fn: Callable[..., str], *args: Any, label: s
         return _cached_text(kind, key)
     except _NotCached:
         pass
+    kept = _session_answer(kind, key)
+    if kept is not None:
+        return kept
     fut = submit(fn, *args)
     wait([fut], label, budget_s)
     return _store(kind, key, fut.result)
@@ -164,7 +201,11 @@ def run_many_cached(kind: str, jobs: Sequence[tuple[str, Callable[..., str], tup
         try:
             out[i] = _cached_text(kind, key)
         except _NotCached:
-            futures[i] = submit(fn, *args)
+            kept = _session_answer(kind, key)
+            if kept is not None:
+                out[i] = kept
+            else:
+                futures[i] = submit(fn, *args)
     if futures:
         wait(list(futures.values()), label, budget_s)
         for i, fut in futures.items():

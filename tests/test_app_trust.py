@@ -77,6 +77,12 @@ def test_a_cut_short_sizing_is_marked_and_gets_no_price_performance() -> None:
     clean(at)
     shown = texts(at)
     assert "cut short after" in shown and "indicative only" in shown
+    # kept for this session (a widget change does not re-run it), never in the shared cache
+    kept = at.session_state["runner.not_final"]
+    assert any(k.startswith("result|") for k in kept)
+    from app.runner import cached
+
+    assert cached(Scenario.model_validate_json(next(k for k in kept if k.startswith("result|")).split("|", 1)[1])) is None
     assert metrics(at)["$ per KIOPS"] == "-"
     curve = figures(at)[1]
     des = [t for t in curve["data"] if t["name"].startswith("simulation")]
@@ -367,3 +373,16 @@ def test_an_overloaded_sweep_point_shows_no_infinite_figure() -> None:
     over = frame.iloc[1]
     assert over["usd_per_kiops"] is None or over["usd_per_kiops"] != over["usd_per_kiops"]
     assert "inf" not in frame.to_csv(index=False)
+
+
+def test_only_precise_answers_are_cached_as_final() -> None:
+    from app.runner import _json_final
+
+    rows = [{"status": "ok", "stop_reason": "precision reached: relative 95% half-width <= 0.05"},
+            {"status": "ok", "stop_reason": "budget: max_wall_s=5 reached"}]
+    assert not _json_final(json.dumps(rows))  # a sweep with a cut-short point runs again
+    assert _json_final(json.dumps(rows[:1]))
+    plan = {"winner": {"des": {"stop_reason": "budget: max_wall_s=2.5 reached"}}}
+    assert not _json_final(json.dumps(plan))
+    plan["winner"]["des"]["stop_reason"] = "precision reached: relative 95% half-width <= 0.05"
+    assert _json_final(json.dumps(plan))

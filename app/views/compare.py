@@ -207,6 +207,7 @@ def render() -> None:
     prepared = [with_overrides(s, {f"run.{k}": v for k, v in run.items()}) for s in common_workload(scenarios, choice)]
     keys = [runner.scenario_key(s) for s in prepared]
     if st.button("Compare", type="primary", key="compare:run", icon=":material/compare_arrows:"):
+        runner.forget("result")  # results that were not final run again
         st.session_state[RAN] = keys
     if st.session_state.get(RAN) != keys:
         if st.session_state.get(RAN):

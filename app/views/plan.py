@@ -198,6 +198,7 @@ def render() -> None:
     if problems:
         st.error(f"{len(problems)} problem(s): see the message under each field marked in red.")
     if clicked and req is not None:
+        runner.forget("plan")  # a plan whose winner's run was cut short runs again
         st.session_state[RAN] = (req.model_dump_json(exclude_none=True), verify_top)
     ran = st.session_state.get(RAN)
     if not ran:

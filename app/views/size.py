@@ -376,6 +376,7 @@ def render() -> None:
                            f"mean, throughput bound {fmt(base['x_max_iops'])} IOPS (set by {component_words(base['bottleneck'])})"
                            f"{bound_price}. Size it runs the simulation.")
     if clicked and scenario is not None:
+        runner.forget("result")  # a result that was not final runs again
         st.session_state[SIZED] = runner.scenario_key(scenario)
         st.session_state[SHARE] = share
 

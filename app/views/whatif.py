@@ -301,6 +301,7 @@ def render() -> None:
         base = with_overrides(base, {f"run.{k}": v for k, v in forms.PRECISIONS[precision].items()})
     request = json.dumps({"base": runner.scenario_key(base), "values": values, "solver": solver}, sort_keys=True)
     if st.button("Run the sweep", type="primary", key="whatif:run", icon=":material/play_arrow:"):
+        runner.forget("sweep")  # points that were not final run again
         st.session_state["whatif.ran"] = request
     if st.session_state.get("whatif.ran") != request:
         st.caption(f"{len(points)} point(s) to run.")

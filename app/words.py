@@ -1,4 +1,4 @@
-"""The user's words for the model's internal component names (``adapter2.uplink.to_host`` -> "JBOF adapter 3: PCIe uplink, to the host").
+"""The user's words for the model's internal component names (``adapter2.uplink.to_host`` -> "NVMe adapter 3: PCIe uplink, to the host").
 
 One mapping, used by every utilization chart, bottleneck sentence and overload message of
 the app. Unknown names are shown as they are (a textbook station is named by its file).
@@ -11,7 +11,7 @@ import re
 BOTTLENECK_UTILIZATION = 0.8
 """A component is called "the bottleneck" only when it is at least this busy; below, the run is limited by the load."""
 
-_DEVICE = {"adapter": "JBOF adapter", "drive": "drive", "dimm": "eXFlash DIMM", "hba": "host adapter", "lun": "LUN",
+_DEVICE = {"adapter": "NVMe adapter", "drive": "drive", "dimm": "eXFlash DIMM", "hba": "host adapter", "lun": "LUN",
            "association": "NVMe/FC association", "driver_thread": "eXFlash driver thread", "ns": "namespace", "port": "port"}
 _PART = {
     "uplink": "PCIe uplink", "link": "PCIe link", "memory_channel": "memory channel", "nvme_queues": "NVMe queues",

@@ -220,7 +220,7 @@ def test_a_fio_measurement_becomes_the_baseline_with_its_gap() -> None:
 # -- 7. words, markup, small defects ----------------------------------------------------------------
 
 def test_component_names_are_the_users_words() -> None:
-    assert component_words("adapter2.uplink.to_host") == "JBOF adapter 3: PCIe uplink, to the host"
+    assert component_words("adapter2.uplink.to_host") == "NVMe adapter 3: PCIe uplink, to the host"
     assert component_words("host_stack.serial") == "host I/O stack (serialised part)"
     assert component_words("drive0.read_units") == "drive 1: flash read units"
     fig = charts.utilization_chart({"adapter2.uplink.to_host": 0.16, "drive0.read_units": 0.1}, "adapter2.uplink.to_host")

@@ -161,12 +161,22 @@ def sweep_line_chart(frame: Any, factor: str, metric: str, metric_label: str, gr
 
 
 def sweep_heatmap(frame: Any, x: str, y: str, metric: str, metric_label: str) -> go.Figure:
-    """A metric over two factors as a heatmap (cells: mean over replications)."""
+    """A metric over two factors as a heatmap (cells: mean over replications); a cell holding a result that is not
+    precise is marked with its badge's sign (⚠ cut short, ⛔ unstable, ? unknown)."""
     table = frame.pivot_table(index=y, columns=x, values=metric, aggfunc="mean")
+    marks = [["" for _ in table.columns] for _ in table.index]
+    if "validity" in frame.columns:
+        for _, row in frame.iterrows():
+            v = row["validity"] if isinstance(row["validity"], str) else "unknown"
+            if v != "precise" and row[y] in table.index and row[x] in table.columns:
+                marks[list(table.index).index(row[y])][list(table.columns).index(row[x])] = badge(v).split()[0]
     fig = go.Figure(go.Heatmap(z=table.values.tolist(), x=[str(c) for c in table.columns], y=[str(i) for i in table.index],
-                               colorscale="Viridis", colorbar={"title": metric_label},
-                               hovertemplate=f"{x}=%{{x}}<br>{y}=%{{y}}<br>{metric_label}=%{{z:,.1f}}<extra></extra>"))
-    fig.update_layout(xaxis_title=x, yaxis_title=y, height=460, title=f"{metric_label} over {x} and {y}",
+                               text=marks, texttemplate="%{text}", colorscale="Viridis", colorbar={"title": metric_label},
+                               hovertemplate=f"{x}=%{{x}}<br>{y}=%{{y}}<br>{metric_label}=%{{z:,.1f}} %{{text}}<extra></extra>"))
+    title = f"{metric_label} over {x} and {y}"
+    if any(m for row in marks for m in row):
+        title += " (marked cells: cut short or unstable, not final)"
+    fig.update_layout(xaxis_title=x, yaxis_title=y, height=460, title=title,
                       xaxis_type="category", yaxis_type="category", margin={"l": 10, "r": 10, "t": 40, "b": 40})
     return fig
 

@@ -125,6 +125,9 @@ def test_a_cut_short_sweep_point_is_hollow_and_not_the_best() -> None:
     fig = charts.sweep_line_chart(frame, "Drives", "iops", "IOPS").to_plotly_json()
     assert fig["data"][0]["marker"]["symbol"] == ["circle", "circle-open", "circle"]
     assert "not final" in fig["layout"]["title"]["text"]
+    grid = pd.concat([frame.assign(Jobs=16), frame.assign(Jobs=64, validity="precise")], ignore_index=True)
+    heat = charts.sweep_heatmap(grid, "Drives", "Jobs", "iops", "IOPS").to_plotly_json()["data"][0]
+    assert heat["text"][0] == ["", "⚠", ""] and heat["text"][1] == ["", "", ""]
     best = best_point(frame, "iops", higher_is_better=True)
     assert best is not None and best["Drives"] == 12
 

@@ -13,25 +13,34 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from app.validity import MARKER_SYMBOLS, badge
+
 BOTTLENECK = "crimson"
 AUTOMARGIN = {"xaxis_automargin": True, "yaxis_automargin": True}
 """Room for long component names and axis titles, in the app and in the standalone HTML report."""
 OTHER = "steelblue"
 FAST_PATH = "#636efa"
 DES = "#ef553b"
+P99 = "#e69f00"
 
 
 def utilization_chart(utilization: dict[str, float], bottleneck: str, top: int = 15, title: str = "") -> go.Figure:
-    """Horizontal bars of the busiest components, the bottleneck in red, a dashed line at 100%."""
+    """Horizontal bars of the busiest components in the user's words, the bottleneck in red when it is near
+    saturation (``app.words.BOTTLENECK_UTILIZATION``), a dashed line at 100%."""
+    from app.words import component_words, is_bottleneck
+
     rows = sorted(utilization.items(), key=lambda kv: -kv[1])[:top]
+    saturated = is_bottleneck(utilization.get(bottleneck, math.nan))
     fig = go.Figure(go.Bar(
-        x=[v for _, v in rows], y=[k for k, _ in rows], orientation="h",
-        marker_color=[BOTTLENECK if k == bottleneck else OTHER for k, _ in rows],
-        text=[f"{v:.0%}" for _, v in rows], textposition="auto",
-        hovertemplate="%{y}: %{x:.1%}<extra></extra>",
+        x=[v for _, v in rows], y=[component_words(k) for k, _ in rows], orientation="h",
+        marker_color=[BOTTLENECK if k == bottleneck and saturated else OTHER for k, _ in rows],
+        text=[f"{v:.0%}" for _, v in rows], textposition="auto", customdata=[k for k, _ in rows],
+        hovertemplate="%{y}: %{x:.1%}<br>(model component %{customdata})<extra></extra>",
     ))
     fig.add_vline(x=1.0, line_dash="dash", line_color="grey")
-    fig.update_layout(title=title or f"Utilization (bottleneck: {bottleneck})", xaxis_tickformat=".0%",
+    default_title = (f"Utilization (bottleneck: {component_words(bottleneck)})" if saturated
+                     else "Utilization (no component near saturation: the load limits throughput)")
+    fig.update_layout(title=title or default_title, xaxis_tickformat=".0%",
                       xaxis_title="time-average utilization", yaxis_autorange="reversed",
                       height=max(280, 28 * len(rows) + 120), margin={"l": 10, "r": 10, "t": 50, "b": 40}, **AUTOMARGIN)
     return fig
@@ -52,38 +61,75 @@ def hockey_stick_chart(curve: Sequence[dict[str, Any]], des_points: Sequence[dic
             name="fast path (queueing model)", line={"color": FAST_PATH}, marker={"size": 5},
             text=[str(r.get("load", "")) for r in stable], hovertemplate="%{text}<br>%{x:,.0f} IOPS, %{y:,.1f} us<extra></extra>",
         ))
-    if des_points:
+    tail = [r for r in stable if math.isfinite(r.get("latency_p99_estimate_us", math.nan))]
+    if tail:
         fig.add_trace(go.Scatter(
-            x=[p["iops"] for p in des_points], y=[p["latency_mean_us"] for p in des_points], mode="markers",
-            name="simulation (DES, 95% CI)", marker={"color": DES, "size": 10, "symbol": "diamond"},
-            text=[str(p.get("label", "")) for p in des_points],
-            error_x={"type": "data", "symmetric": False, "array": [p["iops_hi"] - p["iops"] for p in des_points],
-                     "arrayminus": [p["iops"] - p["iops_lo"] for p in des_points]},
-            error_y={"type": "data", "symmetric": False, "array": [p["lat_hi"] - p["latency_mean_us"] for p in des_points],
-                     "arrayminus": [p["latency_mean_us"] - p["lat_lo"] for p in des_points]},
-            hovertemplate="%{text}<br>%{x:,.0f} IOPS, %{y:,.1f} us<extra></extra>",
+            x=[r["iops"] for r in tail], y=[r["latency_p99_estimate_us"] for r in tail], mode="lines",
+            name="fast path p99 (screening estimate)", line={"color": P99, "dash": "dash"},
+            text=[str(r.get("load", "")) for r in tail], hovertemplate="%{text}<br>%{x:,.0f} IOPS, p99 ~%{y:,.1f} us<extra></extra>",
         ))
+    for validity in ("precise", "cut_short", "unstable", "unknown"):
+        pts = [p for p in des_points if p.get("validity", "precise") == validity]
+        if not pts:
+            continue
+        hollow = validity != "precise"
+        suffix = "" if not hollow else f", {badge(validity)}: not final"
+        fig.add_trace(go.Scatter(
+            x=[p["iops"] for p in pts], y=[p["latency_mean_us"] for p in pts], mode="markers",
+            name=f"simulation mean (DES, 95% CI){suffix}",
+            marker={"color": DES, "size": 10, "symbol": "diamond-open" if hollow else "diamond", "line": {"width": 2, "color": DES}},
+            text=[str(p.get("label", "")) for p in pts],
+            error_x={"type": "data", "symmetric": False, "array": [p["iops_hi"] - p["iops"] for p in pts],
+                     "arrayminus": [p["iops"] - p["iops_lo"] for p in pts]},
+            error_y={"type": "data", "symmetric": False, "array": [p["lat_hi"] - p["latency_mean_us"] for p in pts],
+                     "arrayminus": [p["latency_mean_us"] - p["lat_lo"] for p in pts]},
+            hovertemplate="%{text}<br>%{x:,.0f} IOPS, mean %{y:,.1f} us<extra></extra>",
+        ))
+        p99 = [p for p in pts if p.get("latency_p99_us") is not None]
+        if p99:
+            fig.add_trace(go.Scatter(
+                x=[p["iops"] for p in p99], y=[p["latency_p99_us"] for p in p99], mode="markers",
+                name=f"simulation p99 (DES){suffix}",
+                marker={"color": P99, "size": 10, "symbol": "triangle-up-open" if hollow else "triangle-up",
+                        "line": {"width": 2, "color": P99}},
+                text=[str(p.get("label", "")) for p in p99],
+                error_y={"type": "data", "symmetric": False, "array": [p["p99_hi"] - p["latency_p99_us"] for p in p99],
+                         "arrayminus": [p["latency_p99_us"] - p["p99_lo"] for p in p99]},
+                hovertemplate="%{text}<br>%{x:,.0f} IOPS, p99 %{y:,.1f} us<extra></extra>",
+            ))
     if x_max_iops and math.isfinite(x_max_iops):
         fig.add_vline(x=x_max_iops, line_dash="dot", line_color="grey",
                       annotation_text=f"throughput bound {x_max_iops:,.0f}", annotation_position="top left")
-    fig.update_layout(title=title or "Latency against load", xaxis_title="IOPS", yaxis_title="mean latency (us)",
+    fig.update_layout(title=title or "Latency against load (mean and p99)", xaxis_title="IOPS", yaxis_title="latency (us)",
                       height=420, legend={"orientation": "h", "y": -0.2}, margin={"l": 10, "r": 10, "t": 50, "b": 40}, **AUTOMARGIN)
     return fig
 
 
 def comparison_chart(rows: Sequence[dict[str, Any]]) -> go.Figure:
-    """IOPS (with 95% CI) and $/KIOPS of each configuration, side by side."""
+    """IOPS (with 95% CI), mean and p99 latency and $/KIOPS of each configuration, side by side, in the table's order.
+
+    A row that is not a final answer (``validity`` not precise) is drawn hatched and named with its badge;
+    its $/KIOPS is left out.
+    """
     from plotly.subplots import make_subplots
 
-    names = [r["name"] for r in rows]
-    fig = make_subplots(rows=1, cols=3, subplot_titles=("IOPS", "mean / p99 latency (us)", "$ per KIOPS"))
-    fig.add_trace(go.Bar(x=names, y=[r["iops"] for r in rows], marker_color=OTHER, name="IOPS",
+    names = [f"#{r['#']} {r['name']}" if "#" in r else r["name"] for r in rows]
+    final = [r.get("validity", "precise") == "precise" for r in rows]
+    names = [n if ok else f"{n} ({badge(r.get('validity', 'unknown'))})" for n, ok, r in zip(names, final, rows, strict=True)]
+    pattern = {"shape": ["" if ok else "/" for ok in final]}
+    fig = make_subplots(rows=1, cols=3, subplot_titles=("IOPS (95% CI)", "latency (us): mean and p99", "$ per KIOPS"))
+    fig.add_trace(go.Bar(x=names, y=[r["iops"] for r in rows], marker={"color": OTHER, "pattern": pattern}, name="IOPS",
                          error_y={"type": "data", "symmetric": False, "array": [r["iops_hi"] - r["iops"] for r in rows],
                                   "arrayminus": [r["iops"] - r["iops_lo"] for r in rows]}), row=1, col=1)
-    fig.add_trace(go.Bar(x=names, y=[r["latency_mean_us"] for r in rows], name="mean", marker_color="#00a2a2"), row=1, col=2)
-    fig.add_trace(go.Bar(x=names, y=[r["latency_p99_us"] for r in rows], name="p99", marker_color="#e69f00"), row=1, col=2)
-    fig.add_trace(go.Bar(x=names, y=[r.get("usd_per_kiops") for r in rows], name="$/KIOPS", marker_color="#7f7f7f"), row=1, col=3)
-    fig.update_layout(height=400, barmode="group", showlegend=False, margin={"l": 10, "r": 10, "t": 50, "b": 40})
+    fig.add_trace(go.Bar(x=names, y=[r["latency_mean_us"] for r in rows], name="mean latency",
+                         marker={"color": "#00a2a2", "pattern": pattern}), row=1, col=2)
+    fig.add_trace(go.Bar(x=names, y=[r["latency_p99_us"] for r in rows], name="p99 latency",
+                         marker={"color": P99, "pattern": pattern}), row=1, col=2)
+    fig.add_trace(go.Bar(x=names, y=[r.get("usd_per_kiops") if ok else None for r, ok in zip(rows, final, strict=True)],
+                         name="$ per KIOPS", marker_color="#7f7f7f"), row=1, col=3)
+    fig.update_xaxes(categoryorder="array", categoryarray=names)
+    fig.update_layout(height=440, barmode="group", showlegend=True, legend={"orientation": "h", "y": -0.25},
+                      margin={"l": 10, "r": 10, "t": 50, "b": 40}, **AUTOMARGIN)
     return fig
 
 
@@ -98,19 +144,46 @@ def sweep_line_chart(frame: Any, factor: str, metric: str, metric_label: str, gr
         if has_ci:
             err = {"type": "data", "symmetric": False, "array": (part[f"{metric}_ci95_hi"] - part[metric]).tolist(),
                    "arrayminus": (part[metric] - part[f"{metric}_ci95_lo"]).tolist()}
+        validity = part["validity"].fillna("unknown").tolist() if "validity" in part.columns else ["precise"] * len(part)
+        symbols = [MARKER_SYMBOLS.get(v, MARKER_SYMBOLS["unknown"]) for v in validity]
         fig.add_trace(go.Scatter(x=part[factor].tolist(), y=part[metric].tolist(), mode="lines+markers", error_y=err,
+                                 marker={"symbol": symbols, "size": [8 if v == "precise" else 12 for v in validity],
+                                         "line": {"width": 2}},
+                                 text=[badge(v) for v in validity],
+                                 hovertemplate=f"{factor} %{{x}}<br>{metric_label} %{{y:,.1f}}<br>%{{text}}<extra></extra>",
                                  name=metric_label if g is None else f"{group} = {g}"))
+    title = f"{metric_label} against {factor}"
+    if "validity" in frame.columns and (frame["validity"].fillna("unknown") != "precise").any():
+        title += " (hollow markers: cut short or unstable, not final)"
     fig.update_layout(xaxis_title=factor, yaxis_title=metric_label, height=440, margin={"l": 10, "r": 10, "t": 40, "b": 40},
-                      title=f"{metric_label} against {factor}")
+                      title=title)
     return fig
 
 
 def sweep_heatmap(frame: Any, x: str, y: str, metric: str, metric_label: str) -> go.Figure:
-    """A metric over two factors as a heatmap (cells: mean over replications)."""
+    """A metric over two factors as a heatmap (cells: mean over replications); a cell holding a result that is not
+    precise is marked with its badge's sign (⚠ cut short, ⛔ unstable, ? unknown)."""
     table = frame.pivot_table(index=y, columns=x, values=metric, aggfunc="mean")
+    marks = [["" for _ in table.columns] for _ in table.index]
+    if "validity" in frame.columns:
+        for _, row in frame.iterrows():
+            v = row["validity"] if isinstance(row["validity"], str) else "unknown"
+            if v != "precise" and row[y] in table.index and row[x] in table.columns:
+                marks[list(table.index).index(row[y])][list(table.columns).index(row[x])] = badge(v).split()[0]
     fig = go.Figure(go.Heatmap(z=table.values.tolist(), x=[str(c) for c in table.columns], y=[str(i) for i in table.index],
-                               colorscale="Viridis", colorbar={"title": metric_label},
-                               hovertemplate=f"{x}=%{{x}}<br>{y}=%{{y}}<br>{metric_label}=%{{z:,.1f}}<extra></extra>"))
-    fig.update_layout(xaxis_title=x, yaxis_title=y, height=460, title=f"{metric_label} over {x} and {y}",
+                               text=marks, texttemplate="%{text}", colorscale="Viridis", colorbar={"title": metric_label},
+                               hovertemplate=f"{x}=%{{x}}<br>{y}=%{{y}}<br>{metric_label}=%{{z:,.1f}} %{{text}}<extra></extra>"))
+    title = f"{metric_label} over {x} and {y}"
+    if any(m for row in marks for m in row):
+        title += " (marked cells: cut short or unstable, not final)"
+    fig.update_layout(xaxis_title=x, yaxis_title=y, height=460, title=title,
                       xaxis_type="category", yaxis_type="category", margin={"l": 10, "r": 10, "t": 40, "b": 40})
     return fig
+
+
+def number_columns(*names: str) -> dict[str, Any]:
+    """``st.dataframe`` column settings that show figures whole, with thousands separators (803,103.3), never clipped
+    to their trailing digits as a bare float in a narrow column is."""
+    import streamlit as st
+
+    return {n: st.column_config.NumberColumn(n, format="localized", width="medium") for n in names}

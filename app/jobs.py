@@ -12,6 +12,14 @@ import json
 from models.scenario import Scenario
 
 
+def warm() -> str:
+    """Worker: import the engine and the fast path, so the first sizing does not wait for a cold worker."""
+    import sim.analytic
+    import sim.engine  # noqa: F401
+
+    return "ok"
+
+
 def simulate_json(scenario_json: str) -> str:
     """Worker: simulate a scenario given as JSON, return the Result as JSON."""
     from sim.engine import simulate
@@ -23,11 +31,15 @@ def sweep_point_json(base_json: str, factors_json: str) -> str:
     """Worker: one point of a what-if sweep (``sim.sweep.sweep_frame`` with one value per factor) as JSON records.
 
     The sweep derives each run's seed from the base seed and the point's factor values, so a
-    point run on its own gets the seed it would get in the whole grid.
+    point run on its own gets the seed it would get in the whole grid. Each row carries its
+    ``validity`` (precise / cut_short, from the stop reason when the sweep does not give it).
     """
+    from app.validity import validity_of_stop
     from sim.sweep import sweep_frame
 
     frame = sweep_frame(Scenario.model_validate_json(base_json), json.loads(factors_json), workers=1)
+    if "validity" not in frame.columns:  # sim.sweep rows carry the stop reason; precise = precision reached
+        frame["validity"] = [validity_of_stop(r) if st == "ok" else None for r, st in zip(frame["stop_reason"], frame["status"], strict=True)]
     return str(frame.to_json(orient="records"))
 
 

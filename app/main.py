@@ -12,20 +12,25 @@ from __future__ import annotations
 
 import streamlit as st
 
+from app import runner
 from app.views.common import PAGE_SCRIPTS
 
 st.set_page_config(page_title="flashplan", page_icon=":material/storage:", layout="wide")
 
 PAGES = [
-    st.Page(PAGE_SCRIPTS["size"], title="Size", icon=":material/speed:", url_path="size", default=True),
+    st.Page(PAGE_SCRIPTS["size"], title="Size", icon=":material/speed:", url_path="sizing", default=True),
     st.Page(PAGE_SCRIPTS["compare"], title="Compare", icon=":material/compare_arrows:", url_path="compare"),
     st.Page(PAGE_SCRIPTS["what-if"], title="What-if", icon=":material/ssid_chart:", url_path="what-if"),
     st.Page(PAGE_SCRIPTS["plan"], title="Plan", icon=":material/checklist:", url_path="plan"),
     st.Page(PAGE_SCRIPTS["calibration"], title="Calibration", icon=":material/target:", url_path="calibration"),
     st.Page(PAGE_SCRIPTS["library"], title="Scenario library", icon=":material/folder_open:", url_path="library"),
+    # the default page is served at "/", so /size needs a page of its own: the same script, not listed twice
+    st.Page(PAGE_SCRIPTS["size"], title="Size", icon=":material/speed:", url_path="size", visibility="hidden"),
 ]
 
 page = st.navigation(PAGES)
+if __name__ == "__main__":  # not when a spawned worker re-imports this script as __mp_main__
+    runner.warm_pool()
 with st.sidebar:
     st.caption("flashplan: discrete-event simulation of the flash I/O path, with a queueing-model fast path. "
                "Prices are catalog list-price assumptions.")

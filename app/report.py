@@ -87,14 +87,21 @@ def _price_rows(price: PriceFigures) -> tuple[str, list[str]]:
 
 def sizing_report(scenario: Scenario, result: Result, *, price: PriceFigures | None = None,
                   figures: Sequence[go.Figure] = (), calibration: Sequence[dict[str, Any]] = (),
-                  calibration_note: str = "", workload_text: str = "", generated: datetime | None = None) -> str:
+                  calibration_note: str = "", workload_text: str = "", generated: datetime | None = None,
+                  baseline_rows: Sequence[dict[str, Any]] | None = None, baseline_source: str = "",
+                  warnings: Sequence[str] = ()) -> str:
     """The report as one HTML document (see the module docstring for what it holds).
 
     ``calibration`` rows are ``app.calibration_data.system_summary`` rows (``calibration.report.summary``)
-    for the systems that measured this kind of attachment.
+    for the systems that measured this kind of attachment. ``baseline_rows`` (``app.baseline.comparison_rows``) set
+    a measurement of this configuration beside the prediction. A result that is not precise is marked as such.
     """
+    from app.naming import display_name
+    from app.validity import badge, is_final, note_of, validity_of
+    from app.words import component_words, limiting_sentence
+
     when = (generated or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
-    title = scenario.name or "Storage sizing"
+    title = display_name(scenario)
     parts: list[str] = [f"<!DOCTYPE html><html lang=en><head><meta charset=utf-8><title>{_e(title)}</title>",
                         f"<style>{STYLE}</style></head><body>",
                         f"<h1>{_e(title)}</h1><p class=muted>flashplan sizing report, {when}. "
@@ -103,15 +110,30 @@ def sizing_report(scenario: Scenario, result: Result, *, price: PriceFigures | N
         parts.append(f"<p>{_e(scenario.description)}</p>")
 
     m = result
+    validity = validity_of(result)
+    if not is_final(validity):
+        parts.append(f"<p><b>{_e(badge(validity))}</b>: {_e(note_of(result))}. These figures are not a final answer.</p>")
     headline = [("IOPS", _fmt(m.iops.value)), ("MB/s", _fmt(m.mbps.value)), ("mean latency", f"{_fmt(m.latency_mean_us.value)} us"),
                 ("p99 latency", f"{_fmt(m.latency_p99_us.value)} us"), ("host CPU per I/O", f"{_fmt(m.cpu_us_per_io.value)} us")]
     if price is not None:
-        headline += [("purchase cost", f"${price.total_usd:,.0f}"), ("$ per KIOPS", f"${price.usd_per_kiops:,.2f}")]
+        headline += [("purchase cost", f"${price.total_usd:,.0f}")]
+        if is_final(validity):
+            headline += [("$ per KIOPS", f"${price.usd_per_kiops:,.2f}")]
     parts.append("<div class=headline>" + "".join(f"<div><span class=muted>{_e(k)}</span><b>{_e(v)}</b></div>" for k, v in headline)
                  + "</div>")
-    parts.append(f"<p>Bottleneck: <b>{_e(m.bottleneck)}</b> at {m.utilization.get(m.bottleneck, float('nan')):.0%} utilization.</p>")
+    limiting = limiting_sentence(m.bottleneck, m.utilization.get(m.bottleneck, float("nan"))).replace("**", "")
+    parts.append(f"<p>{_e(limiting)} <span class=muted>(model component {_e(m.bottleneck)}: "
+                 f"{_e(component_words(m.bottleneck))})</span></p>")
+    if baseline_rows:
+        parts.append("<h2>Baseline: measured against predicted</h2>")
+        parts.append(f"<p class=muted>Measurement: {_e(baseline_source)}, taken on this configuration with this workload.</p>")
+        parts.append(_table(("figure", "measured", "predicted", "predicted 95% CI", "gap", "unit"),
+                            [(r["figure"], _fmt(r["measured"]), _fmt(r["predicted"]), r["predicted 95% CI"], r["gap"], r["unit"])
+                             for r in baseline_rows], numeric=(1, 2, 3, 4)))
 
     parts.append("<h2>Configuration</h2>")
+    for warning in warnings:
+        parts.append(f"<p><b>Warning:</b> {_e(warning)}</p>")
     topo = scenario.topology.model_dump(mode="json", exclude_none=True)
     parts.append(_table(("setting", "value"), [(k, v) for k, v in _flatten(topo)]))
     parts.append("<h2>Workload</h2>")
@@ -132,9 +154,10 @@ def sizing_report(scenario: Scenario, result: Result, *, price: PriceFigures | N
         table, price_sources = _price_rows(price)
         parts.append(table)
         ci = price.usd_per_kiops_ci95
+        per = (f"${price.usd_per_kiops:,.2f} per KIOPS (95% CI ${ci[0]:,.2f} .. ${ci[1]:,.2f}; SPC-1 convention: price / "
+               "thousands of IOPS)" if is_final(validity) else f"no $ per KIOPS: the result is {badge(validity)}")
         parts.append(f"<p>Total <b>${price.total_usd:,.0f}</b>; raw {price.capex.raw_tb:,.2f} TB, usable {price.capex.usable_tb:,.2f} TB; "
-                     f"${price.usd_per_kiops:,.2f} per KIOPS (95% CI ${ci[0]:,.2f} .. ${ci[1]:,.2f}; SPC-1 convention: price / "
-                     "thousands of IOPS). Hosts are not priced.</p>")
+                     f"{per}. Hosts are not priced.</p>")
         for note in price.capex.notes:
             parts.append(f"<p class=muted>{_e(note)}</p>")
         assumptions.append("Prices are list-price assumptions from the flashplan catalog unless marked quoted; "

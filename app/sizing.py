@@ -55,6 +55,15 @@ def price_of(scenario: Scenario, result: Result | None = None, storage_server_sh
     return PriceFigures(cost, per, ci)
 
 
+def price_at_bound(scenario: Scenario, x_max_iops: float | None, storage_server_share: float = 1.0) -> float | None:
+    """$/KIOPS at the configuration's throughput bound (the fast path's Xmax): the figure the Plan page ranks by and the
+    Size page quotes beside its simulated $/KIOPS (None when unpriced or without a finite bound)."""
+    if x_max_iops is None or not math.isfinite(x_max_iops) or x_max_iops <= 0:
+        return None
+    price = price_of(scenario, None, storage_server_share)
+    return None if price is None else usd_per_kiops(price.total_usd, x_max_iops)
+
+
 # -- latency against load --------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -99,6 +108,16 @@ def _fast(scenario: Scenario) -> Any:
     return evaluate(scenario)
 
 
+def _p99_estimate(fast: Any) -> float:
+    """The planner's screening estimate of p99 from the fast path (``sim.planner.p99_estimate_us``); nan if it has none."""
+    try:
+        from sim.planner import p99_estimate_us
+
+        return float(p99_estimate_us(fast))
+    except Exception:
+        return math.nan
+
+
 def curve_factors(scenario: Scenario, fast: Any, points: int = CURVE_POINTS) -> list[float]:
     """Load factors (x the current load) from light load to past the knee; 1.0 (the sized point) is always one."""
     wl = scenario.workload
@@ -120,7 +139,8 @@ def curve_factors(scenario: Scenario, fast: Any, points: int = CURVE_POINTS) -> 
 
 
 def fast_curve(scenario: Scenario, points: int = CURVE_POINTS) -> tuple[list[dict[str, Any]], Any]:
-    """The fast path at each load level: rows of ``load``, ``factor``, ``iops``, ``latency_mean_us``, ``stable``.
+    """The fast path at each load level: rows of ``load``, ``factor``, ``iops``, ``latency_mean_us``,
+    ``latency_p99_estimate_us`` (a screening estimate), ``stable``.
 
     Returns the rows and the fast-path answer at the sized load (for its throughput bound).
     """
@@ -134,7 +154,8 @@ def fast_curve(scenario: Scenario, points: int = CURVE_POINTS) -> tuple[list[dic
         except Exception:  # a level the models refuse (e.g. above a limit) is left out of the curve
             continue
         rows.append({"load": knob.describe(overrides), "factor": factor, "iops": fr.iops,
-                     "latency_mean_us": fr.latency_mean_us, "stable": bool(fr.stable), "bottleneck": fr.bottleneck})
+                     "latency_mean_us": fr.latency_mean_us, "latency_p99_estimate_us": _p99_estimate(fr),
+                     "stable": bool(fr.stable), "bottleneck": fr.bottleneck})
     return rows, base
 
 
@@ -164,7 +185,10 @@ def des_scenarios(scenario: Scenario, x_max_iops: float | None) -> list[tuple[st
 
 
 def des_point(result: Result, label: str) -> dict[str, Any]:
-    """A DES result as a point of the hockey stick (IOPS and mean latency with their intervals)."""
+    """A DES result as a point of the hockey stick (IOPS, mean and p99 latency with their intervals, its validity)."""
+    from app.validity import validity_of
+
     return {"label": label, "iops": result.iops.value, "iops_lo": result.iops.ci95[0], "iops_hi": result.iops.ci95[1],
             "latency_mean_us": result.latency_mean_us.value, "lat_lo": result.latency_mean_us.ci95[0],
-            "lat_hi": result.latency_mean_us.ci95[1]}
+            "lat_hi": result.latency_mean_us.ci95[1], "latency_p99_us": result.latency_p99_us.value,
+            "p99_lo": result.latency_p99_us.ci95[0], "p99_hi": result.latency_p99_us.ci95[1], "validity": validity_of(result)}

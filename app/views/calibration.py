@@ -16,7 +16,7 @@ from typing import Any
 
 import streamlit as st
 
-from app import jobs, runner
+from app import charts, jobs, runner
 from app.calibration_data import LATEST, read_stored, system_summary
 from calibration.evaluate import QUICK_RUN, settle_rows, stale_known_gap, with_conflict_partners
 from calibration.records import SYSTEM_NAMES, SYSTEMS, Record, load_records
@@ -157,4 +157,4 @@ def render(results_path: Path = LATEST, quick_run: dict[str, Any] | None = None)
     if stale:
         st.warning(f"Known gap now within tolerance, remove the declaration: {', '.join(stale)}")
     st.plotly_chart(parity_figure(sel), key="calibration:parity")
-    st.dataframe(record_table(sel), hide_index=True, width="stretch")
+    st.dataframe(record_table(sel), hide_index=True, width="stretch", column_config=charts.number_columns("measured", "predicted"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import streamlit as st
@@ -22,9 +23,12 @@ def library() -> Library:
 
 
 def fmt(value: float, digits: int = 1) -> str:
+    """A figure for the page: thousands separated, never "nan" or "inf"."""
     a = abs(value)
     if a != a:
         return "-"
+    if a == float("inf"):
+        return "unbounded"
     if a >= 1e5:
         return f"{value:,.0f}"
     if a >= 100:
@@ -48,8 +52,10 @@ def metric(where: Any, label: str, m: Metric, unit: str = "") -> None:
 
 
 def show_problems(problems: Sequence[tuple[str, str]], where: Any = None) -> None:
-    """(field, message) pairs as one error box: the field path in bold, then what is allowed."""
-    (where or st).error("  \n".join(f"**{f}**: {m}" for f, m in problems), icon=":material/error:")
+    """(field, message) pairs as one error box: the field in bold (in the widget's words when it has no widget of its own), then what is allowed."""
+    from app.forms.fields import field_words, tidy_message
+
+    (where or st).error("  \n".join(f"**{field_words(f)}**: {tidy_message(m)}" for f, m in problems), icon=":material/error:")
 
 
 def result_table(result: Result) -> list[dict[str, Any]]:
@@ -65,6 +71,9 @@ def result_table(result: Result) -> list[dict[str, Any]]:
 # -- where a scenario comes from (Compare, What-if) --------------------------------------------
 
 SIZE_SOURCE = "size"
+BASELINE_SOURCE = "baseline"
+BASELINE_KEY = "size.baseline"
+"""Where the Size page keeps the baseline (a measurement with its system: ``app.baseline.Baseline.as_dict``)."""
 
 
 @st.cache_data(show_spinner=False)
@@ -82,12 +91,33 @@ def example_names() -> dict[str, str]:
     return out
 
 
-def scenario_sources() -> dict[str, str]:
-    """Every scenario a page can start from: the Size page's, the examples, the library's."""
-    from app.forms import draft
+PAPER_SETUPS = {
+    "paper:s1_ycsb_nvme.yaml": "Seed 000 setup: LinuxONE, 4 x PM1733 md RAID-10, YCSB with its calibrated think time",
+    "paper:s1_ycsb_fcp.yaml": "Seed 000 setup: LinuxONE, 4 FCP LUNs of a DS8950F, YCSB with its calibrated think time",
+}
+"""The source paper's own comparison (seed 000), as calibrated: calibration/scenarios/s1_ycsb_*.yaml with the fitted think time."""
+CALIBRATION_SCENARIOS = Path(__file__).resolve().parents[2] / "calibration" / "scenarios"
 
-    name = draft().get("name") or "current configuration"
+
+def calibrated_think_us() -> float:
+    """YCSB's think time per I/O as fitted against seed 000's records (models/catalog/fitted.yaml)."""
+    from calibration.evaluate import fitted_workload_value
+
+    return float(fitted_workload_value("s1_ycsb_think_us"))
+
+
+def scenario_sources() -> dict[str, str]:
+    """Every scenario a page can start from: the Size page's, the paper's setups, the examples, the library's."""
+    from app.forms import draft
+    from app.naming import scenario_name
+
+    data = draft()
+    name = data.get("name") or scenario_name(data)
     out = {SIZE_SOURCE: f"Size page: {name}"}
+    base = st.session_state.get(BASELINE_KEY)
+    if base:
+        out[BASELINE_SOURCE] = f"Baseline: {base['source']} on its measured system"
+    out.update(PAPER_SETUPS)
     out.update({f"example:{f}": f"Example: {n}" for f, n in example_names().items()})
     try:
         out.update({f"library:{e.id}": f"Library: {e.name}" for e in library().list_scenarios()})
@@ -107,8 +137,15 @@ def load_source(source: str) -> tuple[Any, list[tuple[str, str]]]:
     try:
         if source == SIZE_SOURCE:
             return scenario_from_data(draft()), []
+        if source == BASELINE_SOURCE and st.session_state.get(BASELINE_KEY):
+            from app.baseline import Baseline
+
+            return Baseline.from_dict(st.session_state[BASELINE_KEY]).scenario, []
         if source.startswith("example:"):
             return load_scenario(EXAMPLES / source.split(":", 1)[1]), []
+        if source in PAPER_SETUPS:
+            return load_scenario(CALIBRATION_SCENARIOS / source.split(":", 1)[1],
+                                 {"workload.think_time_us": round(calibrated_think_us(), 1), "run.target_rel_ci": 0.02}), []
         if source.startswith("library:"):
             return library().get_scenario(int(source.split(":", 1)[1])), []
     except ValidationError as exc:

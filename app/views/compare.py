@@ -1,7 +1,9 @@
 """Compare: two to four configurations under the same workload, side by side, with their price-performance.
 
-The default is the seeds' comparison (seed 000): four PM1733 drives in md RAID-10 on
-a LinuxONE against four FCP LUNs of a DS8950F, under YCSB read-mostly. Price-performance
+The default is the source paper's comparison (seed 000) as calibrated: four PM1733 drives in
+md RAID-10 on a LinuxONE against four FCP LUNs of a DS8950F, under YCSB with the fitted think
+time per I/O; the page states these conditions above its headline. Only precise results are
+priced and compared. Price-performance
 is the cost per unit of throughput of each configuration against the first
 (``models.cost.price_performance``); with the seed-000 convention the storage server is
 charged only for the raw capacity the direct-attached side has, and host adapters are
@@ -16,15 +18,21 @@ from typing import Any
 import streamlit as st
 
 from app import charts, forms, runner
+from app.naming import display_name, plain, scenario_name
+from app.validity import badge, is_final, note_of, validity_of
 from app.views.common import SIZE_SOURCE, load_source, scenario_sources, show_problems
+from app.words import component_words
 from models.cost import CostError, capex, price_performance_between, usd_per_kiops
 from models.presets import PRESETS
 from models.result import Result
 from models.scenario import Scenario, with_overrides
 from models.topology import San
 
-DEFAULT_SOURCES = ("example:s1_linuxone_nvme_raid10.yaml", "example:s1_linuxone_fcp_ds8950f.yaml",
+DEFAULT_SOURCES = ("paper:s1_ycsb_nvme.yaml", "paper:s1_ycsb_fcp.yaml",
                    "example:s5_fs9100_nvmefc.yaml", "example:s3_exflash_4dimms.yaml")
+"""The source paper's setup (seed 000, think time as calibrated) first, then two more attachments."""
+SAME_PCT = 1.0
+"""Price-performance within this many percent is called the same."""
 OWN_WORKLOAD = "own"
 FIRST_WORKLOAD = "first"
 RAN = "compare.ran"
@@ -35,7 +43,15 @@ def common_workload(scenarios: list[Scenario], choice: str) -> list[Scenario]:
     if choice == OWN_WORKLOAD:
         return scenarios
     workload = scenarios[0].workload if choice == FIRST_WORKLOAD else PRESETS[choice].workload
-    return [s.model_copy(update={"workload": workload.model_copy(deep=True)}) for s in scenarios]
+    out = []
+    for s in scenarios:
+        if s.workload == workload:
+            out.append(s)
+            continue
+        # a new workload: the name follows it (a name naming another workload would mislead)
+        moved = s.model_copy(update={"workload": workload.model_copy(deep=True), "name": ""})
+        out.append(moved.model_copy(update={"name": scenario_name(moved)}))
+    return out
 
 
 def comparison_rows(scenarios: list[Scenario], results: list[Result | str], seed_convention: bool) -> list[dict[str, Any]]:
@@ -43,20 +59,29 @@ def comparison_rows(scenarios: list[Scenario], results: list[Result | str], seed
     rows: list[dict[str, Any]] = []
     base_scenario, base_result = scenarios[0], results[0]
     for i, (s, r) in enumerate(zip(scenarios, results, strict=True)):
-        row: dict[str, Any] = {"#": i + 1, "name": s.name or f"configuration {i + 1}", "attachment": s.topology.kind}
+        row: dict[str, Any] = {"#": i + 1, "name": display_name(s), "attachment": s.topology.kind}
         if isinstance(r, str):
             row["error"] = r
             rows.append(row)
             continue
+        validity = validity_of(r)
         row.update(iops=r.iops.value, iops_lo=r.iops.ci95[0], iops_hi=r.iops.ci95[1], mbps=r.mbps.value,
                    latency_mean_us=r.latency_mean_us.value, latency_p99_us=r.latency_p99_us.value,
-                   cpu_us_per_io=r.cpu_us_per_io.value, bottleneck=r.bottleneck)
+                   cpu_us_per_io=r.cpu_us_per_io.value, bottleneck=r.bottleneck, validity=validity,
+                   bottleneck_utilization=r.utilization.get(r.bottleneck, math.nan))
+        if not is_final(validity):
+            row["validity_note"] = note_of(r)
         try:
             cost = capex(s.topology)  # type: ignore[arg-type]
-            row.update(cost_usd=cost.total_usd, usd_per_kiops=usd_per_kiops(cost.total_usd, r.iops.value), usable_tb=cost.usable_tb)
+            per = usd_per_kiops(cost.total_usd, r.iops.value) if is_final(validity) else None
+            row.update(cost_usd=cost.total_usd, usd_per_kiops=per, usable_tb=cost.usable_tb)
         except (CostError, KeyError, ValueError):
             row.update(cost_usd=None, usd_per_kiops=None, usable_tb=None)
-        if i > 0 and isinstance(base_result, Result) and row.get("cost_usd"):
+        base_final = isinstance(base_result, Result) and is_final(validity_of(base_result))
+        if i > 0 and not (base_final and is_final(validity)):
+            row["price_performance_note"] = "not compared: " + ("this result" if base_final else "#1's result") + \
+                " is not precise (cut short or unstable); run it at a higher precision"
+        elif i > 0 and isinstance(base_result, Result) and row.get("cost_usd"):
             one_san = isinstance(s.topology, San) != isinstance(base_scenario.topology, San)
             try:
                 cmp = price_performance_between(s, r.iops.value, base_scenario, base_result.iops.value,
@@ -71,10 +96,47 @@ def comparison_rows(scenarios: list[Scenario], results: list[Result | str], seed
     return rows
 
 
+def best_row(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The configuration with the lowest $/KIOPS among the precise results (None if no precise one is priced)."""
+    priced = [r for r in rows if r.get("validity") == "precise" and r.get("usd_per_kiops") is not None]
+    return min(priced, key=lambda r: r["usd_per_kiops"]) if priced else None
+
+
+def conditions(scenarios: list[Scenario], choice: str, precision: str, seed_convention: bool) -> str:
+    """What the comparison holds fixed, in one sentence: the workload (think time included), the precision, the prices."""
+    wl = scenarios[0].workload
+    same = all(s.workload == wl for s in scenarios)
+    if same:
+        text = forms.workload_summary(wl.model_dump(mode="json"))
+        think = getattr(wl, "think_time_us", 0.0) or 0.0
+        text += f", think time {think:,.0f} us per I/O" if think else ", no think time (every thread issues its next I/O at once)"
+    else:
+        text = "each configuration under its own workload"
+    prices = ("seed 000 price convention (storage only, the SAN server charged for the NVMe side's raw capacity)"
+              if seed_convention else "full catalog list prices")
+    return f"Conditions: {text}; precision {precision.split(':')[0].lower()}; {prices}."
+
+
+def throughput_sentence(base: dict[str, Any], row: dict[str, Any]) -> str:
+    """#1 against #n in throughput, #1 named first."""
+    gap = row["iops"] / base["iops"] - 1.0 if base.get("iops") else math.nan
+    if not math.isfinite(gap):
+        return ""
+    if abs(gap) < 0.005:
+        how = "the same throughput as"
+    else:
+        how = f"{abs(gap):.0%} {'more' if gap > 0 else 'less'} throughput than"
+    return f"**#{row['#']} {plain(row['name'])}** delivers {row['iops']:,.0f} IOPS: {how} **#1 {plain(base['name'])}** ({base['iops']:,.0f})."
+
+
 def price_performance_sentence(base: dict[str, Any], row: dict[str, Any], seed_convention: bool) -> str:
     """Seed 000's reading: "A has x% better price-performance than B" = A's cost per unit of throughput is x% lower."""
     ratio = row["cost_per_kiops_vs_1"]
-    better, worse = (f"#{row['#']} {row['name']}", f"#1 {base['name']}") if ratio < 1 else (f"#1 {base['name']}", f"#{row['#']} {row['name']}")
+    if abs(1.0 - ratio) * 100 < SAME_PCT:
+        return (f"**#1 {plain(base['name'])}** and **#{row['#']} {plain(row['name'])}** have **the same price-performance** "
+                f"(cost per IOPS within {SAME_PCT:g}%{'; seed 000 convention' if seed_convention else ''}).")
+    better, worse = ((f"#{row['#']} {plain(row['name'])}", f"#1 {plain(base['name'])}") if ratio < 1
+                     else (f"#1 {plain(base['name'])}", f"#{row['#']} {plain(row['name'])}"))
     pct = 100.0 * (1.0 - min(ratio, 1.0 / ratio))
     return (f"**{better}** has **{pct:.0f}% better price-performance** than **{worse}**: its cost per IOPS is "
             f"{max(ratio, 1.0 / ratio):.3g}x lower (${row['compared_cost_usd']:,.0f} for {row['iops']:,.0f} IOPS against "
@@ -89,14 +151,14 @@ def _table(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             continue
         pp = r.get("price_performance_vs_1")
         out.append({
-            "#": r["#"], "configuration": r["name"], "attachment": r["attachment"],
+            "#": r["#"], "configuration": r["name"], "result": badge(r.get("validity", "unknown")), "attachment": r["attachment"],
             "IOPS": round(r["iops"]), "IOPS 95% CI": f"{r['iops_lo']:,.0f} .. {r['iops_hi']:,.0f}",
             "MB/s": round(r["mbps"], 1), "latency mean (us)": round(r["latency_mean_us"], 1), "latency p99 (us)": round(r["latency_p99_us"], 1),
             "CPU us per I/O": round(r["cpu_us_per_io"], 2), "cost $": r.get("cost_usd"), "$ per KIOPS": r.get("usd_per_kiops"),
             "usable TB": r.get("usable_tb"),
             "cost per IOPS vs #1": "baseline" if r["#"] == 1 else (f"{r['cost_per_kiops_vs_1']:.3g}x"
                                                                  if pp is not None and math.isfinite(pp) else "-"),
-            "bottleneck": r["bottleneck"],
+            "bottleneck": component_words(r["bottleneck"]),
         })
     return out
 
@@ -134,6 +196,10 @@ def render() -> None:
     seed_convention = c3.checkbox("Seed 000 price convention", value=True, key="compare:convention",
                                   help="Storage costs only (no host adapters); a SAN server charged for the raw capacity of the "
                                        "direct-attached side it is compared with.")
+    if choice == FIRST_WORKLOAD and scenarios:
+        st.caption(f"Workload for all: {forms.workload_summary(scenarios[0].workload.model_dump(mode='json'))}"
+                   + (f", think time {scenarios[0].workload.think_time_us:,.0f} us per I/O"  # type: ignore[union-attr]
+                      if getattr(scenarios[0].workload, "think_time_us", 0) else "") + ".")
     if problems_seen or len(scenarios) < 2:
         st.error("Every configuration must load before they can be compared.")
         return
@@ -141,6 +207,7 @@ def render() -> None:
     prepared = [with_overrides(s, {f"run.{k}": v for k, v in run.items()}) for s in common_workload(scenarios, choice)]
     keys = [runner.scenario_key(s) for s in prepared]
     if st.button("Compare", type="primary", key="compare:run", icon=":material/compare_arrows:"):
+        runner.forget("result")  # results that were not final run again
         st.session_state[RAN] = keys
     if st.session_state.get(RAN) != keys:
         if st.session_state.get(RAN):
@@ -152,10 +219,16 @@ def render() -> None:
                  column_config={"cost $": st.column_config.NumberColumn(format="$%,.0f"),
                                 "$ per KIOPS": st.column_config.NumberColumn(format="$%,.2f"),
                                 "usable TB": st.column_config.NumberColumn(format="%.2f")})
+    st.markdown(conditions(prepared, choice, precision, seed_convention))
+    for r in rows:
+        if r.get("validity_note"):
+            st.warning(f"#{r['#']} {plain(r['name'])}: {badge(r['validity'])}: {r['validity_note']}.", icon=":material/warning:")
     good = [r for r in rows if "error" not in r]
     if good:
         st.plotly_chart(charts.comparison_chart(good), key="compare:chart")
     for r in rows[1:]:
+        if "iops" in r and "iops" in rows[0]:
+            st.markdown(throughput_sentence(rows[0], r))
         pp = r.get("price_performance_vs_1")
         if pp is None or not math.isfinite(pp):
             if r.get("price_performance_note"):

@@ -16,7 +16,11 @@ from typing import Any
 import streamlit as st
 
 from app import forms, jobs, runner
+from app.naming import plain
+from app.sizing import price_at_bound
+from app.validity import badge, is_final, validity_of_stop
 from app.views.common import fmt, go_to, show_problems
+from app.words import component_words
 from models.presets import PRESETS
 from models.requirements import PLATFORMS, PROTECTION_LAYOUTS, LatencySlo, Requirements, Target, VerifySettings, requirements_from_data
 from models.scenario import Scenario
@@ -47,6 +51,7 @@ def requirements_form(form: forms.ScenarioForm) -> int:
     c1, c2 = st.columns(2)
     key = form._seed("name", str(data.get("name", "")))
     data["name"] = c1.text_input("Name", key=key)
+    form._register(c1, "name", "Name")
     platform = form.select(c1, "platform", "Platform", list(PLATFORMS), format_func=lambda p: PLATFORMS[p].title)
     options = PLATFORMS[platform]
     c1.caption(f"Source: {options.source}")
@@ -102,14 +107,39 @@ def requirements_form(form: forms.ScenarioForm) -> int:
     return verify_top
 
 
+def des_validity(candidate: dict[str, Any]) -> str | None:
+    """The validity of a candidate's DES verification (None when it was not simulated)."""
+    des = candidate.get("des")
+    if not des:
+        return None
+    return str(des.get("validity") or validity_of_stop(des.get("stop_reason")))
+
+
+def winner_usd_per_kiops_at_bound(answer: dict[str, Any]) -> float | None:
+    """The winner's $/KIOPS at its throughput bound, by ``app.sizing.price_at_bound`` (the Size page's figure)."""
+    winner = answer["winner"]
+    if "scenario" not in winner or not winner.get("fast_path"):
+        return None
+    scenario = Scenario.model_validate(winner["scenario"])
+    share = float(answer.get("requirements", {}).get("storage_server_share") or 1.0)
+    return price_at_bound(scenario, winner["fast_path"].get("max_iops"), share)
+
+
 def show_plan(answer: dict[str, Any]) -> None:
     winner = answer["winner"]
-    st.success(f"Cheapest configuration that meets the requirements: **{winner['label']}**", icon=":material/check_circle:")
+    st.success(f"Cheapest configuration that meets the requirements: **{plain(winner['label'])}**", icon=":material/check_circle:")
+    validity = des_validity(winner)
+    if validity is not None and not is_final(validity):
+        st.warning(f"The winner's simulation is {badge(validity)} ({winner['des'].get('stop_reason')}): its simulated latency "
+                   "is indicative; raise the seconds per verification run to confirm it.", icon=":material/warning:")
     cols = st.columns(5)
     cols[0].metric("Purchase cost", f"${winner['capex_usd']:,.0f}")
     cols[1].metric("Usable capacity", f"{winner['usable_tb']:,.2f} TB")
-    if winner.get("usd_per_kiops") is not None:
-        cols[2].metric("$ per KIOPS (at its bound)", f"${winner['usd_per_kiops']:,.2f}")
+    at_bound = winner_usd_per_kiops_at_bound(answer)
+    if at_bound is not None:
+        cols[2].metric("$ per KIOPS (at its bound)", f"${at_bound:,.2f}",
+                       help="Purchase cost / the throughput bound of the fast path, the same figure the Size page quotes "
+                            "beside its fast-path estimate.")
     if winner.get("headroom_pct") is not None:
         cols[3].metric("Headroom over target", f"{winner['headroom_pct']:,.0f}%")
     des = winner.get("des")
@@ -132,19 +162,21 @@ def show_plan(answer: dict[str, Any]) -> None:
                       for c in cheaper[:25]], hide_index=True, width="stretch")
     if st.button("Open the winner on the Size page", key="plan:open", icon=":material/open_in_new:"):
         scenario = Scenario.model_validate(winner["scenario"])
-        forms.set_draft(scenario.model_copy(update={"name": scenario.name or winner["label"]}))
+        forms.set_draft(scenario.model_copy(update={"name": ""}))  # named from its configuration on the Size page
         go_to("size")
 
 
 def _row(c: dict[str, Any]) -> dict[str, Any]:
     fast = c.get("fast_path") or {}
     des = c.get("des") or {}
-    return {"configuration": c["label"], "verified": "DES" if des else "fast path", "cost $": round(c["capex_usd"]),
+    validity = des_validity(c)
+    return {"configuration": c["label"], "verified": f"DES {badge(validity)}" if validity else "fast path",
+            "cost $": round(c["capex_usd"]),
             "usable TB": round(c["usable_tb"], 2), "$ per KIOPS": None if c.get("usd_per_kiops") is None else round(c["usd_per_kiops"], 2),
             "headroom %": None if c.get("headroom_pct") is None else round(c["headroom_pct"]),
             "mean latency (us)": round(des["latency_mean_us"]["value"], 1) if des else (round(fast["latency_mean_us"], 1) if fast else None),
             "p99 latency (us)": round(des["latency_p99_us"]["value"], 1) if des else None,
-            "bottleneck": c.get("bottleneck")}
+            "bottleneck": component_words(c["bottleneck"]) if c.get("bottleneck") else None}
 
 
 def render() -> None:
@@ -157,11 +189,16 @@ def render() -> None:
     form.general = st.container()
     verify_top = requirements_form(form)
     req, problems = form.check(requirements_from_data)
+    if not str(form.data.get("name") or "").strip():
+        problems = [*problems, ("name", "give the plan a name (it heads the answer and the report), e.g. ACME OLTP 2027")]
+        form.show(problems)
+        req = None
     st.session_state[DATA] = form.data
     clicked = st.button("Plan", type="primary", key="plan:run", disabled=req is None, icon=":material/checklist:")
     if problems:
         st.error(f"{len(problems)} problem(s): see the message under each field marked in red.")
     if clicked and req is not None:
+        runner.forget("plan")  # a plan whose winner's run was cut short runs again
         st.session_state[RAN] = (req.model_dump_json(exclude_none=True), verify_top)
     ran = st.session_state.get(RAN)
     if not ran:

@@ -15,6 +15,7 @@ import streamlit as st
 
 from app import forms
 from app.library import LibraryError, export_scenario, parse_scenario_file
+from app.naming import plain
 from app.views.common import fmt, go_to, library, show_problems
 from models.scenario import MAX_SCENARIO_BYTES, Scenario, ScenarioFileError
 
@@ -49,7 +50,7 @@ def save_to_library(name: str, scenario: Scenario, slot: Any, **options: Any) ->
     except LibraryError as exc:
         show_problems(exc.problems, slot)
     else:
-        slot.success(f"Saved '{clean}'.")
+        slot.success(f"Saved '{plain(clean)}'.")
 
 
 def saved() -> None:
@@ -113,13 +114,33 @@ def saved() -> None:
             from app.views.size import show_sizing
 
             try:
-                result = lib.get_result(rid)
+                result = saved_result(lib, rid)
             except LibraryError as exc:
                 show_problems(exc.problems)
             else:
                 st.caption(f"Saved result: {fmt(result.iops.value)} IOPS. It was simulated when saved; open the scenario on the Size "
                            "page to run it again.")
                 show_sizing(result.scenario, result, key="library:sizing", allow_save=False)
+
+
+def saved_result(lib: Any, result_id: int) -> Any:
+    """A saved Result; one saved before ``Result.validity`` existed loads too, as validity unknown (never as precise).
+
+    Stopgap at the call site: ``Library.get_result`` (app/library.py) should read with ``app.validity.result_from_json``.
+    """
+    try:
+        return lib.get_result(result_id)
+    except LibraryError as exc:
+        if not any(path == "validity" for path, _ in exc.problems):
+            raise
+    from app.library import StoredResult
+    from app.validity import result_from_json
+
+    with lib._session() as s:
+        row = s.get(StoredResult, result_id)
+        if row is None:
+            raise LibraryError([("result", f"no saved result with id {result_id}")])
+        return result_from_json(row.data)
 
 
 def import_files() -> None:
@@ -135,7 +156,7 @@ def import_files() -> None:
         show_problems(exc.problems)
         return
     name = scenario.name or Path(upload.name).stem
-    st.success(f"{upload.name}: a valid {forms.ATTACHMENTS.get(scenario.topology.kind, scenario.topology.kind).split(' (')[0]} scenario.")
+    st.success(f"{plain(upload.name)}: a valid {forms.ATTACHMENTS.get(scenario.topology.kind, scenario.topology.kind).split(' (')[0]} scenario.")
     c1, c2 = st.columns(2)
     if c1.button("Open on the Size page", key="library:import_open", icon=":material/open_in_new:"):
         _open_in_size(scenario.model_copy(update={"name": name}))

@@ -2,9 +2,12 @@
 
 The answer: IOPS, MB/s, mean and p99 latency with 95% confidence intervals, host CPU per
 I/O, purchase cost and $/KIOPS; component utilization with the bottleneck in red; the
-latency-against-load curve of the fast path with the DES points on it. From here the
-sizing can be saved to the library, downloaded as a scenario file, or exported as an
-HTML report for the customer.
+latency-against-load curve of the fast path with the DES points (mean and p99) on it. A
+result that is not precise (``app.validity``) carries its badge and gets no $/KIOPS; an open
+load above capacity reads "unstable"; RAID over namespaces of one drive is flagged
+(``models.placement``); a fio / iostat measurement can become the baseline (``app.baseline``).
+From here the sizing can be saved to the library, downloaded as a scenario file, or exported
+as an HTML report for the customer.
 """
 
 from __future__ import annotations
@@ -16,16 +19,23 @@ from typing import Any
 import streamlit as st
 
 from app import charts, forms, runner
+from app.baseline import Baseline, comparison_rows, gap_sentence, iostat_measured
 from app.calibration_data import read_stored, system_of, system_summary
 from app.library import LibraryError, export_scenario
+from app.naming import display_name, plain
 from app.report import sizing_report
-from app.sizing import PriceFigures, des_point, des_scenarios, fast_curve, price_of
-from app.views.common import fmt, library, metric, result_table, show_problems
+from app.sizing import PriceFigures, des_point, des_scenarios, fast_curve, price_at_bound, price_of
+from app.validity import Overload, badge, is_final, note_of, overload, validity_of, with_overload
+from app.views.common import BASELINE_KEY, fmt, library, metric, result_table, show_problems
+from app.words import component_words, limiting_sentence
+from models.placement import check_placement
 from models.result import Result
 from models.scenario import Scenario
+from models.topology import DirectNvme
 
 SIZED = "size.sized"
 SHARE = "size.share"
+BASELINE = BASELINE_KEY
 MAX_IMPORT_MB = 5
 
 
@@ -45,6 +55,15 @@ def fast_path(scenario: Scenario) -> tuple[list[dict[str, Any]], dict[str, Any]]
         return f"{type(exc).__name__}: {exc}"
 
 
+def overload_of(scenario: Scenario) -> Overload | None:
+    """An open load above the fast path's throughput bound (None when it is sustainable or the fast path has no answer)."""
+    fast = fast_path(scenario)
+    if isinstance(fast, str):
+        return None
+    base = fast[1]
+    return overload(scenario, base["x_max_iops"], base["bottleneck"])
+
+
 def hockey_stick(scenario: Scenario, result: Result, extra: list[tuple[str, Result]]) -> Any:
     fast = fast_path(scenario)
     points = [des_point(result, "sized load"), *(des_point(r, label) for label, r in extra)]
@@ -62,17 +81,34 @@ def calibration_for(kind: str) -> tuple[list[dict[str, Any]], str]:
     return summary, note
 
 
-def build_report(scenario: Scenario, result: Result, share: float = 1.0, extra: list[tuple[str, Result]] | None = None) -> str:
-    """The HTML report of a sizing (what the Export button downloads)."""
+def current_baseline(scenario: Scenario | None = None) -> Baseline | None:
+    """The session's baseline (a measurement with its system); with ``scenario``, only if it is that scenario's."""
+    data = st.session_state.get(BASELINE)
+    if not data:
+        return None
+    base = Baseline.from_dict(data)
+    if scenario is not None and runner.scenario_key(base.scenario) != runner.scenario_key(scenario):
+        return None
+    return base
+
+
+def build_report(scenario: Scenario, result: Result, share: float = 1.0, extra: list[tuple[str, Result]] | None = None,
+                 baseline: Baseline | None = None) -> str:
+    """The HTML report of a sizing (what the Export button downloads), with the baseline when this sizing is its base."""
+    result = with_overload(result, overload_of(scenario))
     price = price_of(scenario, result, share)
     fig_util = charts.utilization_chart(result.utilization, result.bottleneck)
     fig_curve, _ = hockey_stick(scenario, result, extra or [])
     summary, note = calibration_for(scenario.topology.kind)
+    base_rows = comparison_rows(baseline.measured, result) if baseline is not None else None
+    placement = check_placement(scenario.topology) if isinstance(scenario.topology, DirectNvme) else None
     return sizing_report(scenario, result, price=price, figures=[fig_util, fig_curve], calibration=summary,
-                         calibration_note=note, workload_text=forms.workload_summary(scenario.workload.model_dump(mode="json")))
+                         calibration_note=note, workload_text=forms.workload_summary(scenario.workload.model_dump(mode="json")),
+                         baseline_rows=base_rows, baseline_source=baseline.source if baseline else "",
+                         warnings=[placement.warning()] if placement is not None and not placement.delivered else [])
 
 
-def _price_metrics(cols: Sequence[Any], price: PriceFigures | None, result: Result) -> None:
+def _price_metrics(cols: Sequence[Any], price: PriceFigures | None, result: Result, scenario: Scenario) -> None:
     if price is None:
         cols[1].metric("Purchase cost", "-", help="Not priced: a textbook topology or a catalog entry without a price.")
         cols[2].metric("$ per KIOPS", "-")
@@ -80,15 +116,41 @@ def _price_metrics(cols: Sequence[Any], price: PriceFigures | None, result: Resu
         return
     cols[1].metric("Purchase cost", f"${price.total_usd:,.0f}", help="Catalog list-price assumptions; hosts are not priced.")
     cols[1].caption(f"{len(price.capex.lines)} line items, see Cost below")
-    lo, hi = price.usd_per_kiops_ci95
-    cols[2].metric("$ per KIOPS", f"${price.usd_per_kiops:,.2f}", help="SPC-1 price-performance: price / thousands of IOPS.")
-    cols[2].caption(f"95% CI ${lo:,.2f} .. ${hi:,.2f}" if math.isfinite(hi) else "")
-    cols[3].metric("Usable capacity", f"{price.capex.usable_tb:,.2f} TB", help="After RAID / mirroring and namespace sizes.")
-    cols[3].caption(f"raw {price.capex.raw_tb:,.2f} TB")
+    validity = validity_of(result)
+    if is_final(validity):
+        lo, hi = price.usd_per_kiops_ci95
+        cols[2].metric("$ per KIOPS", f"${price.usd_per_kiops:,.2f}", help="SPC-1 price-performance: price / thousands of IOPS.")
+        cols[2].caption(f"95% CI ${lo:,.2f} .. ${hi:,.2f}" if math.isfinite(hi) else "")
+    else:
+        cols[2].metric("$ per KIOPS", "-", help="Only a precise result gets a price-performance figure.")
+        cols[2].caption(f"none: the result is {badge(validity)}")
+    _usable_metric(cols[3], scenario, price.capex.usable_tb, price.capex.raw_tb)
+
+
+def _usable_metric(where: Any, scenario: Scenario, usable_tb: float, raw_tb: float) -> None:
+    """Usable capacity; for RAID over namespaces that share drives, the capacity with the protection actually delivered."""
+    placement = check_placement(scenario.topology) if isinstance(scenario.topology, DirectNvme) else None
+    if placement is not None and not placement.delivered:
+        where.metric("Usable capacity (protected)", f"{placement.usable_tb_protected:,.2f} TB",
+                     help=placement.warning())
+        where.caption(f"as built {usable_tb:,.2f} TB, survives {placement.tolerated_drive_failures} drive failure(s); "
+                      f"raw {raw_tb:,.2f} TB")
+        return
+    where.metric("Usable capacity", f"{usable_tb:,.2f} TB", help="After RAID / mirroring and namespace sizes.")
+    where.caption(f"raw {raw_tb:,.2f} TB")
 
 
 def show_sizing(scenario: Scenario, result: Result, share: float = 1.0, key: str = "size", allow_save: bool = True) -> None:
     """The answer of one sizing: metrics with CIs, charts, cost, and what can be done with it."""
+    result = with_overload(result, overload_of(scenario))
+    validity = validity_of(result)
+    if is_final(validity):
+        st.caption(f"{badge(validity)}: the run reached its precision target (±{scenario.run.target_rel_ci:.0%}).")
+    elif validity in ("cut_short", "unknown"):
+        st.warning(f"{badge(validity)}: {note_of(result)}; no price-performance is given.", icon=":material/warning:")
+    else:
+        st.error(f"{badge(validity)}: {note_of(result)}. The figures below only say how long the run lasted; no "
+                 "price-performance is given.", icon=":material/error:")
     row = st.columns(4)
     metric(row[0], "IOPS", result.iops)
     metric(row[1], "MB/s", result.mbps)
@@ -97,9 +159,9 @@ def show_sizing(scenario: Scenario, result: Result, share: float = 1.0, key: str
     row = st.columns(4)
     metric(row[0], "Host CPU per I/O", result.cpu_us_per_io, "us")
     price = price_of(scenario, result, share)
-    _price_metrics(row, price, result)
+    _price_metrics(row, price, result, scenario)
     cores = result.cpu_us_per_io.value * result.iops.value / 1e6
-    st.caption(f"Bottleneck **{result.bottleneck}** ({result.utilization.get(result.bottleneck, math.nan):.0%} busy); "
+    st.caption(f"{limiting_sentence(result.bottleneck, result.utilization.get(result.bottleneck, math.nan))}; "
                f"host CPU {cores:,.2f} cores busy. Run: {result.stop_reason}; {result.simulated_ios:,} I/Os simulated, seed {result.seed}.")
 
     scenario_json = runner.scenario_key(scenario)
@@ -125,6 +187,7 @@ def show_sizing(scenario: Scenario, result: Result, share: float = 1.0, key: str
         st.rerun()
 
     with st.expander("Every metric with its 95% confidence interval"):
+        st.caption(f"Result: {badge(validity)}" + (f" ({note_of(result)})" if not is_final(validity) else ""))
         st.dataframe(result_table(result), hide_index=True, width="stretch")
     if price is not None:
         with st.expander("Cost, line by line"):
@@ -136,9 +199,10 @@ def show_sizing(scenario: Scenario, result: Result, share: float = 1.0, key: str
         st.code(export_scenario(scenario), language="yaml")
 
     c1, c2, c3 = st.columns(3)
-    name = scenario.name or "sizing"
+    name = display_name(scenario)
     slug = "".join(ch if ch.isalnum() else "-" for ch in name.lower()).strip("-") or "sizing"
-    c1.download_button("Export HTML report", data=lambda: build_report(scenario, result, share, extra),
+    base = current_baseline(scenario)
+    c1.download_button("Export HTML report", data=lambda: build_report(scenario, result, share, extra, base),
                        file_name=f"{slug}-report.html", mime="text/html", key=f"{key}:report", icon=":material/description:")
     c2.download_button("Download scenario (YAML)", data=export_scenario(scenario), file_name=f"{slug}.yaml",
                        mime="application/x-yaml", key=f"{key}:yaml")
@@ -148,7 +212,7 @@ def show_sizing(scenario: Scenario, result: Result, share: float = 1.0, key: str
 
 
 def _save_box(scenario: Scenario, result: Result, key: str) -> None:
-    name = st.text_input("Name", value=scenario.name, key=f"{key}:save_name")
+    name = st.text_input("Name", value=display_name(scenario), key=f"{key}:save_name")
     notes = st.text_area("Notes", key=f"{key}:save_notes", height=80)
     with_result = st.checkbox("Save this result with it", value=True, key=f"{key}:save_result")
     overwrite = st.checkbox("Replace a saved scenario of the same name", value=False, key=f"{key}:save_overwrite")
@@ -163,8 +227,8 @@ def _save_box(scenario: Scenario, result: Result, key: str) -> None:
             show_problems(exc.problems, slot)
         else:
             saved = " ".join(name.split())
-            slot.success(f"Saved as '{saved}'. Open it from the Scenario library.")
-            st.toast(f"Saved '{saved}' to the library", icon=":material/save:")
+            slot.success(f"Saved as '{plain(saved)}'. Open it from the Scenario library.")
+            st.toast(f"Saved '{plain(saved)}' to the library", icon=":material/save:")
 
 
 def import_measured_workload(where: Any) -> None:
@@ -192,6 +256,7 @@ def import_measured_workload(where: Any) -> None:
                         + (f" at {measured['latency_mean_us']:,.1f} us mean" if "latency_mean_us" in measured else "") + ".")
             notes = [*fio.notes, *job.notes]
             workload = job.workload
+            source = f"fio job '{job.name}' in {upload.name}"
         else:
             report = parse_iostat(upload.getvalue(), origin=upload.name)
             by = box.radio("Size for the peak of", ["iops", "mbps"], horizontal=True, key="size.import_peak",
@@ -204,14 +269,64 @@ def import_measured_workload(where: Any) -> None:
                         f"{summary['read_fraction']:.0%} reads.")
             notes = list(report.notes)
             workload = peak.workload(load)
+            measured = iostat_measured(summary)
+            source = f"iostat {peak.label()} in {upload.name}"
     except MeasurementFileError as exc:
         show_problems(exc.problems, box)
         return
     for note in notes:
         box.caption(note)
-    if box.button("Use this workload", key="size.import_use", icon=":material/input:"):
+    c1, c2 = box.columns(2)
+    if c1.button("Use this workload", key="size.import_use", icon=":material/input:"):
         forms.apply_workload(workload_data(workload))
         st.rerun()
+    if c2.button("Make it the baseline", key="size.import_baseline", icon=":material/straighten:",
+                 help="The measurement was taken on the configuration at left: size that configuration with the measured "
+                      "workload and show measured against predicted, with the gap. What-if and the report carry it along."):
+        make_baseline(box, source, measured, workload_data(workload))
+
+
+def make_baseline(where: Any, source: str, measured: dict[str, float], workload: dict[str, Any]) -> None:
+    """The configuration on the page with the measured workload becomes the base model; it is sized at once."""
+    from pydantic import ValidationError
+
+    from models.scenario import ScenarioFileError, format_validation_error
+    from sim.importers import scenario_with_workload
+
+    data = forms.draft()
+    try:
+        scenario = scenario_with_workload(data, workload_from_data(workload))
+    except ValidationError as exc:
+        show_problems(format_validation_error(exc), where)
+        return
+    except ScenarioFileError as exc:
+        show_problems(exc.problems, where)
+        return
+    forms.apply_workload(workload)
+    base = Baseline(source, measured, runner.scenario_key(scenario))
+    st.session_state[BASELINE] = base.as_dict()
+    st.session_state[SIZED] = base.scenario_json
+    st.session_state[SHARE] = 1.0
+    st.rerun()
+
+
+def workload_from_data(workload: dict[str, Any]) -> Any:
+    from pydantic import TypeAdapter
+
+    from models.workload import Workload
+
+    return TypeAdapter(Workload).validate_python(workload)
+
+
+def show_baseline(base: Baseline, result: Result) -> None:
+    """Measured vs predicted for the base model, with the gap."""
+    st.subheader("Baseline: measured against predicted")
+    rows = comparison_rows(base.measured, result)
+    st.caption(f"Measurement: {base.source}, on the configuration above. {gap_sentence(rows)}. The What-if page starts "
+               "from this base, and the report carries the table.")
+    st.dataframe(rows, hide_index=True, width="stretch",
+                 column_config={"measured": st.column_config.NumberColumn(format="%,.1f"),
+                                "predicted": st.column_config.NumberColumn(format="%,.1f")})
 
 
 def render() -> None:
@@ -224,11 +339,12 @@ def render() -> None:
     left, right = st.columns(2, gap="large")
     left.subheader("Platform and attachment")
     form.topology(left)
-    form.name(name_box)
+    placement_box = left.container()
     right.subheader("Workload")
     shown_preset = forms.preset_picker(right)
     import_measured_workload(right)
     form.workload(right)
+    form.name(name_box)
     st.subheader("Run")
     form.run_settings(st.container())
     scenario, problems = form.validate()
@@ -236,6 +352,10 @@ def render() -> None:
     if forms.matching_preset(form.data.get("workload")) != shown_preset:
         st.rerun()  # the workload was edited into (or out of) a preset: show the picker right
     share = float(form.extras.get("storage_server_share") or 1.0)
+    if scenario is not None and isinstance(scenario.topology, DirectNvme):
+        placement = check_placement(scenario.topology)
+        if not placement.delivered:
+            placement_box.warning(placement.warning(), icon=":material/warning:")
 
     c1, c2 = st.columns([1, 4])
     clicked = c1.button("Size it", type="primary", key="size:run", disabled=scenario is None, icon=":material/speed:")
@@ -245,10 +365,18 @@ def render() -> None:
         fast = fast_path(scenario)
         if not isinstance(fast, str):
             base = fast[1]
-            c2.caption(f"Fast-path estimate (queueing model, instant): {fmt(base['iops'])} IOPS at {fmt(base['latency_mean_us'])} us "
-                       f"mean, throughput bound {fmt(base['x_max_iops'])} IOPS, bottleneck {base['bottleneck']}. "
-                       "Size it runs the simulation.")
+            over = overload(scenario, base["x_max_iops"], base["bottleneck"])
+            if over is not None:
+                c2.error(f"Fast-path estimate: {over.sentence()}. The queue grows without bound at this rate: lower it or add "
+                         "hardware. No price-performance is shown for an overloaded configuration.", icon=":material/error:")
+            else:
+                at_bound = price_at_bound(scenario, base["x_max_iops"], share)
+                bound_price = f"; ${at_bound:,.2f} per KIOPS at that bound" if at_bound is not None else ""
+                c2.caption(f"Fast-path estimate (queueing model, instant): {fmt(base['iops'])} IOPS at {fmt(base['latency_mean_us'])} us "
+                           f"mean, throughput bound {fmt(base['x_max_iops'])} IOPS (set by {component_words(base['bottleneck'])})"
+                           f"{bound_price}. Size it runs the simulation.")
     if clicked and scenario is not None:
+        runner.forget("result")  # a result that was not final runs again
         st.session_state[SIZED] = runner.scenario_key(scenario)
         st.session_state[SHARE] = share
 
@@ -257,7 +385,7 @@ def render() -> None:
         return
     sized = Scenario.model_validate_json(sized_json)
     st.divider()
-    st.subheader(f"Sizing: {sized.name or 'unnamed scenario'}")
+    st.subheader(f"Sizing: {plain(display_name(sized))}")
     if scenario is None or runner.scenario_key(scenario) != sized_json:
         st.info("The fields changed since this sizing: press **Size it** to update it.")
     try:
@@ -265,4 +393,7 @@ def render() -> None:
     except RuntimeError as exc:
         st.error(f"The simulation ended without a result: {exc}")
         return
+    baseline = current_baseline(sized)
+    if baseline is not None:
+        show_baseline(baseline, result)
     show_sizing(sized, result, float(st.session_state.get(SHARE, 1.0)))

@@ -20,7 +20,8 @@ import streamlit as st
 from pydantic import ValidationError
 
 from app import charts, forms, jobs, runner
-from app.views.common import SIZE_SOURCE, load_source, scenario_sources, show_problems
+from app.validity import badge, is_final
+from app.views.common import BASELINE_KEY, BASELINE_SOURCE, SIZE_SOURCE, load_source, scenario_sources, show_problems
 from models.catalog import lookup
 from models.cost import CostError, capex, usd_per_kiops
 from models.scenario import Scenario, ScenarioFileError, format_validation_error, with_overrides
@@ -30,6 +31,7 @@ MAX_DES_POINTS = 48
 MAX_FAST_POINTS = 400
 MAX_VALUES = 16
 FAST = "Fast path (queueing model, instant)"
+OWN_PRECISION = "As set for the configuration (its run settings)"
 DES = "Simulation (DES, with 95% CIs)"
 
 
@@ -162,10 +164,15 @@ def fast_frame(base: Scenario, points: list[dict[str, Any]]) -> pd.DataFrame:
             rows.append(row)
             continue
         cost = _price(scenario)
-        row.update(status="ok", error=None, iops=fr.iops, mbps=fr.mbps, latency_mean_us=fr.latency_mean_us,
+        stable = bool(fr.stable)
+        row.update(status="ok", error=None, validity="precise" if stable else "unstable", iops=fr.iops, mbps=fr.mbps,
+                   latency_mean_us=fr.latency_mean_us,
                    read_latency_mean_us=fr.read_latency_mean_us, write_latency_mean_us=fr.write_latency_mean_us,
                    cpu_us_per_io=fr.cpu_us_per_io, bottleneck=fr.bottleneck, stable=bool(fr.stable),
-                   max_iops=fr.bounds.x_max_iops, cost_usd=cost, usd_per_kiops=usd_per_kiops(cost, fr.iops) if cost else None)
+                   max_iops=fr.bounds.x_max_iops, cost_usd=cost,
+                   usd_per_kiops=usd_per_kiops(cost, fr.iops) if cost and stable else None)
+        # an unstable point has no finite latency: shown empty (and marked unstable), never as "inf"
+        row.update({k: None for k, v in row.items() if isinstance(v, float) and not math.isfinite(v)})
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -195,9 +202,38 @@ def des_frame(base: Scenario, points: list[dict[str, Any]]) -> pd.DataFrame:
         except (ValidationError, ScenarioFileError):
             costs.append(None)
     frame["cost_usd"] = [costs[int(p)] if p == p else None for p in frame["point"]]
-    frame["usd_per_kiops"] = [usd_per_kiops(c, x) if c and x and x == x else None
-                              for c, x in zip(frame["cost_usd"], frame.get("iops", [None] * len(frame)), strict=True)]
+    validity = frame["validity"] if "validity" in frame.columns else [None] * len(frame)
+    # $/KIOPS only for a point that reached its precision: a cut-short point's IOPS may be far off (issue 24)
+    frame["usd_per_kiops"] = [usd_per_kiops(c, x) if c and x and x == x and is_final(str(v)) else None
+                              for c, x, v in zip(frame["cost_usd"], frame.get("iops", [None] * len(frame)), validity, strict=True)]
     return frame
+
+
+def best_point(frame: pd.DataFrame, metric: str, higher_is_better: bool) -> dict[str, Any] | None:
+    """The best point on ``metric`` among those that are final answers (precise); None when there is none."""
+    if metric not in frame.columns:
+        return None
+    ok = frame[(frame.get("status", "ok") == "ok") & frame[metric].notna()]
+    if "validity" in ok.columns:
+        ok = ok[ok["validity"] == "precise"]
+    if ok.empty:
+        return None
+    row = ok.loc[ok[metric].idxmax() if higher_is_better else ok[metric].idxmin()]
+    return dict(row)
+
+
+def show_baseline_line(base: Scenario) -> None:
+    """The base model's match to its measurement, when it has been simulated (cached) on the Size page."""
+    from app.baseline import Baseline, comparison_rows, gap_sentence
+
+    baseline = Baseline.from_dict(st.session_state[BASELINE_KEY])
+    result = runner.cached(base)
+    measured = ", ".join(f"{k.replace('_us', '').replace('_', ' ')} {v:,.1f}" for k, v in baseline.measured.items()
+                         if k in ("iops", "latency_mean_us", "latency_p99_us"))
+    line = f"Baseline: {baseline.source} measured {measured}."
+    if result is not None:
+        line += " " + gap_sentence(comparison_rows(baseline.measured, result)) + "."
+    st.info(line + " The sweep below starts from this base model.", icon=":material/straighten:")
 
 
 def render() -> None:
@@ -206,9 +242,11 @@ def render() -> None:
                "point its confidence interval.")
     sources = scenario_sources()
     if st.session_state.get("whatif:source") not in sources:
-        st.session_state["whatif:source"] = SIZE_SOURCE
+        st.session_state["whatif:source"] = BASELINE_SOURCE if BASELINE_SOURCE in sources else SIZE_SOURCE
     source = st.selectbox("Configuration", list(sources), key="whatif:source", format_func=lambda k: sources[k])
     base, problems = load_source(source)
+    if source == BASELINE_SOURCE and base is not None:
+        show_baseline_line(base)
     if base is None:
         show_problems(problems)
         st.caption("Fix the configuration on the Size page, or pick another one.")
@@ -243,7 +281,9 @@ def render() -> None:
         values[second] = v2
     c1, c2 = st.columns(2)
     solver = c1.radio("Solver", [FAST, DES], key="whatif:solver", horizontal=True)
-    precision = c2.selectbox("Simulation precision", list(forms.PRECISIONS), key="whatif:precision", disabled=solver == FAST)
+    precision = c2.selectbox("Simulation precision", [*forms.PRECISIONS, OWN_PRECISION], key="whatif:precision",
+                             disabled=solver == FAST, help="Each point stops at this precision or its budget; a point that hits "
+                                                           "its budget first is marked cut short.")
     if bad:
         return
     points = grid(values)
@@ -257,10 +297,11 @@ def render() -> None:
         shown = refused[:6]
         st.warning("Some points are not valid configurations and are left out:  \n" +
                    "  \n".join(f"**{f}**: {m}" for f, m in shown) + (f"  \n... and {len(refused) - len(shown)} more" if len(refused) > 6 else ""))
-    if solver == DES:
+    if solver == DES and precision in forms.PRECISIONS:
         base = with_overrides(base, {f"run.{k}": v for k, v in forms.PRECISIONS[precision].items()})
     request = json.dumps({"base": runner.scenario_key(base), "values": values, "solver": solver}, sort_keys=True)
     if st.button("Run the sweep", type="primary", key="whatif:run", icon=":material/play_arrow:"):
+        runner.forget("sweep")  # points that were not final run again
         st.session_state["whatif.ran"] = request
     if st.session_state.get("whatif.ran") != request:
         st.caption(f"{len(points)} point(s) to run.")
@@ -292,11 +333,29 @@ def show_frame(frame: pd.DataFrame, factors: list[str], solver: str) -> None:
         fig = charts.sweep_line_chart(renamed, names[factors[0]], metric, METRICS[metric],
                                       group=names[factors[1]] if len(factors) == 2 else None)
     st.plotly_chart(fig, key="whatif:chart")
-    if solver == FAST and "stable" in shown.columns and not shown["stable"].all():
-        st.caption("Points where the offered load exceeds what the configuration sustains are marked unstable in the table.")
+    if "validity" in shown.columns:
+        not_final = shown[shown["validity"].fillna("unknown") != "precise"]
+        if not not_final.empty:
+            at = "; ".join(", ".join(f"{names[p]} {row[p]:g}" for p in factors) + f": {badge(str(row['validity']))}"
+                           for _, row in not_final.head(6).iterrows())
+            st.warning(f"{len(not_final)} point(s) are not final answers (hollow markers; no $ per KIOPS; never the best): {at}. "
+                       "Cut-short points stopped on their budget before their precision: run them at a higher precision. "
+                       "Unstable points are offered more than the configuration sustains.", icon=":material/warning:")
+    higher = metric in ("iops", "mbps")
+    best = best_point(shown, metric, higher_is_better=higher)
+    if best is not None:
+        st.caption(f"Best precise point on {METRICS[metric]}: " + ", ".join(f"{names[p]} {best[p]:g}" for p in factors)
+                   + f" ({best[metric]:,.1f}).")
     failed = frame[frame["status"] != "ok"] if "status" in frame.columns else frame.iloc[0:0]
     if not failed.empty:
         st.caption(f"{len(failed)} point(s) left out: " + "; ".join(str(e) for e in failed["error"].head(3)))
-    st.dataframe(frame, hide_index=True, width="stretch")
+    table = frame.copy()
+    if "validity" in table.columns:
+        table.insert(0, "result", [badge(str(v)) if v == v and v is not None else "" for v in table["validity"]])
+    if "bottleneck" in table.columns:
+        from app.words import component_words
+
+        table["bottleneck"] = [component_words(b) if isinstance(b, str) else b for b in table["bottleneck"]]
+    st.dataframe(table, hide_index=True, width="stretch")
     st.download_button("Download CSV", data=frame.to_csv(index=False), file_name="what-if.csv", mime="text/csv",
                        key="whatif:csv", icon=":material/download:")

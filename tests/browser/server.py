@@ -109,3 +109,17 @@ def screenshot(page: Any, name: str) -> Path:
     path = SCREENSHOTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=True)
     return path
+
+
+def choose(page: Any, label: str, text: str) -> None:
+    """Pick the first option of the selectbox labelled ``label`` that matches ``text`` (typed into its filter)."""
+    box = page.get_by_role("combobox", name=label, exact=True)
+    box.click()
+    box.fill(text)
+    page.keyboard.press("Enter")
+    idle(page)
+
+
+def page_text(page: Any) -> str:
+    """The visible text of the app's main area."""
+    return str(page.locator('[data-testid="stMain"]').inner_text())

@@ -1,0 +1,60 @@
+"""The user's words for the model's internal component names (``adapter2.uplink.to_host`` -> "NVMe adapter 3: PCIe uplink, to the host").
+
+One mapping, used by every utilization chart, bottleneck sentence and overload message of
+the app. Unknown names are shown as they are (a textbook station is named by its file).
+"""
+
+from __future__ import annotations
+
+import re
+
+BOTTLENECK_UTILIZATION = 0.8
+"""A component is called "the bottleneck" only when it is at least this busy; below, the run is limited by the load."""
+
+_DEVICE = {"adapter": "NVMe adapter", "drive": "drive", "dimm": "eXFlash DIMM", "hba": "host adapter", "lun": "LUN",
+           "association": "NVMe/FC association", "driver_thread": "eXFlash driver thread", "ns": "namespace", "port": "port"}
+_PART = {
+    "uplink": "PCIe uplink", "link": "PCIe link", "memory_channel": "memory channel", "nvme_queues": "NVMe queues",
+    "program_units": "flash program (write) units", "read_units": "flash read units", "read_bw": "read bandwidth",
+    "write_bw": "write bandwidth", "write_cache": "write cache", "nand_dies": "NAND dies", "queue": "queue",
+    "queues": "queues", "backend": "back-end drives", "backend_bw": "back-end bandwidth", "controller": "controllers",
+    "destage": "cache destage", "subchannels": "subchannels (base + alias devices)",
+}
+_WHOLE = {
+    "host_cpu": "host CPU cores", "host_stack.serial": "host I/O stack (serialised part)", "edev": "z/VM EDEV",
+    "server": "storage server", "servers": "servers", "to_host": "to the host", "to_device": "to the device",
+}
+_INDEXED = re.compile(r"^([a-z_]+?)(\d+)$")
+
+
+def _piece(piece: str) -> str:
+    m = _INDEXED.match(piece)
+    if m and m.group(1) in _DEVICE:
+        return f"{_DEVICE[m.group(1)]} {int(m.group(2)) + 1}"
+    return _WHOLE.get(piece) or _PART.get(piece) or piece.replace("_", " ")
+
+
+def component_words(name: str) -> str:
+    """A component's name as a customer reads it (indices from 1): ``drive0.read_units`` -> "drive 1: flash read units"."""
+    if name in _WHOLE:
+        return _WHOLE[name]
+    pieces = [_piece(p) for p in name.split(".")]
+    if len(pieces) == 1:
+        return pieces[0]
+    head, *rest = pieces
+    tail = ", ".join(rest)
+    return f"{head}: {tail}"
+
+
+def limiting_sentence(bottleneck: str, utilization: float) -> str:
+    """"Bottleneck: X (93% busy)" when X is near saturation, else that nothing is (the load, not the hardware, limits it)."""
+    words = component_words(bottleneck)
+    if utilization == utilization and utilization >= BOTTLENECK_UTILIZATION:
+        return f"Bottleneck: **{words}** ({utilization:.0%} busy)"
+    busy = f"{utilization:.0%}" if utilization == utilization else "-"
+    return (f"No bottleneck: the busiest component, {words}, is {busy} busy; the offered load (jobs, queue depth, "
+            "think time), not the hardware, sets the throughput")
+
+
+def is_bottleneck(utilization: float) -> bool:
+    return utilization == utilization and utilization >= BOTTLENECK_UTILIZATION

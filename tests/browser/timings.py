@@ -1,0 +1,63 @@
+"""Response times of the web app's answers in a real browser: ``python -m tests.browser.timings``.
+
+Starts the app headless (as tests/test_app_browser.py does), then times, from the click to the
+answer on screen, with the pages' defaults and a cold cache: Size it (the seed-000 NVMe RAID-10
+under YCSB, Quick precision; the first run also starts the worker processes, so it is timed again
+with another seed), a What-if sweep on the fast path and on the simulation (drives
+4, 8, 12, 16; Quick), and Plan (the IBM i OLTP requirements). Prints one line per answer.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from tests.browser.server import CHROMIUM, CHROMIUM_ARGS, go, idle, set_number, streamlit_server
+
+
+def _timed(page: Any, click: Any, wait: Any, timeout_ms: float = 180_000) -> float:
+    start = time.monotonic()
+    click()
+    wait.first.wait_for(timeout=timeout_ms)
+    idle(page, timeout_ms)
+    return time.monotonic() - start
+
+
+def main() -> None:
+    from playwright.sync_api import sync_playwright
+
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {"FLASHPLAN_DB_URL": f"sqlite:///{Path(tmp) / 'library.sqlite'}"}
+        with streamlit_server(env, Path(tmp) / "streamlit.log") as url, sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.set_default_timeout(60_000)
+            page.goto(url)
+            page.get_by_role("heading", name="Size a configuration").wait_for()
+            idle(page)
+            rows = []
+            rows.append(("Size it (S1 NVMe RAID-10, YCSB, Quick)", _timed(
+                page, page.get_by_role("button", name="Size it").click, page.locator('[data-testid="stMetric"]'))))
+            set_number(page, "Seed", 2)  # a new run, the worker pool now warm
+            rows.append(("Size it again (seed 2, workers warm)", _timed(
+                page, page.get_by_role("button", name="Size it").click, page.locator('[data-testid="stMetric"]'))))
+            go(page, "What-if", "What-if")
+            rows.append(("What-if, fast path (drives 4, 8, 12, 16)", _timed(
+                page, page.get_by_role("button", name="Run the sweep").click, page.get_by_role("button", name="Download CSV"))))
+            page.get_by_text("Simulation (DES, with 95% CIs)").click()
+            idle(page)
+            rows.append(("What-if, simulation (drives 4, 8, 12, 16, Quick)", _timed(
+                page, page.get_by_role("button", name="Run the sweep").click, page.get_by_role("button", name="Download CSV"))))
+            go(page, "Plan", "Plan")
+            rows.append(("Plan (IBM i OLTP, 3 finalists verified)", _timed(
+                page, page.get_by_role("button", name="Plan", exact=True).click,
+                page.get_by_text("Cheapest configuration that meets the requirements"))))
+            browser.close()
+    for label, seconds in rows:
+        print(f"{label}: {seconds:.1f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -4,6 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8501
+ADDRESS ?= 127.0.0.1
 
 .PHONY: run test bench lint typecheck clean setup browser native
 
@@ -21,8 +22,9 @@ native: $(STAMP)
 setup: $(STAMP) native
 
 run: $(STAMP) native
-	@echo "flashplan web app: http://localhost:$(PORT)"
-	$(BIN)/streamlit run app/main.py --server.headless true --server.port $(PORT) --browser.gatherUsageStats false --client.toolbarMode viewer
+	@echo "flashplan web app: http://127.0.0.1:$(PORT) (this machine only; ADDRESS=0.0.0.0 to open it to the network)"
+	@if [ "$(ADDRESS)" != "127.0.0.1" ]; then echo "WARNING: serving on $(ADDRESS), reachable from the network, with no authentication"; fi
+	$(BIN)/streamlit run app/main.py --server.headless true --server.address $(ADDRESS) --server.port $(PORT) --browser.gatherUsageStats false --client.toolbarMode viewer
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
 import os
 import time
 from pathlib import Path
@@ -27,6 +26,7 @@ from rich.table import Table
 from calibration.evaluate import FULL_RUN, QUICK_RUN, evaluate, with_conflict_partners
 from calibration.records import SYSTEMS, load_records
 from calibration.report import summary, write_parity, write_results
+from models.common import dumps_json
 from models.numbers import format_number as _fmt
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
@@ -103,7 +103,7 @@ def cmd_calibrate(args: argparse.Namespace, out: Console) -> int:
     if args.json:
         keys = ("id", "system", "source", "metric", "unit", "measured", "predicted", "ci95", "rel_error", "tolerance", "within",
                 "status", "settled_by")
-        print(json.dumps([{k: r[k] for k in keys} for r in rows], indent=1))
+        print(dumps_json([{k: r[k] for k in keys} for r in rows], indent=1))
     else:
         table = Table(title=f"calibration records ({len(rows)})", title_justify="left")
         for col in ("record", "measured", "predicted (95% CI)", "rel. error", "tolerance", "pass"):

@@ -17,7 +17,7 @@ class Metric(StrictModel):
     the interval is unknown, not zero-wide. JSON writes it as NaN and reads it back.
     """
 
-    model_config = ConfigDict(ser_json_inf_nan="constants")
+    model_config = ConfigDict(ser_json_inf_nan="constants", allow_inf_nan=True)
 
     value: float
     ci95: tuple[float, float]
@@ -62,6 +62,8 @@ class Result(StrictModel):
     to its time-average over the measured window; ``busy`` maps the same names to the
     fraction of time at least one server or slot was in use (IBM i's "disk busy %").
     """
+
+    model_config = ConfigDict(allow_inf_nan=True)
 
     iops: Metric
     read_iops: Metric

@@ -58,6 +58,7 @@ import numpy as np
 from pydantic import ConfigDict, Discriminator, Field, Tag, ValidationError, model_validator
 
 from models.common import StrictModel, field_problem
+from models.loading import BadInput
 from models.result import METRIC_KEYS
 from models.scenario import (
     Scenario,
@@ -84,12 +85,8 @@ FLOAT_COLUMNS = (*(c for k in METRIC_KEYS for c in (k, f"{k}_ci95_lo", f"{k}_ci9
 TEXT_COLUMNS = ("status", "error", "stop_reason", "bottleneck", "scenario_digest")
 
 
-class SweepInputError(ValueError):
-    """A sweep that cannot start: (field path, message) pairs, one per problem."""
-
-    def __init__(self, problems: list[tuple[str, str]]):
-        self.problems = problems
-        super().__init__("; ".join(f"{f}: {m}" for f, m in problems))
+class SweepInputError(BadInput):
+    """A sweep that cannot start: (field path, message) pairs, one per problem (a ``models.loading.BadInput``)."""
 
 
 class SweepAborted(RuntimeError):

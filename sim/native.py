@@ -34,7 +34,7 @@ from types import ModuleType
 SIM_DIR = Path(__file__).resolve().parent
 ROOT = SIM_DIR.parent
 COMPILED = ("components.py", "engine.py", "model.py", "rng.py", "stats.py", "volume.py", "analytic/__init__.py",
-            "analytic/network.py", "analytic/paths.py", "analytic/queueing.py")
+            "arrivals.py", "assembly.py", "batching.py", "analytic/network.py", "analytic/paths.py", "analytic/queueing.py")
 """The modules mypyc compiles, relative to sim/: the DES hot path and the analytic fast path."""
 RECORD = SIM_DIR / "_native.json"
 GROUP = "sim._native"  # the shared library mypyc builds: sim/_native__mypyc.*.so

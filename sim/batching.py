@@ -19,7 +19,7 @@ import numpy as np
 
 from models.scenario import Scenario
 from models.workload import BurstyWorkload, ClosedWorkload
-from sim.stats import BATCH_METRICS, Batch, estimate, histogram, mser_truncation
+from sim.stats import BATCH_METRICS, NBUCKETS, Batch, estimate, histogram, mser_truncation
 
 if TYPE_CHECKING:
     from sim.engine import Run
@@ -27,6 +27,9 @@ if TYPE_CHECKING:
 MAX_BATCHES = 32
 CONFIRM_FACTOR = 1.25
 DEFAULT_BATCH_IOS = 1_000
+FLUSH_MASK = 4095
+"""Latencies are held in a list of at most 4,096 before they go into the batch's histogram and sums,
+so a run's memory is set by its state (the histogram, 32 batches), not by its length."""
 
 
 def default_batch_ios(scenario: Scenario) -> int:
@@ -64,6 +67,11 @@ class BatchMeans:
         self.b_ios = 0
         self.b_rlats: list[float] = []
         self.b_wlats: list[float] = []
+        self.b_reads = 0
+        self.b_writes = 0
+        self.b_rsum = 0.0
+        self.b_wsum = 0.0
+        self.b_hist = np.zeros(NBUCKETS, dtype=np.int64)
         self.b_bytes = 0
         self.b_start = 0.0
         self.b_out_area = 0.0
@@ -76,6 +84,11 @@ class BatchMeans:
         self.b_ios = 0
         self.b_rlats = []
         self.b_wlats = []
+        self.b_reads = 0
+        self.b_writes = 0
+        self.b_rsum = 0.0
+        self.b_wsum = 0.0
+        self.b_hist = np.zeros(NBUCKETS, dtype=np.int64)
         self.b_bytes = 0
         self.b_start = run.env.now
         self.b_out_area = run.out_area_now()
@@ -88,20 +101,34 @@ class BatchMeans:
         meters = run.model.meters
         return run.env.now, [m.unit_time() for m in meters], [m.busy_area for m in meters]
 
+    def flush(self) -> None:
+        """Move the held latencies into the batch's counts, sums and histogram."""
+        if self.b_rlats:
+            reads = np.asarray(self.b_rlats)
+            self.b_reads += len(reads)
+            self.b_rsum += float(reads.sum())
+            self.b_hist += histogram(reads)
+            self.b_rlats = []
+        if self.b_wlats:
+            writes = np.asarray(self.b_wlats)
+            self.b_writes += len(writes)
+            self.b_wsum += float(writes.sum())
+            self.b_hist += histogram(writes)
+            self.b_wlats = []
+
     def close_batch(self, check: bool = True) -> None:
         run = self.run
         now = run.env.now
         cpu_now = run.model.cpu.unit_time() if run.model.cpu else 0.0
-        reads = np.asarray(self.b_rlats)
-        writes = np.asarray(self.b_wlats)
+        self.flush()
         self.batches.append(Batch(
             duration_s=(now - self.b_start) * 1e-6,
-            ios=self.b_ios, reads=len(reads), writes=len(writes),
-            latency_sum_us=float(reads.sum() + writes.sum()),
-            read_latency_sum_us=float(reads.sum()), write_latency_sum_us=float(writes.sum()),
+            ios=self.b_ios, reads=self.b_reads, writes=self.b_writes,
+            latency_sum_us=self.b_rsum + self.b_wsum,
+            read_latency_sum_us=self.b_rsum, write_latency_sum_us=self.b_wsum,
             bytes=self.b_bytes, cpu_busy_us=cpu_now - self.b_cpu,
             outstanding_area_s=(run.out_area_now() - self.b_out_area) * 1e-6,
-            histogram=histogram(reads) + histogram(writes),
+            histogram=self.b_hist,
         ))
         if len(self.batches) >= MAX_BATCHES and not self.batch_fixed:
             self.batches = [a.merged(b) for a, b in zip(self.batches[::2], self.batches[1::2], strict=True)]
@@ -144,6 +171,19 @@ class BatchMeans:
         return util, busy
 
     # -- the stop rule -------------------------------------------------------------
+    def precise(self) -> bool:
+        """Whether the steady batches (at least ``min_batches``) give IOPS and mean latency to
+        ``target_rel_ci``: a run that a budget stopped is still precise when this holds."""
+        s = self.run.scenario.run
+        steady = self.steady_batches()
+        if len(steady) < s.min_batches:
+            return False
+        for key in ("iops", "latency_mean_us"):
+            v, lo, hi = estimate(steady, key)
+            if not v or not math.isfinite(lo) or (hi - lo) / 2 / abs(v) > s.target_rel_ci:
+                return False
+        return True
+
     def check_stop(self) -> None:
         run = self.run
         s = run.scenario.run

@@ -25,14 +25,19 @@ from models.scenario import Scenario
 from models.workload import ClosedWorkload
 from sim.arrivals import ClosedArrivals, OpenArrivals
 from sim.assembly import assemble
-from sim.batching import BatchMeans
+from sim.batching import FLUSH_MASK, BatchMeans
 from sim.batching import default_batch_ios as default_batch_ios  # re-exported
 from sim.components import READ, WRITE, Job, JobFactory, advance
 from sim.model import Model, build
 from sim.rng import Streams, UnitSampler
 from sim.volume import STREAM_ALIGN_BYTES
 
-UNSTABLE_BACKLOG = 2_000_000
+UNSTABLE_BACKLOG = 200_000
+"""I/Os outstanding at which an open workload is stopped as unstable: far beyond any real queue
+(64K NVMe queues x 64K entries are never all full), and it bounds the run's memory (~100 MB)."""
+WALL_CHECK_MASK = 1023
+"""The clock is read every 1,024 completions (about a millisecond of wall time)."""
+WALL_BUDGET_REASON = "budget: max_wall_s"
 STREAMS_SPREAD = 64
 """Sequential streams start at one of this many evenly spaced places in the volume."""
 
@@ -91,6 +96,7 @@ class Run:
         self.outstanding = 0
         self.out_area = 0.0
         self.out_t = 0.0
+        self.max_ios = settings.max_ios
         self.stop_reason = ""
         self.stop_event = self.env.event()
         self.stopped = False
@@ -105,11 +111,14 @@ class Run:
         return self.out_area
 
     def check_budgets(self) -> None:
+        """Stop when ``run.max_ios`` completions or ``run.max_wall_s`` seconds are spent. Called on
+        every completion for the I/O budget and every ``WALL_CHECK_MASK + 1`` completions for the
+        clock, in the warm-up as in the batches; the reason says how many I/Os were simulated."""
         s = self.scenario.run
         if self.completed >= s.max_ios:
-            self.stop(f"budget: max_ios={s.max_ios} completions")
+            self.stop(f"budget: max_ios={s.max_ios} completions reached ({self.completed:,} I/Os simulated)")
         elif time.perf_counter() - self.wall_start >= s.max_wall_s:
-            self.stop(f"budget: max_wall_s={s.max_wall_s:g} s")
+            self.stop(f"{WALL_BUDGET_REASON}={s.max_wall_s:g} s reached after {self.completed:,} I/Os")
 
     def stop(self, reason: str) -> None:
         if not self.stopped:
@@ -167,8 +176,12 @@ class Run:
             b.b_ios += 1
             if b.b_ios >= b.batch_target and not self.stopped:
                 b.close_batch()
+            elif not b.b_ios & FLUSH_MASK:
+                b.flush()
         elif self.completed >= b.warmup_ios:
             b.end_warmup()
+        if not self.stopped and (self.completed >= self.max_ios or not self.completed & WALL_CHECK_MASK):
+            self.check_budgets()
         self.on_complete(job)
 
     def _recycle(self, job: Job) -> None:

@@ -25,7 +25,7 @@ from rich.table import Table
 
 from calibration.evaluate import FULL_RUN, QUICK_RUN, evaluate, with_conflict_partners
 from calibration.records import SYSTEMS, load_records
-from calibration.report import summary, write_parity, write_results
+from calibration.report import summary, write_parity, write_results, write_run_info
 from models.common import dumps_json
 from models.numbers import format_number as _fmt
 
@@ -95,10 +95,12 @@ def cmd_calibrate(args: argparse.Namespace, out: Console) -> int:
                             on_done=lambda _k: progress.advance(task))
     wall = time.perf_counter() - t0
     rows = [o.as_dict() for o in outcomes]
-    meta = {"run_at": dt.datetime.now().isoformat(timespec="seconds"), "quick": args.quick, "only": args.only,
-            "wall_seconds": round(wall, 1)}
+    meta = {"quick": args.quick, "only": args.only}
     if not args.quick and not args.only:
+        # latest.json holds only what the commit determines (byte-identical run to run); when and how long beside it
         write_results(rows, RESULTS_DIR / "latest.json", meta)
+        write_run_info(RESULTS_DIR / "latest.run.json",
+                       {"run_at": dt.datetime.now().isoformat(timespec="seconds"), "wall_seconds": round(wall, 1)})
     parity = write_parity(rows, args.parity)
     if args.json:
         keys = ("id", "system", "source", "metric", "unit", "measured", "predicted", "ci95", "rel_error", "tolerance", "within",

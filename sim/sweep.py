@@ -82,7 +82,8 @@ UNKNOWN_FIELD_MESSAGE = "unknown field"
 INT_COLUMNS = ("point", "replication", "seed", "simulated_ios", "measured_ios", "batches")
 FLOAT_COLUMNS = (*(c for k in METRIC_KEYS for c in (k, f"{k}_ci95_lo", f"{k}_ci95_hi")),
                  "bottleneck_utilization", "simulated_seconds", "wall_seconds")
-TEXT_COLUMNS = ("status", "error", "stop_reason", "bottleneck", "scenario_digest")
+TEXT_COLUMNS = ("status", "error", "validity", "validity_note", "stop_reason", "bottleneck", "scenario_digest")
+"""``validity`` is the Result's: precise, cut_short or unstable (an unstable point's latency means nothing)."""
 
 
 class SweepInputError(BadInput):
@@ -433,6 +434,8 @@ def run_point(scenario_data: dict[str, Any]) -> dict[str, Any]:
     row.update(
         bottleneck=result.bottleneck,
         bottleneck_utilization=result.utilization.get(result.bottleneck),
+        validity=result.validity,
+        validity_note=result.validity_note,
         stop_reason=result.stop_reason,
         simulated_ios=result.simulated_ios,
         measured_ios=result.measured_ios,
@@ -524,7 +527,7 @@ def results_frame(plan: SweepPlan, rows: Iterable[dict[str, Any]]) -> pd.DataFra
     factors = list(plan.factor_columns)
     columns = ["point", "replication", *factors, "seed", "status", "error",
                *(c for k in METRIC_KEYS for c in (k, f"{k}_ci95_lo", f"{k}_ci95_hi")),
-               "bottleneck", "bottleneck_utilization", "stop_reason", "simulated_ios", "measured_ios", "batches",
+               "bottleneck", "bottleneck_utilization", "validity", "validity_note", "stop_reason", "simulated_ios", "measured_ios", "batches",
                "simulated_seconds", "wall_seconds", "scenario_digest"]
     records = []
     for run in plan.runs:
@@ -552,9 +555,13 @@ def _exit_with_parent() -> None:
     """Local worker-process initializer: exit as soon as the sweep process is gone (killed, even by SIGKILL).
 
     A pool worker otherwise finishes every run already queued to it after its parent died.
+    Ctrl-C is the parent's to handle (it reaches the whole process group): a worker ignores
+    it, so no worker prints a traceback; the parent ends the workers itself.
     """
+    import signal
     import threading
 
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     parent = os.getppid()
 
     def watch() -> None:

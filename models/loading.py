@@ -117,16 +117,25 @@ def document_format(path: str | os.PathLike[str]) -> str:
 
 def read_document(path: str | os.PathLike[str], max_bytes: int = MAX_DOCUMENT_BYTES) -> dict[str, Any]:
     """Read a YAML, TOML or JSON file (format from its suffix) into checked plain data."""
+    data = read_bytes(path, max_bytes)
     fmt = document_format(path)
     origin = display_path(path)
-    return parse_document(decode(read_bytes(path, max_bytes), origin), fmt, origin, max_bytes)
+    return parse_document(decode(data, origin), fmt, origin, max_bytes)
 
 
 # --- parsing -----------------------------------------------------------------------------------
 
 
 class _Loader(yaml.SafeLoader):
-    """The safe loader with duplicate keys rejected."""
+    """The safe loader with duplicate keys rejected and integers of more than 30 digits refused
+    where they are written (Python would refuse beyond 4,300 digits without saying where)."""
+
+    def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
+        digits = sum(ch.isdigit() for ch in str(node.value))
+        if digits > 30:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"integer too large ({digits} digits; at most {MAX_INT:,} in magnitude)", node.start_mark)
+        return int(super().construct_yaml_int(node))
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[Any] = set()
@@ -143,6 +152,9 @@ class _Loader(yaml.SafeLoader):
                 raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
             seen.add(key)
         return super().construct_mapping(node, deep=deep)
+
+
+_Loader.add_constructor("tag:yaml.org,2002:int", _Loader.construct_yaml_int)
 
 
 def _yaml_precheck(text: str, origin: str) -> None:

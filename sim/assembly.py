@@ -49,7 +49,8 @@ def offered_rate(run: Run) -> float:
 
 def saturated(run: Run, iops: Metric, utilization: dict[str, float], candidates: dict[str, float]) -> tuple[str, float] | None:
     """(component, offered load as a fraction of its capacity) when an open workload offers a
-    component at least ``SATURATED_RHO`` of its capacity, else None (see the module docstring)."""
+    component at least ``SATURATED_RHO`` of its capacity, else None (see the module docstring).
+    The decision takes X at the top of its interval; the load reported takes X's point estimate."""
     lam = offered_rate(run)
     if lam <= 0:
         return None
@@ -57,11 +58,11 @@ def saturated(run: Run, iops: Metric, utilization: dict[str, float], candidates:
     if not x_high > 0:
         name = max(candidates, key=lambda k: candidates[k]) if candidates else "the I/O path"
         return name, math.inf
-    scale = lam / x_high
     pool = candidates or utilization
     name = max(pool, key=lambda k: pool[k])
-    rho = pool[name] * scale
-    return (name, rho) if rho >= SATURATED_RHO else None
+    if pool[name] * lam / x_high < SATURATED_RHO:
+        return None
+    return name, pool[name] * lam / iops.value  # reported: the point estimate of the offered load
 
 
 def _unmeasured(run: Run, wall: float) -> Result:

@@ -10,7 +10,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from calibration.records import SYSTEM_NAMES, SYSTEMS
-from models.common import dumps_json
+from models.common import dumps_json, write_text_atomically
 
 SYSTEM_COLOURS = {"S1": "#1f77b4", "S2": "#ff7f0e", "S3": "#2ca02c", "S4": "#d62728", "S5": "#9467bd", "user": "#7f7f7f"}
 
@@ -83,8 +83,13 @@ def _symbol(row: dict[str, Any]) -> str:
 
 
 def write_parity(rows: Sequence[dict[str, Any]], path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    parity_figure(rows).write_html(str(path), include_plotlyjs="directory")  # plotly.min.js beside it: opens offline
+    # plotly.min.js beside it: opens offline; the page is replaced in one step (an interrupt leaves the old one)
+    script = path.parent / "plotly.min.js"
+    if not script.exists():
+        from plotly.offline import get_plotlyjs
+
+        write_text_atomically(script, get_plotlyjs())
+    write_text_atomically(path, parity_figure(rows).to_html(include_plotlyjs="directory"))
     return path
 
 

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import tempfile
 import types
 import typing
+from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, model_validator
@@ -106,3 +109,17 @@ def dumps_json(data: Any, indent: int | None = 2, default: Any = None) -> str:
     if default is not None:
         data = json.loads(json.dumps(data, default=default))
     return json.dumps(strict_json_data(data), indent=indent, allow_nan=False)
+
+
+def write_text_atomically(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` in one step: a temporary file in the same directory, then
+    ``os.replace``, so an interrupted write (Ctrl-C, a kill) leaves the old file whole."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -158,6 +158,8 @@ class Run:
         self.outstanding += 1
         if self.outstanding > UNSTABLE_BACKLOG:
             self.stop(f"unstable: more than {UNSTABLE_BACKLOG} I/Os outstanding; the offered load exceeds what the path can serve")
+        elif not self.issued & WALL_CHECK_MASK and not self.stopped:
+            self.check_budgets()  # the clock also runs while nothing completes
         advance(job)
 
     def complete(self, job: Job) -> None:

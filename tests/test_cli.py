@@ -240,3 +240,16 @@ def test_wall_budget_holds_in_the_warm_up(capsys: pytest.CaptureFixture[str]) ->
     assert code == 0 and data["validity"] == "cut_short"
     assert data["stop_reason"].startswith("budget: max_wall_s=0.3 s reached after")
     assert 0 < data["simulated_ios"] < 5_000_000
+
+
+def test_every_json_output_is_strict(capsys: pytest.CaptureFixture[str]) -> None:
+    """analyze, import and catalog --json parse under RFC 8259 (no NaN, no Infinity)."""
+    fixtures = Path(__file__).resolve().parent / "fixtures"
+    for args in (["analyze", str(EXAMPLES / "mm1.yaml"), "--json"],
+                 ["analyze", str(EXAMPLES / "mm1.yaml"), "--json", "--set", "workload.rate_iops=150000"],
+                 ["import", "iostat", str(fixtures / "iostat" / "iostat_x_t_vda_loop0.txt"), "--json"],
+                 ["import", "fio", str(fixtures / "fio" / "randread_4k_qd8_libaio.json"), "--json"],
+                 ["catalog", "--json"]):
+        code, out, err = run_cli(args, capsys)
+        assert code == 0, (args, err)
+        _strict_json(out)

@@ -164,3 +164,22 @@ def test_the_clock_budget_does_not_change_a_run_that_stops_on_ios() -> None:
     a, b = simulate(sc).summary(), simulate(roomy).summary()
     del a["scenario"], b["scenario"]  # the scenarios differ in max_wall_s only
     assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+def test_a_runs_memory_does_not_grow_with_its_batches() -> None:
+    """Latencies go into the batch's histogram every 4,096 completions: a batch of 100,000 I/Os
+    holds no more Python memory than a batch of 5,000 (before, it kept a list of every latency)."""
+    import tracemalloc
+
+    def peak(batch_ios: int) -> int:
+        sc = with_overrides(scenario("generic-open-mm1"), {"run.warmup_ios": 1_000, "run.batch_ios": batch_ios,
+                                                             "run.min_batches": 5, "run.max_ios": 1_000 + batch_ios + 10})
+        tracemalloc.start()
+        try:
+            simulate(sc)
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    small, large = peak(5_000), peak(100_000)
+    assert large - small < 1_000_000, (small, large)  # a list of 95,000 more floats alone would be ~3 MB

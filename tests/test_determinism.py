@@ -143,7 +143,7 @@ def test_other_seed_differs_but_agrees(name: str) -> None:
         assert ma.ci95[0] <= mb.ci95[1] and mb.ci95[0] <= ma.ci95[1], f"{key}: seed 11 {ma.ci95} vs seed 12 {mb.ci95}"
 
 
-def test_recorded_runs_stop_on_ios_or_precision_never_on_the_clock() -> None:
+def test_recorded_runs_stop_on_ios_or_precision_never_on_the_clock(monkeypatch: pytest.MonkeyPatch) -> None:
     """Calibration, --quick and --fit budgets carry an I/O count; their wall time is only a safety net
     (large enough never to bind on a loaded machine), and a run that reaches it fails the record."""
     from calibration.evaluate import FULL_RUN, QUICK_RUN, SAFETY_WALL_S, WallSafetyNet, _simulate
@@ -152,7 +152,9 @@ def test_recorded_runs_stop_on_ios_or_precision_never_on_the_clock() -> None:
     for budget in (FULL_RUN, QUICK_RUN, FIT_RUN):
         assert budget["run.max_ios"] <= 3_000_000 and budget["run.max_wall_s"] >= 100
     assert SAFETY_WALL_S >= 100
-    tiny_clock = with_overrides(scenario("generic-open-mm1"), {"run.max_wall_s": 1e-6, "run.max_ios": 10**9})
+    tiny_clock = with_overrides(scenario("generic-open-mm1"), {"run.max_wall_s": 0.01, "run.max_ios": 10**9})
+    assert _simulate(tiny_clock).stop_reason.startswith("budget: max_wall_s")  # a budget given on purpose: a value
+    monkeypatch.setattr("calibration.evaluate.SAFETY_WALL_S", 0.01)  # the same budget as the safety net: no value
     with pytest.raises(WallSafetyNet):
         _simulate(tiny_clock)
 

@@ -22,7 +22,7 @@ native: $(STAMP)
 setup: $(STAMP) native
 
 run: $(STAMP) native
-	@echo "flashplan web app: http://127.0.0.1:$(PORT) (this machine only; ADDRESS=0.0.0.0 to open it to the network)"
+	@echo "flashplan web app: http://$(ADDRESS):$(PORT) (127.0.0.1 by default: this machine only; ADDRESS=0.0.0.0 opens it to the network)"
 	@if [ "$(ADDRESS)" != "127.0.0.1" ]; then echo "WARNING: serving on $(ADDRESS), reachable from the network, with no authentication"; fi
 	$(BIN)/streamlit run app/main.py --server.headless true --server.address $(ADDRESS) --server.port $(PORT) --browser.gatherUsageStats false --client.toolbarMode viewer
 

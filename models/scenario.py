@@ -116,7 +116,8 @@ def apply_overrides(data: dict[str, Any], overrides: dict[str, Any]) -> dict[str
                         node[part] = {}
                     node = node[part]
             else:
-                raise BadInput([(where, f"cannot set a field inside a {type(node).__name__} value")])
+                parent = ".".join(parts[:i])
+                raise BadInput([(where, f"{parent} is the value {node!r}, not a mapping: it has no field {part!r}")])
     return result
 
 

@@ -66,6 +66,9 @@ def _generated_files(tmp: Path) -> dict[str, str]:
     deep_toml = tmp / "deep.toml"
     deep_toml.write_text("name = " + "[" * 5000 + "]" * 5000 + "\n")
     files["deep_toml"] = str(deep_toml)
+    fio_deep = tmp / "fio_deep.json"
+    fio_deep.write_text('{"fio version": "fio-3.28", "jobs": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    files["fio_deep"] = str(fio_deep)
     huge = tmp / "huge.yaml"
     huge.write_text("# padding\n" * (MAX_DOCUMENT_BYTES // 10 + 10))
     files["huge"] = str(huge)
@@ -124,7 +127,7 @@ def _cases(f: dict[str, str]) -> list[tuple[str, list[str], dict[str, str], str]
         ("set_date", [*sim, MM1, "--set", "run.seed=2024-01-01"], {}, "run.seed"),
         ("set_binary", [*sim, MM1, "--set", "name=!!binary aGVsbG8="], {}, "name"),
         ("set_missing_path", [*sim, MM1, "--set", "topology.nope.deeper=3"], {}, "topology.nope"),
-        ("set_inside_number", [*sim, MM1, "--set", "run.seed.x=3"], {}, "run.seed.x"),
+        ("set_inside_number", [*sim, MM1, "--set", "run.seed.x=3"], {}, "run.seed.x: run.seed is the value 1, not a mapping"),
         ("set_index_out_of_range", [*sim, MM1, "--set", "topology.stations.7.servers=2"], {}, "topology.stations.7"),
         ("set_inf", [*sim, MM1, "--set", "run.max_wall_s=.inf"], {}, "run.max_wall_s"),
         ("set_nan", [*sim, MM1, "--set", "workload.rate_iops=.nan"], {}, "workload.rate_iops"),
@@ -150,7 +153,8 @@ def _cases(f: dict[str, str]) -> list[tuple[str, list[str], dict[str, str], str]
         ("cost_perf_nan", ["cost", MM1, "--perf", "nan"], {}, "--perf"),
         # measurement files
         ("fio_not_json", ["import", "fio", b("fio_not_json.json"), "--out", f["existing"]], {}, "fio_not_json.json"),
-        ("fio_nested", ["import", "fio", b("fio_nested.json")], {}, "fio_nested.json"),
+        ("fio_not_closed", ["import", "fio", b("fio_nested.json")], {}, "fio_nested.json"),
+        ("fio_deep", ["import", "fio", f["fio_deep"]], {}, "nested too deeply"),
         ("fio_not_utf8", ["import", "fio", b("not_utf8.yaml")], {}, "not UTF-8"),
         ("fio_bad_set", ["import", "fio", FIO_OK, "--scenario", MM1, "--set", "run.seed=2024-01-01", "--out", f["existing"]],
          {}, "run.seed"),
@@ -219,7 +223,7 @@ def cli_outcomes(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, di
     return outcomes, files, before
 
 
-CASE_IDS = [c[0] for c in _cases({k: "" for k in ("deep_yaml", "deep_json", "deep_toml", "huge", "digits", "undecodable_name",
+CASE_IDS = [c[0] for c in _cases({k: "" for k in ("deep_yaml", "deep_json", "deep_toml", "fio_deep", "huge", "digits", "undecodable_name",
                                                     "long_name", "catalog_dir", "existing", "existing_csv")})]
 
 

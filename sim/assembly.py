@@ -66,7 +66,8 @@ def saturated(run: Run, iops: Metric, utilization: dict[str, float], candidates:
 
 
 def _unmeasured(run: Run, wall: float) -> Result:
-    """A run stopped before its warm-up ended: no metric is known (NaN, JSON null), only why."""
+    """A run stopped before its warm-up ended: no metric is known (NaN, JSON null), only why;
+    utilization and busy are those of the warm-up."""
     nan = Metric(value=math.nan, ci95=(math.nan, math.nan))
     meters = run.model.meters
     t0, area0, busy0 = run.batching.marks[0] if run.batching.marks else (0.0, [0.0] * len(meters), [0.0] * len(meters))
@@ -77,7 +78,7 @@ def _unmeasured(run: Run, wall: float) -> Result:
     busy = {m.name: min(1.0, (busy1[i] - busy0[i]) / window) if window > 0 else 0.0 for i, m in enumerate(meters)}
     s = run.scenario.run
     note = (f"{run.stop_reason or 'the run stopped'} during the warm-up (run.warmup_ios={s.warmup_ios:,}): nothing was "
-            f"measured; raise run.max_ios / run.max_wall_s or lower run.warmup_ios")
+            f"measured (utilization and busy are the warm-up's); raise run.max_ios / run.max_wall_s or lower run.warmup_ios")
     unstable = run.stop_reason.startswith("unstable")
     return Result(
         **{key: nan for key in METRIC_KEYS},

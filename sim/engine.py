@@ -180,8 +180,8 @@ class Run:
                 b.close_batch()
             elif not b.b_ios & FLUSH_MASK:
                 b.flush()
-        elif self.completed >= b.warmup_ios:
-            b.end_warmup()
+        elif self.completed >= b.warmup_ios and self.completed < self.max_ios:
+            b.end_warmup()  # (a budget spent by the warm-up ends the run in it: its occupancy is all there is)
         if not self.stopped and (self.completed >= self.max_ios or not self.completed & WALL_CHECK_MASK):
             self.check_budgets()
         self.on_complete(job)

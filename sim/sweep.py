@@ -57,7 +57,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import numpy as np
 from pydantic import ConfigDict, Discriminator, Field, Tag, ValidationError, model_validator
 
-from models.common import StrictModel, field_problem
+from models.common import StrictModel, dumps_json, field_problem
 from models.loading import BadInput
 from models.result import METRIC_KEYS
 from models.scenario import (
@@ -472,15 +472,17 @@ def read_journal(path: Path) -> list[dict[str, Any]]:
 
 
 class Journal:
-    """Append-only JSON lines, one per finished run, flushed and fsynced as each run completes."""
+    """Append-only JSON lines (strict: NaN is written as null and read back as a missing number),
+    one per finished run, flushed and fsynced as each run completes."""
 
     def __init__(self, path: Path, keep: Sequence[dict[str, Any]]):
         self.path = path
-        _write_atomically(path, lambda tmp: tmp.write_text("".join(json.dumps(r) + "\n" for r in keep), encoding="utf-8"))
+        _write_atomically(path, lambda tmp: tmp.write_text("".join(dumps_json(r, indent=None) + "\n" for r in keep),
+                                                            encoding="utf-8"))
         self._fh = path.open("a", encoding="utf-8")
 
     def append(self, row: dict[str, Any]) -> None:
-        self._fh.write(json.dumps(row) + "\n")
+        self._fh.write(dumps_json(row, indent=None) + "\n")  # strict JSON: an unknown number is null
         self._fh.flush()
         os.fsync(self._fh.fileno())
 

@@ -399,3 +399,39 @@ def test_ctrl_c_during_a_sweep_exits_130_and_leaves_nothing_half_written(tmp_pat
     assert out.read_text() == "point\nearlier\n"  # the old results stay until a finished sweep replaces them
     rows = [json.loads(line) for line in journal.read_text().splitlines()]
     assert rows and all("scenario_digest" in r for r in rows)
+
+
+SWEEP_AND_PLAN_NAMES = ["base", "set", "factors", "mode", "replications", "seed", "start", "stop", "step", "num", "ratio",
+                        "workload.rate_iops", "run.max_ios", "platform", "workload", "target", "iops", "usable_tb",
+                        "protection", "latency_slo", "us", "statistic", "budget_usd", "verify"]
+sweep_documents = st.recursive(scalars, lambda inner: st.one_of(
+    st.lists(inner, max_size=4), st.dictionaries(st.sampled_from(SWEEP_AND_PLAN_NAMES), inner, max_size=5)), max_leaves=25)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(doc=st.dictionaries(st.sampled_from(SWEEP_AND_PLAN_NAMES), sweep_documents, max_size=6))
+def test_any_sweep_or_plan_document_is_read_or_named_problems(doc: dict[str, Any]) -> None:
+    """The sweep and plan readers (and the sweep's expansion) end in their model or in named problems."""
+    from pydantic import ValidationError
+
+    from models.loading import format_validation_error
+    from models.requirements import load_requirements
+    from sim.sweep import load_sweep, plan_sweep
+
+    doc = {"base": MM1, **doc} if "base" not in doc else doc
+    path = Path(f"/tmp/flashplan-hypothesis-sweep-{os.getpid()}.json")
+    path.write_text(json.dumps(doc))
+    try:
+        try:
+            plan = plan_sweep(load_sweep(path))
+            assert len(plan.runs) <= 100_000
+        except BadInput as exc:
+            assert exc.problems and all(field and message for field, message in exc.problems)
+        try:
+            load_requirements(path)
+        except BadInput as exc:
+            assert exc.problems and all(field and message for field, message in exc.problems)
+        except ValidationError as exc:
+            assert all(field and message for field, message in format_validation_error(exc))
+    finally:
+        path.unlink(missing_ok=True)

@@ -4,6 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8501
+ADDRESS ?= 127.0.0.1
 
 .PHONY: run test bench lint typecheck clean setup browser native
 
@@ -21,8 +22,9 @@ native: $(STAMP)
 setup: $(STAMP) native
 
 run: $(STAMP) native
-	@echo "flashplan web app: http://localhost:$(PORT)"
-	$(BIN)/streamlit run app/main.py --server.headless true --server.port $(PORT) --browser.gatherUsageStats false --client.toolbarMode viewer
+	@echo "flashplan web app: http://$(ADDRESS):$(PORT) (127.0.0.1 by default: this machine only; ADDRESS=0.0.0.0 opens it to the network)"
+	@if [ "$(ADDRESS)" != "127.0.0.1" ]; then echo "WARNING: serving on $(ADDRESS), reachable from the network, with no authentication"; fi
+	$(BIN)/streamlit run app/main.py --server.headless true --server.address $(ADDRESS) --server.port $(PORT) --browser.gatherUsageStats false --client.toolbarMode viewer
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -48,4 +50,4 @@ bench: $(STAMP) native
 	$(BIN)/python -m bench.events
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build sim/_native.json sim/*.so sim/analytic/*.so
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build sim/_native.json sim/*.so sim/analytic/*.so sim/route/*.so

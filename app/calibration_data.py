@@ -23,9 +23,23 @@ def read_stored(path: Path = LATEST) -> tuple[list[dict[str, Any]], dict[str, An
     """The outcome rows and the run's metadata from a stored results file ([] and {} when there is none).
 
     ``calibration.report.write_results`` writes a mapping with the rows under ``records``
-    and the run's metadata beside them (``run_at``, ``quick``, ``wall_seconds``, ``summary``);
-    a bare list of rows is accepted too.
+    and the run's metadata beside them (``quick``, ``summary``); when it ran and how long it took
+    (``run_at``, ``wall_seconds``) sit in ``latest.run.json`` next to it, kept out of the file the
+    commit alone determines. A bare list of rows is accepted too.
     """
+    rows, meta = _read_results(path)
+    run_info = path.with_name(path.stem + ".run.json")
+    if rows and run_info.is_file():
+        try:
+            info = json.loads(run_info.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            info = None
+        if isinstance(info, dict):
+            meta = {**{k: v for k, v in info.items() if k in ("run_at", "wall_seconds")}, **meta}
+    return rows, meta
+
+
+def _read_results(path: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     if not path.is_file():
         return [], {}
     try:

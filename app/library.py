@@ -24,24 +24,34 @@ import platformdirs
 import yaml
 from pydantic import ValidationError
 from sqlalchemy import DateTime, Float, ForeignKey, Integer, String, Text, create_engine, event, func, select
-from sqlalchemy.engine import Engine
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.exc import ArgumentError, IntegrityError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship, sessionmaker
 
+from models.loading import MAX_DOCUMENT_BYTES, BadInput, decode, format_validation_error, parse_document
 from models.result import Result
-from models.scenario import MAX_SCENARIO_BYTES, Scenario, ScenarioFileError, format_validation_error, parse_text
+from models.scenario import Scenario, ScenarioFileError
 
 DB_URL_ENV = "FLASHPLAN_DB_URL"
 MAX_NAME_CHARS = 120
 IMPORT_FORMATS = {".yaml": "yaml", ".yml": "yaml", ".json": "json", ".toml": "toml"}
 
 
-class LibraryError(ValueError):
-    """A library request that cannot be done: (field, message) pairs, like the CLI's BadInput."""
+class LibraryError(BadInput):
+    """A library request that cannot be done: (field, message) pairs (a ``models.loading.BadInput``)."""
 
-    def __init__(self, problems: list[tuple[str, str]]):
-        self.problems = problems
-        super().__init__("; ".join(f"{f}: {m}" for f, m in problems))
+
+SAVE_ATTEMPTS = 5
+"""Tries of a save that collides with another process's save of the same name (then a LibraryError)."""
+
+
+def redact_url(url: str) -> str:
+    """A database URL safe to show or log: the password replaced by ``***`` (and the whole URL
+    hidden when it cannot be parsed, as it may still hold one)."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:
+        return "(an unparsable database URL)"
 
 
 class _Base(DeclarativeBase):
@@ -134,9 +144,16 @@ class Library:
     """Saved scenarios and results in one database (see the module docstring for where)."""
 
     def __init__(self, url: str | None = None):
-        self.url = url or default_db_url()
-        self.engine: Engine = self._engine(self.url)
-        _Base.metadata.create_all(self.engine)
+        real = url or default_db_url()
+        self.url = redact_url(real)
+        """The database URL as shown to the user: its password replaced by ``***``."""
+        try:
+            self.engine: Engine = self._engine(real)
+            _Base.metadata.create_all(self.engine)
+        except (ArgumentError, ValueError, ImportError) as exc:
+            raise LibraryError([(DB_URL_ENV, f"not a database URL flashplan can use ({type(exc).__name__}), got {self.url}")]) from None
+        except SQLAlchemyError as exc:
+            raise LibraryError([(DB_URL_ENV, f"cannot open the database {self.url}: {type(exc).__name__}")]) from None
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
 
     @staticmethod
@@ -176,6 +193,18 @@ class Library:
         """Save ``scenario`` under ``name``; an existing name is replaced only with ``overwrite``. Returns the id."""
         cleaned = _clean_name(name)
         data = scenario.model_dump_json(exclude_none=True)
+        for attempt in range(SAVE_ATTEMPTS):
+            try:
+                return self._save_once(cleaned, scenario, data, notes, overwrite)
+            except (IntegrityError, OperationalError):
+                # another process saved the same name (or held the database) between our read and our
+                # write: read again, so the name check sees its row (and `overwrite` replaces it)
+                if attempt == SAVE_ATTEMPTS - 1:
+                    raise LibraryError([("name", f"could not save {cleaned!r}: another save of the same name kept "
+                                                 "colliding; try again")]) from None
+        raise AssertionError("unreachable")
+
+    def _save_once(self, cleaned: str, scenario: Scenario, data: str, notes: str, overwrite: bool) -> int:
         now = _now()
         with self._session() as s:
             row = s.scalars(select(StoredScenario).where(StoredScenario.name == cleaned)).first()
@@ -263,39 +292,37 @@ class Library:
 
 # -- scenario files ------------------------------------------------------------------------------
 
+def parse_scenario_file(filename: str, content: bytes) -> Scenario:
+    """Read an uploaded scenario file (.yaml/.yml, .json, .toml) through ``models.loading`` and validate it.
+
+    Raises ScenarioFileError (``models.loading.BadInput``) with (field, message) pairs: too large,
+    unknown format, not UTF-8, not parseable, a YAML anchor or alias (a scenario never needs them),
+    or every validation problem with its field path.
+    """
+    origin = Path(filename).name or "file"
+    if len(content) > MAX_DOCUMENT_BYTES:
+        raise ScenarioFileError([(origin, f"file is larger than {MAX_DOCUMENT_BYTES:,} bytes ({len(content):,})")])
+    fmt = IMPORT_FORMATS.get(Path(filename).suffix.lower())
+    if fmt is None:
+        raise ScenarioFileError([(origin, f"unknown format {Path(filename).suffix!r}; use {', '.join(IMPORT_FORMATS)}")])
+    text = decode(content, origin)
+    if fmt == "yaml":
+        _reject_yaml_references(text, origin)
+    data = parse_document(text, fmt, origin)
+    try:
+        return Scenario.model_validate(data)
+    except ValidationError as exc:
+        raise ScenarioFileError(format_validation_error(exc)) from None
+
+
 def _reject_yaml_references(text: str, origin: str) -> None:
-    """Refuse YAML anchors and aliases: a scenario never needs them, and they allow "billion laughs" files."""
+    """Refuse YAML anchors and aliases in an uploaded scenario (``models.loading`` bounds their expansion anyway)."""
     try:
         for token in yaml.scan(text, Loader=yaml.SafeLoader):
             if isinstance(token, yaml.AnchorToken | yaml.AliasToken):
                 raise ScenarioFileError([(origin, "YAML anchors and aliases (&name, *name) are not accepted in imported files")])
     except yaml.YAMLError as exc:
         raise ScenarioFileError([(origin, f"not valid YAML: {' '.join(str(exc).split())}")]) from None
-
-
-def parse_scenario_file(filename: str, content: bytes) -> Scenario:
-    """Read an uploaded scenario file (.yaml/.yml, .json, .toml) safely and validate it.
-
-    Raises ScenarioFileError with (field, message) pairs: too large, unknown format, not
-    UTF-8, not parseable, or every validation problem with its field path.
-    """
-    origin = Path(filename).name or "file"
-    if len(content) > MAX_SCENARIO_BYTES:
-        raise ScenarioFileError([(origin, f"file is larger than {MAX_SCENARIO_BYTES:,} bytes ({len(content):,})")])
-    fmt = IMPORT_FORMATS.get(Path(filename).suffix.lower())
-    if fmt is None:
-        raise ScenarioFileError([(origin, f"unknown format {Path(filename).suffix!r}; use {', '.join(IMPORT_FORMATS)}")])
-    try:
-        text = content.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ScenarioFileError([(origin, "not UTF-8 text")]) from None
-    if fmt == "yaml":
-        _reject_yaml_references(text, origin)
-    data = parse_text(text, fmt, origin)
-    try:
-        return Scenario.model_validate(data)
-    except ValidationError as exc:
-        raise ScenarioFileError(format_validation_error(exc)) from None
 
 
 def export_scenario(scenario: Scenario, fmt: Literal["yaml", "json"] = "yaml") -> str:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
 import os
 import time
 from pathlib import Path
@@ -28,7 +27,8 @@ from rich.table import Table
 
 from calibration.evaluate import FULL_RUN, QUICK_RUN, evaluate, stale_known_gap, with_conflict_partners
 from calibration.records import SYSTEMS, load_records
-from calibration.report import summary, write_parity, write_results
+from calibration.report import summary, write_parity, write_results, write_run_info
+from models.common import dumps_json
 from models.numbers import format_number as _fmt
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
@@ -98,15 +98,17 @@ def cmd_calibrate(args: argparse.Namespace, out: Console) -> int:
                             on_done=lambda _k: progress.advance(task))
     wall = time.perf_counter() - t0
     rows = [o.as_dict() for o in outcomes]
-    meta = {"run_at": dt.datetime.now().isoformat(timespec="seconds"), "quick": args.quick, "only": args.only,
-            "wall_seconds": round(wall, 1)}
+    meta = {"quick": args.quick, "only": args.only}
     if not args.quick and not args.only:
+        # latest.json holds only what the commit determines (byte-identical run to run); when and how long beside it
         write_results(rows, RESULTS_DIR / "latest.json", meta)
+        write_run_info(RESULTS_DIR / "latest.run.json",
+                       {"run_at": dt.datetime.now().isoformat(timespec="seconds"), "wall_seconds": round(wall, 1)})
     parity = write_parity(rows, args.parity)
     if args.json:
         keys = ("id", "system", "source", "metric", "unit", "measured", "predicted", "ci95", "rel_error", "tolerance", "within",
                 "status", "settled_by", "known_gap")
-        print(json.dumps([{k: r[k] for k in keys} for r in rows], indent=1))
+        print(dumps_json([{k: r[k] for k in keys} for r in rows], indent=1))
     else:
         table = Table(title=f"calibration records ({len(rows)})", title_justify="left")
         for col in ("record", "measured", "predicted (95% CI)", "rel. error", "tolerance", "pass"):

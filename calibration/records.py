@@ -36,10 +36,10 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import Field, model_validator
 
 from models.common import StrictModel, field_problem
+from models.loading import read_document, validate
 
 CALIBRATION_DIR = Path(__file__).resolve().parent
 DATA_DIR = CALIBRATION_DIR / "data"
@@ -215,11 +215,7 @@ def load_records(directory: Path = DATA_DIR, only: str | None = None) -> list[Re
     """Every record in ``directory``, optionally only one system's; ids must be unique."""
     records: list[Record] = []
     for path in sorted(directory.glob("*.yaml")):
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        try:
-            rf = RecordFile.model_validate(data)
-        except Exception as exc:
-            raise ValueError(f"{path.name}: {exc}") from exc
+        rf = validate(RecordFile, read_document(path), prefix=path.name)
         records.extend(rf.records)
     seen: set[str] = set()
     for r in records:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import math
 import statistics
 from collections.abc import Sequence
 from pathlib import Path
@@ -13,6 +11,7 @@ import plotly.graph_objects as go
 
 from calibration.evaluate import stale_known_gap
 from calibration.records import SYSTEM_NAMES, SYSTEMS
+from models.common import dumps_json, write_text_atomically
 
 SYSTEM_COLOURS = {"S1": "#1f77b4", "S2": "#ff7f0e", "S3": "#2ca02c", "S4": "#d62728", "S5": "#9467bd", "user": "#7f7f7f"}
 
@@ -103,8 +102,13 @@ def _gap_text(row: dict[str, Any]) -> str:
 
 
 def write_parity(rows: Sequence[dict[str, Any]], path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    parity_figure(rows).write_html(str(path), include_plotlyjs="directory")  # plotly.min.js beside it: opens offline
+    # plotly.min.js beside it: opens offline; the page is replaced in one step (an interrupt leaves the old one)
+    script = path.parent / "plotly.min.js"
+    if not script.exists():
+        from plotly.offline import get_plotlyjs
+
+        write_text_atomically(script, get_plotlyjs())
+    write_text_atomically(path, parity_figure(rows).to_html(include_plotlyjs="directory"))
     return path
 
 
@@ -113,7 +117,14 @@ def write_results(rows: Sequence[dict[str, Any]], path: Path, meta: dict[str, An
     path.parent.mkdir(parents=True, exist_ok=True)
     doc = {**meta, "summary": summary(rows), "records": list(rows)}
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(doc, indent=1, default=lambda v: None if isinstance(v, float) and math.isnan(v) else str(v)),
-                   encoding="utf-8")
+    tmp.write_text(dumps_json(doc, indent=1, default=str), encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def write_run_info(path: Path, info: dict[str, Any]) -> Path:
+    """When the calibration ran and how long it took (kept out of latest.json, which the commit alone determines)."""
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(dumps_json(info, indent=1), encoding="utf-8")
     tmp.replace(path)
     return path

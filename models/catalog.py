@@ -15,8 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
 
-import yaml
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from models.hardware import (
     FlashDeviceSpec,
@@ -25,6 +24,7 @@ from models.hardware import (
     SanAdapterSpec,
     StorageServerSpec,
 )
+from models.loading import BadInput, format_problems, format_validation_error, read_document
 
 CATALOG_DIR = Path(__file__).parent / "catalog"
 
@@ -62,9 +62,9 @@ class CatalogError(ValueError):
 
 def _read_yaml(path: Path) -> dict[str, Any]:
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as exc:
-        raise CatalogError(f"{path}: invalid YAML: {exc}") from exc
+        data = read_document(path)
+    except BadInput as exc:
+        raise CatalogError("; ".join(format_problems(exc.problems))) from None
     if not isinstance(data, dict):
         raise CatalogError(f"{path}: expected a mapping of model name -> entry")
     return data
@@ -130,8 +130,9 @@ def _load(extra_dir: str | None, fitted: str | None = None) -> Catalog:
         for name, entry in raw.get(section, {}).items():
             try:
                 entries[str(name)] = cls.model_validate(entry)
-            except Exception as exc:
-                raise CatalogError(f"catalog {section}.{name}: {exc}") from exc
+            except ValidationError as exc:
+                lines = format_problems(format_validation_error(exc, f"{section}.{name}"))
+                raise CatalogError("; ".join(lines)) from None
         parsed[section] = entries
     parsed["parameters"] = raw.get("parameters", {})
     return Catalog(**parsed)

@@ -26,6 +26,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 
 from models.common import StrictModel, field_problem
+from models.loading import check_tree
 from models.presets import PRESETS, AnyWorkload, preset_workload
 from models.scenario import apply_overrides, read_scenario_data
 from models.topology import HostConfig, Layout
@@ -263,13 +264,15 @@ def requirements_from_data(data: dict[str, Any], overrides: dict[str, Any] | Non
     """Validate raw data (after dotted-path overrides) into Requirements; raises pydantic.ValidationError."""
     if overrides:
         data = apply_overrides(data, overrides)
+    else:
+        check_tree(data)
     return Requirements.model_validate(data)
 
 
 def load_requirements(path: str | Path, overrides: dict[str, Any] | None = None) -> Requirements:
     """Read a requirements file (.yaml/.yml, .toml, .json), apply overrides and validate.
 
-    Raises ScenarioFileError for an unreadable file and pydantic.ValidationError for bad fields
+    Raises models.loading.BadInput for an unreadable file and pydantic.ValidationError for bad fields
     (``models.scenario.format_validation_error`` turns either into field-named messages).
     """
     return requirements_from_data(read_scenario_data(path), overrides)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
@@ -14,10 +15,11 @@ class Metric(StrictModel):
     """A point estimate with its 95% confidence interval (batch means, Student t).
 
     ``ci95`` is (nan, nan) when only one batch holds the metric (a rare op in a short run):
-    the interval is unknown, not zero-wide. JSON writes it as NaN and reads it back.
+    the interval is unknown, not zero-wide. ``summary()`` (every ``--json``) writes it as null
+    with a ``ci95_note``; the model's own JSON (``model_dump_json``, the library) keeps NaN.
     """
 
-    model_config = ConfigDict(ser_json_inf_nan="constants")
+    model_config = ConfigDict(ser_json_inf_nan="constants", allow_inf_nan=True)
 
     value: float
     ci95: tuple[float, float]
@@ -37,6 +39,14 @@ class Metric(StrictModel):
 
     def contains(self, x: float) -> bool:
         return self.ci95[0] <= x <= self.ci95[1]
+
+    def summary(self) -> dict[str, Any]:
+        """The strict-JSON form: an unknown value or interval is null, with ``ci95_note`` saying why."""
+        if not math.isfinite(self.value):
+            return {"value": None, "ci95": None, "ci95_note": "nothing was measured"}
+        if not self.has_ci or not all(math.isfinite(c) for c in self.ci95):
+            return {"value": self.value, "ci95": None, "ci95_note": "unknown: fewer than two batches held this metric"}
+        return {"value": self.value, "ci95": [self.ci95[0], self.ci95[1]]}
 
 
 METRIC_KEYS = (
@@ -62,6 +72,8 @@ class Result(StrictModel):
     to its time-average over the measured window; ``busy`` maps the same names to the
     fraction of time at least one server or slot was in use (IBM i's "disk busy %").
     """
+
+    model_config = ConfigDict(allow_inf_nan=True)
 
     iops: Metric
     read_iops: Metric
@@ -101,7 +113,7 @@ class Result(StrictModel):
         out: dict[str, Any] = {}
         for key in METRIC_KEYS:
             m: Metric = getattr(self, key)
-            out[key] = {"value": m.value, "ci95": [m.ci95[0], m.ci95[1]]}
+            out[key] = m.summary()
         out.update(
             utilization=self.utilization,
             busy=self.busy,

@@ -8,18 +8,23 @@ to the raw data before validation, so an override is checked exactly like the fi
 from __future__ import annotations
 
 import json
-import tomllib
 from pathlib import Path
 from typing import Any
 
-import yaml
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, model_validator
 
 from models.common import StrictModel, field_problem
+from models.loading import (
+    MAX_DOCUMENT_BYTES,
+    BadInput,
+    check_tree,
+    parse_document,
+    parse_value,
+    read_document,
+)
+from models.loading import format_validation_error as format_validation_error  # re-exported
 from models.topology import Topology
 from models.workload import Workload
-
-MAX_SCENARIO_BYTES = 1_000_000
 
 
 class RunSettings(StrictModel):
@@ -56,66 +61,41 @@ class Scenario(StrictModel):
         return self
 
 
-class ScenarioFileError(ValueError):
-    """A scenario file that cannot be read or parsed (before validation)."""
-
-    def __init__(self, problems: list[tuple[str, str]]):
-        self.problems = problems
-        super().__init__("; ".join(f"{f}: {m}" for f, m in problems))
+ScenarioFileError = BadInput
+"""The error of a file that cannot be read or parsed: the one bad-input type of ``models.loading``
+(kept under this name for the callers that catch it)."""
+MAX_SCENARIO_BYTES = MAX_DOCUMENT_BYTES
 
 
 def parse_text(text: str, fmt: str, origin: str = "<input>") -> dict[str, Any]:
-    """Parse YAML (safe loader), TOML or JSON text into a mapping."""
-    try:
-        if fmt == "json":
-            data = json.loads(text)
-        elif fmt == "toml":
-            data = tomllib.loads(text)
-        else:
-            data = yaml.safe_load(text)
-    except (yaml.YAMLError, json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
-        detail = " ".join(str(exc).split())
-        raise ScenarioFileError([(origin, f"not valid {fmt.upper()}: {detail}")]) from None
-    if not isinstance(data, dict):
-        raise ScenarioFileError([(origin, f"expected a mapping at the top level, got {type(data).__name__}")])
-    return data
+    """Parse YAML (safe loader), TOML or JSON text into a checked mapping (``models.loading``)."""
+    return parse_document(text, fmt, origin)
 
 
 def read_scenario_data(path: str | Path) -> dict[str, Any]:
     """Read a scenario file (format from its suffix: .yaml/.yml, .toml, .json) into raw data."""
-    p = Path(path)
-    if not p.exists():
-        raise ScenarioFileError([(str(p), "no such file")])
-    if not p.is_file():
-        raise ScenarioFileError([(str(p), "not a file")])
-    if p.stat().st_size > MAX_SCENARIO_BYTES:
-        raise ScenarioFileError([(str(p), f"file is larger than {MAX_SCENARIO_BYTES} bytes")])
-    suffix = p.suffix.lower()
-    fmt = {".json": "json", ".toml": "toml", ".yaml": "yaml", ".yml": "yaml"}.get(suffix)
-    if fmt is None:
-        raise ScenarioFileError([(str(p), f"unknown format {suffix!r}; use .yaml, .yml, .toml or .json")])
-    return parse_text(p.read_text(encoding="utf-8"), fmt, str(p))
+    return read_document(path)
 
 
 def parse_override(text: str) -> tuple[str, Any]:
     """Split ``dotted.path=VALUE``; VALUE is read as YAML, so 16, 0.7, true, [1, 2] and raid10 all work."""
     if "=" not in text:
-        raise ScenarioFileError([(text, "an override must look like dotted.path=VALUE")])
+        raise BadInput([(text, "an override must look like dotted.path=VALUE")])
     path, _, raw = text.partition("=")
     path = path.strip()
     if not path or any(not part for part in path.split(".")):
-        raise ScenarioFileError([(text, "empty field name in the dotted path")])
-    try:
-        value = yaml.safe_load(raw) if raw.strip() else ""
-    except yaml.YAMLError:
-        value = raw
-    return path, value
+        raise BadInput([(text, "empty field name in the dotted path")])
+    return path, parse_value(raw, path)
 
 
 def apply_overrides(data: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
     """Return a copy of ``data`` with each dotted path set; missing mappings are created."""
-    result: dict[str, Any] = json.loads(json.dumps(data))
+    check_tree(data)
     for path, value in overrides.items():
+        check_tree(value, path)
+    result: dict[str, Any] = json.loads(json.dumps(data, allow_nan=False))
+    for path, value in overrides.items():
+        value = json.loads(json.dumps(value, allow_nan=False))
         parts = path.split(".")
         node: Any = result
         for i, part in enumerate(parts):
@@ -123,7 +103,7 @@ def apply_overrides(data: dict[str, Any], overrides: dict[str, Any]) -> dict[str
             where = ".".join(parts[: i + 1])
             if isinstance(node, list):
                 if not part.isdigit() or int(part) >= len(node):
-                    raise ScenarioFileError([(where, f"list index must be 0..{len(node) - 1}, got {part!r}")])
+                    raise BadInput([(where, f"list index must be 0..{len(node) - 1}, got {part!r}")])
                 if last:
                     node[int(part)] = value
                 else:
@@ -136,7 +116,8 @@ def apply_overrides(data: dict[str, Any], overrides: dict[str, Any]) -> dict[str
                         node[part] = {}
                     node = node[part]
             else:
-                raise ScenarioFileError([(where, f"cannot set a field inside a {type(node).__name__} value")])
+                parent = ".".join(parts[:i])
+                raise BadInput([(where, f"{parent} is the value {node!r}, not a mapping: it has no field {part!r}")])
     return result
 
 
@@ -144,6 +125,8 @@ def scenario_from_data(data: dict[str, Any], overrides: dict[str, Any] | None = 
     """Validate raw data (after applying overrides) into a Scenario; raises pydantic.ValidationError."""
     if overrides:
         data = apply_overrides(data, overrides)
+    else:
+        check_tree(data)
     return Scenario.model_validate(data)
 
 
@@ -155,38 +138,3 @@ def load_scenario(path: str | Path, overrides: dict[str, Any] | None = None) -> 
 def with_overrides(scenario: Scenario, overrides: dict[str, Any]) -> Scenario:
     """A new Scenario with dotted-path overrides applied and validated."""
     return scenario_from_data(scenario.model_dump(mode="json", exclude_none=True), overrides)
-
-
-def format_validation_error(exc: ValidationError, prefix: str = "") -> list[tuple[str, str]]:
-    """Turn a pydantic error into (field.path, message) pairs a person can act on.
-
-    Union-tag steps (``direct_nvme``) are dropped from paths; cross-field errors raised
-    with ``field_problem`` are reported against the field they name.
-    """
-    tags = {"direct_nvme", "san", "exflash", "zvm_edev", "generic", "closed", "open", "bursty",
-            "FlashDeviceSpec", "str", "function-after[_check(), DirectNvme]"}
-    problems: list[tuple[str, str]] = []
-    for err in exc.errors():
-        loc = [str(p) for p in err["loc"] if str(p) not in tags and not str(p).startswith("function-")]
-        message = err["msg"]
-        ctx = err.get("ctx") or {}
-        if err["type"] == "field_problem":
-            loc.append(str(ctx["field"]))
-            message = str(ctx["problem"])
-        elif err["type"] == "extra_forbidden":
-            message = "unknown field (check the spelling; `flashplan schema` lists the fields)"
-        elif err["type"] == "union_tag_invalid":
-            message = f"unknown kind {ctx.get('tag')!r}; allowed: {ctx.get('expected_tags')}"
-        elif err["type"] == "union_tag_not_found":
-            message = f"missing 'kind'; allowed: {ctx.get('expected_tags')}"
-        elif message.startswith("Value error, "):
-            message = message[len("Value error, "):]
-        path = ".".join(([prefix] if prefix else []) + loc) or "(scenario)"
-        if "input" in err and err["type"] not in ("field_problem", "missing", "extra_forbidden") and not isinstance(err["input"], dict | list):
-            message = f"{message}, got {err['input']!r}"
-        problems.append((path, message))
-    # a str | FlashDeviceSpec union reports both branches; keep the first message per path
-    seen: dict[str, str] = {}
-    for path, message in problems:
-        seen.setdefault(path, message)
-    return list(seen.items())

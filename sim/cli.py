@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import os
 import subprocess
 import sys
@@ -26,17 +25,20 @@ from rich.console import Console
 from rich.table import Table
 
 from models.catalog import CatalogError, load_catalog
+from models.common import dumps_json
+from models.loading import format_validation_error
 from models.numbers import format_number as _fmt
 from models.result import Result
-from models.scenario import (
-    Scenario,
-    ScenarioFileError,
-    format_validation_error,
-    parse_override,
-    read_scenario_data,
-    scenario_from_data,
+from models.scenario import Scenario, parse_override, read_scenario_data, scenario_from_data
+from sim.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_FAILURE,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_UNSTABLE,
+    BadInput,
+    format_problems,
 )
-from sim.errors import EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_OK, BadInput
 
 # Modules that add their own subcommands: each has ``register(subparsers)`` which adds
 # its parser(s) with ``set_defaults(func=handler)``; a handler takes (args, console) and
@@ -55,12 +57,8 @@ def load_with_overrides(path: str, sets: Sequence[str]) -> Scenario:
         data = read_scenario_data(path)
         overrides = dict(parse_override(s) for s in sets)
         return scenario_from_data(data, overrides)
-    except ScenarioFileError as exc:
-        raise BadInput(exc.problems) from None
     except ValidationError as exc:
         raise BadInput(format_validation_error(exc)) from None
-
-
 
 
 METRIC_LABELS = [
@@ -81,7 +79,13 @@ METRIC_LABELS = [
 
 
 def print_result(result: Result, console: Console, top: int = 8) -> None:
-    """The human-readable report of ``flashplan simulate``."""
+    """The human-readable report of ``flashplan simulate``: an unstable or cut-short result says so first."""
+    if result.validity == "unstable":
+        console.print(f"UNSTABLE: {result.validity_note} - the latency below only says how long the run lasted",
+                      markup=False, highlight=False)
+    elif result.validity == "cut_short":
+        console.print(f"cut short: {result.validity_note} - the values are indicative, their CIs wide or unknown",
+                      markup=False, highlight=False)
     title = result.scenario.name or "scenario"
     table = Table(title=f"{title}  (seed {result.seed})", title_justify="left")
     table.add_column("metric")
@@ -113,14 +117,14 @@ def cmd_simulate(args: argparse.Namespace, out: Console) -> int:
     scenario = load_with_overrides(args.file, args.set or [])
     result = simulate(scenario)
     if args.json:
-        print(json.dumps(result.summary(), indent=2))
+        print(dumps_json(result.summary()))
     else:
         print_result(result, out)
-    return EXIT_OK
+    return EXIT_UNSTABLE if result.validity == "unstable" else EXIT_OK
 
 
 def cmd_schema(args: argparse.Namespace, out: Console) -> int:
-    print(json.dumps(Scenario.model_json_schema(), indent=2))
+    print(dumps_json(Scenario.model_json_schema()))
     return EXIT_OK
 
 
@@ -133,7 +137,7 @@ def catalog_as_data() -> dict[str, Any]:
 def cmd_catalog(args: argparse.Namespace, out: Console) -> int:
     data = catalog_as_data()
     if args.json:
-        print(json.dumps(data, indent=2))
+        print(dumps_json(data))
         return EXIT_OK
     cat = load_catalog()
     drives = Table(title="NVMe drives and flash DIMMs", title_justify="left")
@@ -171,11 +175,33 @@ def cmd_catalog(args: argparse.Namespace, out: Console) -> int:
     return EXIT_OK
 
 
+LOCAL_ADDRESS = "127.0.0.1"
+
+
+def check_db_url() -> None:
+    """BadInput naming FLASHPLAN_DB_URL when it is set and not a URL (its password is never printed)."""
+    url = os.environ.get("FLASHPLAN_DB_URL", "").strip()
+    if not url:
+        return
+    from sqlalchemy.engine import make_url
+
+    try:
+        make_url(url)
+    except Exception:
+        raise BadInput([("FLASHPLAN_DB_URL", "not a database URL (expected e.g. sqlite:///path or "
+                                             "postgresql://user:***@host/db); value not shown, it may hold a password")]) from None
+
+
 def cmd_app(args: argparse.Namespace, out: Console) -> int:
+    if not 1 <= args.port <= 65535:
+        raise BadInput([("--port", f"must be 1 .. 65535, got {args.port}")])
+    check_db_url()
     app = Path(__file__).resolve().parent.parent / "app" / "main.py"
-    cmd = [sys.executable, "-m", "streamlit", "run", str(app), "--server.headless", "true",
+    cmd = [sys.executable, "-m", "streamlit", "run", str(app), "--server.headless", "true", "--server.address", args.address,
            "--server.port", str(args.port), "--browser.gatherUsageStats", "false", "--client.toolbarMode", "viewer"]
-    out.print(f"flashplan web app: http://localhost:{args.port}")
+    if args.address != LOCAL_ADDRESS:
+        _print_lines([f"WARNING: serving on {args.address}:{args.port}: reachable from other machines, with no authentication"])
+    out.print(f"flashplan web app: http://{args.address}:{args.port}", markup=False, highlight=False)
     return subprocess.call(cmd)
 
 
@@ -195,6 +221,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_catalog)
     p = sub.add_parser("app", help="start the web app")
     p.add_argument("--port", type=int, default=8501)
+    p.add_argument("--address", default=LOCAL_ADDRESS,
+                   help="address to serve on (default 127.0.0.1: this machine only; 0.0.0.0 opens it to the network)")
     p.set_defaults(func=cmd_app)
     for module in SUBCOMMAND_MODULES:
         importlib.import_module(module).register(sub)
@@ -205,24 +233,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     out = Console(width=None if sys.stdout.isatty() else 120)
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
     try:
         return int(args.func(args, out))
     except BadInput as exc:
-        for field, message in exc.problems:
-            err.print(f"{field}: {message}", markup=False)
+        _print_lines(format_problems(exc.problems))
+        return EXIT_BAD_INPUT
+    except ValidationError as exc:
+        _print_lines(format_problems(format_validation_error(exc)))
         return EXIT_BAD_INPUT
     except CatalogError as exc:
-        err.print(f"catalog: {exc}", markup=False)
-        return EXIT_FAILURE
+        _print_lines([f"catalog: {exc}"])
+        return EXIT_BAD_INPUT
     except KeyboardInterrupt:
-        err.print("interrupted", markup=False)
-        return 130
+        _print_lines(["interrupted (nothing half-written: results files are replaced in one step)"])
+        return EXIT_INTERRUPTED
     except Exception as exc:
         if os.environ.get("FLASHPLAN_DEBUG"):
             raise
-        err.print(f"error: {type(exc).__name__}: {exc}", markup=False)
+        _print_lines([f"error: {type(exc).__name__}: {exc}"])
         return EXIT_FAILURE
+
+
+def _print_lines(lines: Sequence[str]) -> None:
+    """Write lines to stderr; a character the terminal cannot show is escaped, never an error."""
+    for line in lines:
+        sys.stderr.write(line.encode("utf-8", "backslashreplace").decode("utf-8", "replace") + "\n")
+    sys.stderr.flush()
 
 
 if __name__ == "__main__":  # pragma: no cover

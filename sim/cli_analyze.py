@@ -10,13 +10,13 @@ and prints both side by side with the fast path's relative error and whether the
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
+from models.common import dumps_json
 from models.numbers import format_number as _fmt
 from models.result import Result
 from sim.analytic import FastResult, evaluate
@@ -73,7 +73,7 @@ def cmd_analyze(args: argparse.Namespace, out: Console) -> int:
         if des is not None:
             data["des"] = des.summary()
             data["relative_error"] = relative_errors(fast, des)
-        print(json.dumps(data, indent=2))
+        print(dumps_json(data))
         return EXIT_OK
     title = scenario.name or "scenario"
     table = Table(title=f"{title}  (analytic fast path)", title_justify="left")

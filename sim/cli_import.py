@@ -17,7 +17,6 @@ written only after everything has been checked, each in one step; nothing is wri
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import tempfile
@@ -28,9 +27,11 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
+from models.common import dumps_json
+from models.loading import MAX_MEASUREMENT_BYTES, read_bytes
 from models.numbers import format_number as _fmt
 from models.scenario import ScenarioFileError, format_validation_error, parse_override, read_scenario_data, scenario_from_data
-from sim.importers import MAX_MEASUREMENT_BYTES, MeasurementFileError, scenario_data_with_workload, to_yaml, workload_data
+from sim.importers import MeasurementFileError, scenario_data_with_workload, to_yaml, workload_data
 from sim.importers.fio import FioJob, compare_fio, fio_record_file, parse_fio, record_file_yaml, workload_yaml
 from sim.importers.iostat import Interval, IostatReport, parse_iostat
 
@@ -54,15 +55,8 @@ def _bad(problems: list[tuple[str, str]]) -> Exception:
 
 
 def read_input(path: str) -> bytes:
-    """The bytes of a measurement file, or BadInput naming the path."""
-    p = Path(path)
-    if not p.exists():
-        raise _bad([(path, "no such file")])
-    if not p.is_file():
-        raise _bad([(path, "not a file")])
-    if p.stat().st_size > MAX_MEASUREMENT_BYTES:
-        raise _bad([(path, f"file is larger than {MAX_MEASUREMENT_BYTES // 2**20} MiB")])
-    return p.read_bytes()
+    """The bytes of a measurement file (``models.loading.read_bytes``), or BadInput naming the path."""
+    return read_bytes(path, MAX_MEASUREMENT_BYTES)
 
 
 def _output_path(value: str | None, flag: str) -> Path | None:
@@ -210,7 +204,7 @@ def cmd_import_fio(args: argparse.Namespace, console: Console) -> int:
                 **({"comparison": [o.as_dict() for o in outcomes[j.group]]} if args.compare else {}),
             } for j in jobs],
         }
-        print(json.dumps(doc, indent=2))
+        print(dumps_json(doc))
     else:
         console.print(f"{source}: {result.fio_version}, {len(jobs)} job group(s)", markup=False, highlight=False)
         for note in result.notes:
@@ -290,7 +284,7 @@ def cmd_import_iostat(args: argparse.Namespace, console: Console) -> int:
             "reports": len(report.intervals), "skipped_first": report.skipped_first, "notes": list(report.notes),
             "peaks": {k: {**peaks[k].summary(), "workload": workload_data(w)} for k, w in workloads.items()},
         }
-        print(json.dumps(doc, indent=2))
+        print(dumps_json(doc))
     else:
         if report.system:
             console.print(report.system, markup=False, highlight=False)

@@ -18,7 +18,6 @@ forms (models/cost.py explains them).
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from typing import Any
 
@@ -26,6 +25,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
+from models.common import dumps_json
 from models.cost import Capex, Comparison, CostError, capex, price_performance, usd_per_kiops, usd_per_usable_tb
 from models.requirements import load_requirements
 from models.result import Metric
@@ -72,14 +72,16 @@ def cmd_plan(args: argparse.Namespace, out: Console) -> int:
         raise _bad(exc.problems) from None
     except ValidationError as exc:
         raise _bad(format_validation_error(exc)) from None
-    if args.verify_top < 1:
-        raise _bad([("--verify-top", f"must be >= 1, got {args.verify_top}")])
+    if not 1 <= args.verify_top <= 1_000:
+        raise _bad([("--verify-top", f"must be 1 .. 1,000, got {args.verify_top}")])
+    if not 0 <= args.show <= 1_000_000:
+        raise _bad([("--show", f"rows to print: must be 0 .. 1,000,000, got {args.show}")])
     try:
         result = plan(req, verify_top=args.verify_top)
     except NoFeasiblePlan as exc:
         raise _bad(exc.problems) from None
     if args.json:
-        print(json.dumps(result.as_dict(), indent=2, default=float))
+        print(dumps_json(result.as_dict(), default=float))
         return 0
     _print_plan(result, out, args.show)
     return 0
@@ -192,10 +194,10 @@ def cmd_cost(args: argparse.Namespace, out: Console) -> int:
     for p in perfs:
         if not (p > 0 and math.isfinite(p)):
             problems.append(("--perf", f"must be a throughput > 0, got {p}"))
-    if args.server_share is not None and not 0 < args.server_share <= 1:
+    if args.server_share is not None and not 0 < args.server_share <= 1:  # also refuses nan
         problems.append(("--server-share", f"must be in (0, 1], got {args.server_share}"))
-    if args.lun_size_gb is not None and not args.lun_size_gb > 0:
-        problems.append(("--lun-size-gb", f"must be > 0, got {args.lun_size_gb}"))
+    if args.lun_size_gb is not None and not 0 < args.lun_size_gb < 1e9:
+        problems.append(("--lun-size-gb", f"must be a size in GB > 0 and < 1e9, got {args.lun_size_gb}"))
     if args.equal_raw_capacity and not args.file2:
         problems.append(("--equal-raw-capacity", "compares two files: give FILE2"))
     if args.equal_raw_capacity and args.server_share is not None:
@@ -242,7 +244,7 @@ def cmd_cost(args: argparse.Namespace, out: Console) -> int:
             "storage_only": args.storage_only, "equal_raw_capacity": args.equal_raw_capacity,
         }
     if args.json:
-        print(json.dumps(report, indent=2))
+        print(dumps_json(report))
         return 0
     for conf in report["configurations"]:
         title = conf["name"] or conf["file"]

@@ -60,7 +60,9 @@ def summary_table(frame: pd.DataFrame, factors: list[str], title: str) -> Table:
         for key, _ in SUMMARY_METRICS:
             value, half = row[key], (row[f"{key}_ci95_hi"] - row[f"{key}_ci95_lo"]) / 2
             cells.append(f"{_cell(value)} ±{half / abs(value):.1%}" if ok and value else _cell(value) if ok else "-")
-        cells.append(str(row["bottleneck"]) if ok else f"[red]{row['status']}[/]: {row['error']}")
+        unstable = ok and row.get("validity") == "unstable"
+        cells.append(f"[red]UNSTABLE[/]: {row['bottleneck']} saturated" if unstable else str(row["bottleneck"]) if ok
+                     else f"[red]{row['status']}[/]: {row['error']}")
         table.add_row(*cells)
     return table
 
@@ -114,8 +116,10 @@ def cmd_sweep(args: argparse.Namespace, out: Console) -> int:
         out.print(f"... {len(frame) - SHOWN_ROWS} more rows" + (f" in {args.out}" if args.out else ""))
     failed = int((frame["status"] != "ok").sum())
     where = f"; wrote {args.out}" if args.out else ""
+    unstable = int((frame["validity"] == "unstable").sum()) if "validity" in frame else 0
     out.print(f"{len(frame)} runs ({frame.attrs['ran']} run now, {frame.attrs['reused']} reused from an earlier run), "
-              f"{failed} failed, {frame.attrs['wall_seconds']:.1f} s{where}")
+              f"{failed} failed, {unstable} unstable (offered load at or past a component's capacity: "
+              f"their latency means nothing), {frame.attrs['wall_seconds']:.1f} s{where}")
     return 0
 
 

@@ -34,10 +34,12 @@ from types import ModuleType
 SIM_DIR = Path(__file__).resolve().parent
 ROOT = SIM_DIR.parent
 COMPILED = ("components.py", "engine.py", "model.py", "rng.py", "stats.py", "volume.py", "analytic/__init__.py",
+            "arrivals.py", "assembly.py", "batching.py",
             "analytic/network.py", "analytic/paths.py", "analytic/queueing.py", "route/__init__.py", "route/derived.py",
             "route/describe.py", "route/elements.py", "route/flash.py", "route/host.py", "route/links.py", "route/san.py")
-"""The modules mypyc compiles, relative to sim/: the DES hot path, the analytic fast path and the route
-descriptions both build from (the fast path describes every new scenario it compiles)."""
+"""The modules mypyc compiles, relative to sim/: the DES hot path (engine, arrivals, batching, assembly,
+components, model), the analytic fast path and the route descriptions both build from (the fast path
+describes every new scenario it compiles)."""
 RECORD = SIM_DIR / "_native.json"
 GROUP = "sim._native"  # the shared library mypyc builds: sim/_native__mypyc.*.so
 ENV_INTERPRETED = "FLASHPLAN_INTERPRETED"

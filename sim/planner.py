@@ -168,7 +168,8 @@ class Candidate:
                 for key in ("iops", "mbps", "latency_mean_us", "latency_p99_us", "read_latency_mean_us",
                             "write_latency_mean_us", "cpu_us_per_io")
             }
-            out["des"].update(bottleneck=d.bottleneck, stop_reason=d.stop_reason, simulated_ios=d.simulated_ios, seed=d.seed)
+            out["des"].update(bottleneck=d.bottleneck, stop_reason=d.stop_reason, validity=d.validity,
+                              validity_note=d.validity_note, simulated_ios=d.simulated_ios, seed=d.seed)
             if detail:
                 out["des"]["utilization"] = d.utilization
         return out
@@ -442,8 +443,9 @@ def _verify(c: Candidate, req: Requirements) -> None:
     metric = result.latency_mean_us if slo.statistic == "mean" else result.latency_p99_us
     lo, hi = metric.ci95
     open_arrivals = c.scenario.workload.kind == "open"
-    if result.stop_reason.startswith("unstable"):
-        c.stage, c.rejection = "DES", f"DES: unstable at {_fmt_iops(req.design_iops)} ({result.stop_reason})"
+    if result.validity == "unstable":
+        # never ranked: an unstable point's latency only says how long its run lasted
+        c.stage, c.rejection = "DES", f"DES: unstable at {_fmt_iops(req.design_iops)} ({result.validity_note})"
     elif open_arrivals and result.iops.ci95[1] < req.design_iops * (1 - DELIVERY_TOLERANCE):
         c.stage = "DES"
         c.rejection = (f"DES delivers {_fmt_iops(result.iops.value)} (95% CI {result.iops.ci95[0]:,.0f}..{result.iops.ci95[1]:,.0f}) "

@@ -57,7 +57,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import numpy as np
 from pydantic import ConfigDict, Discriminator, Field, Tag, ValidationError, model_validator
 
-from models.common import StrictModel, field_problem
+from models.common import StrictModel, dumps_json, field_problem
+from models.loading import BadInput
 from models.result import METRIC_KEYS
 from models.scenario import (
     Scenario,
@@ -81,15 +82,12 @@ UNKNOWN_FIELD_MESSAGE = "unknown field"
 INT_COLUMNS = ("point", "replication", "seed", "simulated_ios", "measured_ios", "batches")
 FLOAT_COLUMNS = (*(c for k in METRIC_KEYS for c in (k, f"{k}_ci95_lo", f"{k}_ci95_hi")),
                  "bottleneck_utilization", "simulated_seconds", "wall_seconds")
-TEXT_COLUMNS = ("status", "error", "stop_reason", "bottleneck", "scenario_digest")
+TEXT_COLUMNS = ("status", "error", "validity", "validity_note", "stop_reason", "bottleneck", "scenario_digest")
+"""``validity`` is the Result's: precise, cut_short or unstable (an unstable point's latency means nothing)."""
 
 
-class SweepInputError(ValueError):
-    """A sweep that cannot start: (field path, message) pairs, one per problem."""
-
-    def __init__(self, problems: list[tuple[str, str]]):
-        self.problems = problems
-        super().__init__("; ".join(f"{f}: {m}" for f, m in problems))
+class SweepInputError(BadInput):
+    """A sweep that cannot start: (field path, message) pairs, one per problem (a ``models.loading.BadInput``)."""
 
 
 class SweepAborted(RuntimeError):
@@ -436,6 +434,8 @@ def run_point(scenario_data: dict[str, Any]) -> dict[str, Any]:
     row.update(
         bottleneck=result.bottleneck,
         bottleneck_utilization=result.utilization.get(result.bottleneck),
+        validity=result.validity,
+        validity_note=result.validity_note,
         stop_reason=result.stop_reason,
         simulated_ios=result.simulated_ios,
         measured_ios=result.measured_ios,
@@ -472,15 +472,17 @@ def read_journal(path: Path) -> list[dict[str, Any]]:
 
 
 class Journal:
-    """Append-only JSON lines, one per finished run, flushed and fsynced as each run completes."""
+    """Append-only JSON lines (strict: NaN is written as null and read back as a missing number),
+    one per finished run, flushed and fsynced as each run completes."""
 
     def __init__(self, path: Path, keep: Sequence[dict[str, Any]]):
         self.path = path
-        _write_atomically(path, lambda tmp: tmp.write_text("".join(json.dumps(r) + "\n" for r in keep), encoding="utf-8"))
+        _write_atomically(path, lambda tmp: tmp.write_text("".join(dumps_json(r, indent=None) + "\n" for r in keep),
+                                                            encoding="utf-8"))
         self._fh = path.open("a", encoding="utf-8")
 
     def append(self, row: dict[str, Any]) -> None:
-        self._fh.write(json.dumps(row) + "\n")
+        self._fh.write(dumps_json(row, indent=None) + "\n")  # strict JSON: an unknown number is null
         self._fh.flush()
         os.fsync(self._fh.fileno())
 
@@ -527,7 +529,7 @@ def results_frame(plan: SweepPlan, rows: Iterable[dict[str, Any]]) -> pd.DataFra
     factors = list(plan.factor_columns)
     columns = ["point", "replication", *factors, "seed", "status", "error",
                *(c for k in METRIC_KEYS for c in (k, f"{k}_ci95_lo", f"{k}_ci95_hi")),
-               "bottleneck", "bottleneck_utilization", "stop_reason", "simulated_ios", "measured_ios", "batches",
+               "bottleneck", "bottleneck_utilization", "validity", "validity_note", "stop_reason", "simulated_ios", "measured_ios", "batches",
                "simulated_seconds", "wall_seconds", "scenario_digest"]
     records = []
     for run in plan.runs:
@@ -555,9 +557,13 @@ def _exit_with_parent() -> None:
     """Local worker-process initializer: exit as soon as the sweep process is gone (killed, even by SIGKILL).
 
     A pool worker otherwise finishes every run already queued to it after its parent died.
+    Ctrl-C is the parent's to handle (it reaches the whole process group): a worker ignores
+    it, so no worker prints a traceback; the parent ends the workers itself.
     """
+    import signal
     import threading
 
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     parent = os.getppid()
 
     def watch() -> None:

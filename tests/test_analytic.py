@@ -242,7 +242,7 @@ def _agree(fast: FastResult, des: Result, tolerance: float = CLAIM_ERROR) -> lis
 @pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.yaml")), ids=lambda p: p.stem)
 def test_examples_agree_with_the_des(path: Any) -> None:
     """Every example, saturated or not, within 5% (the saturated ones are at their bound in both)."""
-    sc = with_overrides(load_scenario(path), {**DES_RUN, "run.max_ios": 150_000})
+    sc = with_overrides(load_scenario(path), {**DES_RUN, "run.max_ios": 200_000})
     fast, des = evaluate(sc), simulate(sc)
     assert not _agree(fast, des), _agree(fast, des)
     # the same component (instances of a symmetric component differ only by the DES's sampling noise:

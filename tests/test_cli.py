@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -168,3 +169,87 @@ def test_console_script_exit_code() -> None:
     proc = subprocess.run([sys.executable, "-m", "sim.cli", "simulate", "missing.yaml"], capture_output=True, text=True, check=False)
     assert proc.returncode == 2
     assert "missing.yaml: no such file" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def _strict_json(text: str) -> dict:
+    """Parse JSON as RFC 8259 has it: NaN and Infinity are errors."""
+    def refuse(name: str) -> None:
+        raise ValueError(f"{name} in strict JSON")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_overload_is_reported_unstable_first_with_exit_3(capsys: pytest.CaptureFixture[str]) -> None:
+    """M/M/1 offered 120% of its capacity: the utilization law names the station; exit 3, printed first."""
+    over = [str(EXAMPLES / "mm1.yaml"), *FAST_SETS, "--set", "workload.rate_iops=120000"]
+    code, out, _ = run_cli(["simulate", *over], capsys)
+    assert code == 3
+    first = out.strip().splitlines()[0]
+    assert first.startswith("UNSTABLE") and "server" in first, first
+    offered_pct = float(re.search(r"\((\d+)% of its capacity\)", first).group(1))  # type: ignore[union-attr]
+    assert offered_pct == pytest.approx(120, abs=3)
+    code, out, _ = run_cli(["simulate", *over, "--json"], capsys)
+    data = _strict_json(out)
+    assert code == 3 and data["validity"] == "unstable" and "server" in data["validity_note"]
+    assert data["bottleneck"] == "server"
+
+
+def test_load_below_capacity_is_not_unstable(capsys: pytest.CaptureFixture[str]) -> None:
+    """The same queue at rho = 0.9 (examples/mm1.yaml): stable, whatever the budget."""
+    code, out, _ = run_cli(["simulate", str(EXAMPLES / "mm1.yaml"), *FAST_SETS, "--json"], capsys)
+    data = _strict_json(out)
+    assert code == 0 and data["validity"] in ("precise", "cut_short")
+    assert data["utilization"]["server"] == pytest.approx(0.9, abs=0.03)
+
+
+def test_closed_workload_is_never_unstable(capsys: pytest.CaptureFixture[str]) -> None:
+    """64 I/Os in flight on M/M/1's station: saturated (utilization ~1) but bounded, so not unstable."""
+    code, out, _ = run_cli(["simulate", str(EXAMPLES / "mm1.yaml"), *FAST_SETS, "--json",
+                            "--set", "workload={kind: closed, jobs: 64, queue_depth: 1, read_fraction: 1.0}"], capsys)
+    data = _strict_json(out)
+    assert code == 0 and data["validity"] != "unstable"
+    assert data["utilization"]["server"] > 0.99
+
+
+def test_tiny_budget_gives_strict_json_and_an_honest_stop_reason(capsys: pytest.CaptureFixture[str]) -> None:
+    """max_ios=100 is spent inside the 5,000-I/O warm-up: exactly 100 I/Os run, nothing is measured,
+    every metric is null with a reason (no NaN in the JSON)."""
+    code, out, _ = run_cli(["simulate", str(EXAMPLES / "mm1.yaml"), "--json", "--set", "run.max_ios=100"], capsys)
+    data = _strict_json(out)
+    assert code == 0
+    assert data["simulated_ios"] == 100 and data["measured_ios"] == 0
+    assert "100 I/Os simulated" in data["stop_reason"]
+    assert data["validity"] == "cut_short" and "warm-up" in data["validity_note"]
+    assert data["iops"] == {"value": None, "ci95": None, "ci95_note": "nothing was measured"}
+
+
+def test_io_budget_stops_inside_a_batch(capsys: pytest.CaptureFixture[str]) -> None:
+    """The I/O budget holds to the completion, not to the next batch boundary (batches of 5,000)."""
+    code, out, _ = run_cli(["simulate", str(EXAMPLES / "mm1.yaml"), "--json", "--set", "run.max_ios=12345",
+                            "--set", "run.warmup_ios=1000", "--set", "run.batch_ios=5000", "--set", "run.min_batches=5"], capsys)
+    data = _strict_json(out)
+    assert code == 0 and data["simulated_ios"] == 12345
+    assert data["measured_ios"] == 10_000  # two whole batches; the unfinished third is not measured
+
+
+def test_wall_budget_holds_in_the_warm_up(capsys: pytest.CaptureFixture[str]) -> None:
+    """A warm-up of 10^9 I/Os with a 0.3 s wall budget stops within the budget, not after the warm-up."""
+    code, out, _ = run_cli(["simulate", str(EXAMPLES / "mm1.yaml"), "--json", "--set", "run.warmup_ios=1000000000",
+                            "--set", "run.max_ios=10000000000", "--set", "run.max_wall_s=0.3"], capsys)
+    data = _strict_json(out)
+    assert code == 0 and data["validity"] == "cut_short"
+    assert data["stop_reason"].startswith("budget: max_wall_s=0.3 s reached after")
+    assert 0 < data["simulated_ios"] < 5_000_000
+
+
+def test_every_json_output_is_strict(capsys: pytest.CaptureFixture[str]) -> None:
+    """analyze, import and catalog --json parse under RFC 8259 (no NaN, no Infinity)."""
+    fixtures = Path(__file__).resolve().parent / "fixtures"
+    for args in (["analyze", str(EXAMPLES / "mm1.yaml"), "--json"],
+                 ["analyze", str(EXAMPLES / "mm1.yaml"), "--json", "--set", "workload.rate_iops=150000"],
+                 ["import", "iostat", str(fixtures / "iostat" / "iostat_x_t_vda_loop0.txt"), "--json"],
+                 ["import", "fio", str(fixtures / "fio" / "randread_4k_qd8_libaio.json"), "--json"],
+                 ["catalog", "--json"]):
+        code, out, err = run_cli(args, capsys)
+        assert code == 0, (args, err)
+        _strict_json(out)

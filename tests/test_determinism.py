@@ -141,3 +141,47 @@ def test_other_seed_differs_but_agrees(name: str) -> None:
     for key in ("iops", "latency_mean_us"):
         ma, mb = getattr(a, key), getattr(b, key)
         assert ma.ci95[0] <= mb.ci95[1] and mb.ci95[0] <= ma.ci95[1], f"{key}: seed 11 {ma.ci95} vs seed 12 {mb.ci95}"
+
+
+def test_recorded_runs_stop_on_ios_or_precision_never_on_the_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Calibration, --quick and --fit budgets carry an I/O count; their wall time is only a safety net
+    (large enough never to bind on a loaded machine), and a run that reaches it fails the record."""
+    from calibration.evaluate import FULL_RUN, QUICK_RUN, SAFETY_WALL_S, WallSafetyNet, _simulate
+    from calibration.fit import FIT_RUN
+
+    for budget in (FULL_RUN, QUICK_RUN, FIT_RUN):
+        assert budget["run.max_ios"] <= 3_000_000 and budget["run.max_wall_s"] >= 100
+    assert SAFETY_WALL_S >= 100
+    tiny_clock = with_overrides(scenario("generic-open-mm1"), {"run.max_wall_s": 0.01, "run.max_ios": 10**9})
+    assert _simulate(tiny_clock).stop_reason.startswith("budget: max_wall_s")  # a budget given on purpose: a value
+    monkeypatch.setattr("calibration.evaluate.SAFETY_WALL_S", 0.01)  # the same budget as the safety net: no value
+    with pytest.raises(WallSafetyNet):
+        _simulate(tiny_clock)
+
+
+def test_the_clock_budget_does_not_change_a_run_that_stops_on_ios() -> None:
+    """The wall budget is checked every 1,024 I/Os; as long as it does not bind, the result is the same."""
+    sc = scenario("direct-raid5-bursty-mixed-sizes")
+    roomy = with_overrides(sc, {"run.max_wall_s": 86_400})
+    a, b = simulate(sc).summary(), simulate(roomy).summary()
+    del a["scenario"], b["scenario"]  # the scenarios differ in max_wall_s only
+    assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+def test_a_runs_memory_does_not_grow_with_its_batches() -> None:
+    """Latencies go into the batch's histogram every 4,096 completions: a batch of 100,000 I/Os
+    holds no more Python memory than a batch of 5,000 (before, it kept a list of every latency)."""
+    import tracemalloc
+
+    def peak(batch_ios: int) -> int:
+        sc = with_overrides(scenario("generic-open-mm1"), {"run.warmup_ios": 1_000, "run.batch_ios": batch_ios,
+                                                             "run.min_batches": 5, "run.max_ios": 1_000 + batch_ios + 10})
+        tracemalloc.start()
+        try:
+            simulate(sc)
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    small, large = peak(5_000), peak(100_000)
+    assert large - small < 1_000_000, (small, large)  # a list of 95,000 more floats alone would be ~3 MB

@@ -136,6 +136,15 @@ def test_rows_carry_factors_metrics_with_ci_and_match_queueing_theory() -> None:
     assert frame["seed"].nunique() == len(frame)
 
 
+def test_an_overloaded_point_is_marked_unstable_and_the_sweep_goes_on() -> None:
+    """M/M/1 at 50% and at 130% of the station's capacity: the second row says unstable, naming the station."""
+    base = load_scenario(EXAMPLES / "mm1.yaml", {**SMALL_RUN, "run.max_ios": 30_000})
+    frame = sweep_frame(base, {"workload.rate_iops": [50_000, 130_000]})
+    assert (frame["status"] == "ok").all()
+    assert frame.loc[0, "validity"] != "unstable"
+    assert frame.loc[1, "validity"] == "unstable" and "server" in frame.loc[1, "validity_note"]
+
+
 def test_local_processes_give_the_same_rows_as_this_process() -> None:
     base = load_scenario(EXAMPLES / "mm1.yaml", SMALL_RUN)
     here = sweep_frame(base, {"workload.rate_iops": RATES}, workers=1)

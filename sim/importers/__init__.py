@@ -21,40 +21,28 @@ from typing import Any
 import yaml
 from pydantic import TypeAdapter, ValidationError
 
+from models.loading import MAX_MEASUREMENT_BYTES, BadInput, decode
 from models.scenario import Scenario, apply_overrides, format_validation_error, scenario_from_data
 from models.workload import ClosedWorkload, OpenWorkload, Workload
-
-MAX_MEASUREMENT_BYTES = 256 * 1024 * 1024
-"""Largest file accepted: a day of 1-second ``iostat -x`` reports for a few devices fits easily."""
 
 _WORKLOAD_ADAPTER: TypeAdapter[Workload] = TypeAdapter(Workload)
 
 
-class MeasurementFileError(ValueError):
-    """A measurement file (fio JSON, iostat text) that cannot be imported, as (field, message) pairs."""
-
-    def __init__(self, problems: list[tuple[str, str]]):
-        self.problems = problems
-        super().__init__("; ".join(f"{f}: {m}" for f, m in problems))
+class MeasurementFileError(BadInput):
+    """A measurement file (fio JSON, iostat text) that cannot be imported, as (field, message) pairs
+    (a kind of ``models.loading.BadInput``, so every entry point reports it the same way)."""
 
 
 def decode_text(data: bytes | str, origin: str) -> str:
-    """The file's text: UTF-8 (a byte-order mark is dropped), at most MAX_MEASUREMENT_BYTES."""
-    if isinstance(data, str):
-        text = data
-        size = len(text)
-    elif isinstance(data, bytes | bytearray):
-        size = len(data)
-        if size > MAX_MEASUREMENT_BYTES:
-            raise MeasurementFileError([(origin, f"file is larger than {MAX_MEASUREMENT_BYTES // 2**20} MiB")])
-        try:
-            text = bytes(data).decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            raise MeasurementFileError([(origin, f"not UTF-8 text (byte {exc.start} cannot be decoded)")]) from None
-    else:
+    """The file's text (``models.loading``): UTF-8 (a byte-order mark is dropped), at most MAX_MEASUREMENT_BYTES."""
+    if not isinstance(data, bytes | bytearray | str):
         raise MeasurementFileError([(origin, f"expected bytes or str, got {type(data).__name__}")])
-    if size > MAX_MEASUREMENT_BYTES:
+    if len(data) > MAX_MEASUREMENT_BYTES:
         raise MeasurementFileError([(origin, f"file is larger than {MAX_MEASUREMENT_BYTES // 2**20} MiB")])
+    try:
+        text = decode(data, origin)
+    except BadInput as exc:
+        raise MeasurementFileError(exc.problems) from None
     if not text.strip():
         raise MeasurementFileError([(origin, "file is empty")])
     return text

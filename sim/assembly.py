@@ -1,0 +1,145 @@
+"""The Result of a finished run: every metric with its 95% interval over the steady batches,
+the utilization of every component, the bottleneck, why the run stopped and how far the
+result can be trusted (the result half of ``sim.engine.Run``).
+
+Validity (``models.result.Validity``):
+
+* ``unstable``: an open (or bursty) workload offers more than a component can serve. The
+  test is the utilization law with the engine's own station data: over the measured window a
+  component's utilization is U_i = X * D_i (X the measured throughput, D_i its busy time per
+  I/O), so the load the workload *offers* it is rho_i = lambda * D_i = U_i * lambda / X, with
+  lambda the workload's mean arrival rate. With X taken at the upper end of its 95% interval
+  (so noise cannot make a stable run look overloaded), rho_i >= ``SATURATED_RHO`` marks the
+  run unstable and names the component. A stable queue has X = lambda, so rho_i = U_i < 1; an
+  overloaded one has U_i -> 1 and X < lambda. At rho within 1% of 1 a finite run cannot tell a
+  queue at capacity from one past it: both are reported unstable. A backlog beyond
+  ``sim.engine.UNSTABLE_BACKLOG`` stops the run early and is unstable too. A closed workload
+  (a fixed number of I/Os in flight) cannot be unstable.
+* ``precise``: the steady batches give IOPS and mean latency to ``run.target_rel_ci`` - the
+  precision rule stopped the run, or a budget did after the precision was reached.
+* ``cut_short``: a budget (I/Os or wall time) ended the run before that precision.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from models.result import METRIC_KEYS, Metric, Result
+from models.workload import BurstyWorkload, OpenWorkload
+from sim.components import Station
+from sim.stats import estimate
+
+if TYPE_CHECKING:
+    from sim.engine import Run
+
+SATURATED_RHO = 0.99
+"""Offered load (fraction of a component's capacity) from which a run is reported unstable."""
+
+
+def offered_rate(run: Run) -> float:
+    """The workload's mean arrival rate (I/O per second); 0 for a closed workload."""
+    wl = run.scenario.workload
+    if isinstance(wl, OpenWorkload):
+        return float(wl.rate_iops)
+    if isinstance(wl, BurstyWorkload):
+        return float(wl.mean_rate_iops)
+    return 0.0
+
+
+def saturated(run: Run, iops: Metric, utilization: dict[str, float], candidates: dict[str, float]) -> tuple[str, float] | None:
+    """(component, offered load as a fraction of its capacity) when an open workload offers a
+    component at least ``SATURATED_RHO`` of its capacity, else None (see the module docstring).
+    The decision takes X at the top of its interval; the load reported takes X's point estimate."""
+    lam = offered_rate(run)
+    if lam <= 0:
+        return None
+    x_high = iops.ci95[1] if iops.has_ci else iops.value
+    if not x_high > 0:
+        name = max(candidates, key=lambda k: candidates[k]) if candidates else "the I/O path"
+        return name, math.inf
+    pool = candidates or utilization
+    name = max(pool, key=lambda k: pool[k])
+    if pool[name] * lam / x_high < SATURATED_RHO:
+        return None
+    return name, pool[name] * lam / iops.value  # reported: the point estimate of the offered load
+
+
+def _unmeasured(run: Run, wall: float) -> Result:
+    """A run stopped before its warm-up ended: no metric is known (NaN, JSON null), only why;
+    utilization and busy are those of the warm-up."""
+    nan = Metric(value=math.nan, ci95=(math.nan, math.nan))
+    meters = run.model.meters
+    t0, area0, busy0 = run.batching.marks[0] if run.batching.marks else (0.0, [0.0] * len(meters), [0.0] * len(meters))
+    t1, area1, busy1 = run.batching.meter_mark()
+    window = t1 - t0
+    utilization = {m.name: min(1.0, (area1[i] - area0[i]) / (m.capacity * window)) if window > 0 else 0.0
+                   for i, m in enumerate(meters)}
+    busy = {m.name: min(1.0, (busy1[i] - busy0[i]) / window) if window > 0 else 0.0 for i, m in enumerate(meters)}
+    s = run.scenario.run
+    note = (f"{run.stop_reason or 'the run stopped'} during the warm-up (run.warmup_ios={s.warmup_ios:,}): nothing was "
+            f"measured (utilization and busy are the warm-up's); raise run.max_ios / run.max_wall_s or lower run.warmup_ios")
+    unstable = run.stop_reason.startswith("unstable")
+    return Result(
+        **{key: nan for key in METRIC_KEYS},
+        utilization=utilization, busy=busy, bottleneck=max(utilization, key=lambda k: utilization[k]) if utilization else "none",
+        stop_reason=run.stop_reason, validity="unstable" if unstable else "cut_short", validity_note=note,
+        simulated_ios=run.completed, measured_ios=0, issued_ios=run.issued, in_flight_ios=run.outstanding, batches=0,
+        simulated_seconds=run.env.now * 1e-6, wall_seconds=wall, seed=s.seed, scenario=run.scenario,
+    )
+
+
+def assemble(run: Run, wall: float) -> Result:
+    """The Result of ``run`` after it stopped, ``wall`` seconds after it started."""
+    batching = run.batching
+    if not batching.batches:
+        if batching.b_ios:
+            run.stopped = True
+            batching.close_batch(check=False)
+        elif run.completed or run.stop_reason.startswith(("budget", "unstable")):
+            return _unmeasured(run, wall)
+        else:
+            raise RuntimeError(
+                f"the run ended ({run.stop_reason or 'no completions'}) before any I/O was measured; "
+                f"raise run.max_ios / run.max_wall_s or lower run.warmup_ios"
+            )
+    batches = batching.steady_batches()
+    metrics = {}
+    for key in METRIC_KEYS:
+        v, lo, hi = estimate(batches, key)
+        metrics[key] = Metric(value=v, ci95=(lo, hi))
+    utilization, busy = batching.occupancy()
+    # stations always compete; a concurrency limit only if an I/O ever waited for it
+    candidates = {m.name: utilization[m.name] for m in run.model.meters
+                  if isinstance(m, Station) or m.waited}
+    bottleneck = max(candidates, key=lambda k: candidates[k]) if candidates else "none"
+    reason = run.stop_reason
+    hot = saturated(run, metrics["iops"], utilization, candidates)
+    if reason.startswith("unstable") or hot is not None:
+        name, rho = hot if hot is not None else (bottleneck, math.inf)
+        load = f"{rho:.0%} of its capacity" if math.isfinite(rho) else "more than its capacity"
+        validity, note = "unstable", (f"offered load {offered_rate(run):,.0f} IOPS meets or exceeds the capacity of {name} "
+                                      f"({load}): the queue grows for as long as the run lasts")
+        bottleneck = name
+    elif reason.startswith("precision") or batching.precise():
+        validity, note = "precise", ""
+    else:
+        validity, note = "cut_short", f"{reason}; the 95% intervals are wider than run.target_rel_ci={run.scenario.run.target_rel_ci:g}"
+    return Result(
+        **metrics,
+        utilization=utilization,
+        busy=busy,
+        bottleneck=bottleneck,
+        stop_reason=reason,
+        validity=validity,
+        validity_note=note,
+        simulated_ios=run.completed,
+        measured_ios=sum(b.ios for b in batches),
+        issued_ios=run.issued,
+        in_flight_ios=run.outstanding,
+        batches=len(batches),
+        simulated_seconds=run.env.now * 1e-6,
+        wall_seconds=wall,
+        seed=run.scenario.run.seed,
+        scenario=run.scenario,
+    )

@@ -269,6 +269,7 @@ def compare(table: EventTable, baseline: dict[str, Any]) -> str:
 _NUMBER = re.compile(r"\d+")
 _DELAY_NAMES = {
     ("topo",): "Delay SAN fabric latency",
+    ("fabric_us",): "Delay SAN fabric latency",
     ("hit_unit", "hit_us"): "Delay SAN cache hit",
     ("ack", "ack_unit"): "Delay device write ack",
     ("die_unit", "p"): "Delay eXFlash read on die",

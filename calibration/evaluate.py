@@ -100,7 +100,7 @@ def fitted_workload_value(name: str) -> float:
     values = read_fitted(path).get("values", {}) if path else {}
     key = f"workloads/{name}"
     if key not in values:
-        from calibration.fit import PARAMETERS
+        from calibration.parameters import PARAMETERS
 
         for p in PARAMETERS:
             if p.path == key:

@@ -27,12 +27,13 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
+from calibration.measured import compare_fio, fio_record_file, record_file_yaml
 from models.common import dumps_json
 from models.loading import MAX_MEASUREMENT_BYTES, read_bytes
 from models.numbers import format_number as _fmt
 from models.scenario import ScenarioFileError, format_validation_error, parse_override, read_scenario_data, scenario_from_data
 from sim.importers import MeasurementFileError, scenario_data_with_workload, to_yaml, workload_data
-from sim.importers.fio import FioJob, compare_fio, fio_record_file, parse_fio, record_file_yaml, workload_yaml
+from sim.importers.fio import FioJob, parse_fio, workload_yaml
 from sim.importers.iostat import Interval, IostatReport, parse_iostat
 
 if TYPE_CHECKING:

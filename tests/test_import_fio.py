@@ -37,6 +37,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import TypeAdapter
 
+from calibration.measured import compare_fio, tolerance_for
 from calibration.records import RecordFile, load_records
 from models.scenario import load_scenario
 from models.workload import ClosedWorkload, OpenWorkload, Workload
@@ -45,12 +46,10 @@ from sim.importers import MeasurementFileError
 from sim.importers.fio import (
     PERCENTILE_TOLERANCE_FLOOR,
     THROUGHPUT_TOLERANCE_FLOOR,
-    compare_fio,
     parse_bssplit,
     parse_fio,
     parse_size,
     parse_time_us,
-    tolerance_for,
     workload_from_options,
 )
 from tests.conftest import ROOT

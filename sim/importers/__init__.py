@@ -5,8 +5,8 @@ to the web app) and raise :class:`MeasurementFileError` - never anything else - 
 content is not what they expect, with one ``(field, message)`` pair per problem.
 
 * ``sim.importers.fio``: ``parse_fio(data) -> FioResult``; each job group carries the
-  flashplan workload its options describe and the IOPS, bandwidth and latency fio measured;
-  ``fio_records`` turns those into calibration records, ``compare_fio`` runs them.
+  flashplan workload its options describe and the IOPS, bandwidth and latency fio measured
+  (calibration/measured.py turns those into calibration records and runs them).
 * ``sim.importers.iostat``: ``parse_iostat(data) -> IostatReport``; the peak interval by
   IOPS and by MB/s, each as a workload (``interval.workload("open" | "closed")``).
 

@@ -28,18 +28,12 @@ from __future__ import annotations
 import json
 import math
 import re
-import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from models.workload import ClosedWorkload, OpenWorkload
 from sim.importers import MeasurementFileError, build_workload, decode_text, to_yaml, workload_data
-
-if TYPE_CHECKING:  # calibration/ builds on sim/; the importer reaches up only to make records
-    from calibration.evaluate import Outcome
-    from calibration.records import Record, RecordFile
 
 DIRECTIONS = ("read", "write")
 
@@ -687,94 +681,6 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-") or "job"
 
 
-def tolerance_for(job: FioJob, metric: str, rel: float | None = None) -> tuple[float, str]:
-    """(relative tolerance, why) for one metric of a job.
-
-    Default: the larger of a floor (10% for rates and means, 25% for percentiles) and the
-    interval-to-interval spread of fio's own IOPS samples (1 sd / mean) in this run.
-    """
-    if rel is not None:
-        return rel, "set by the user (--tolerance)"
-    percentile = metric in PERCENTILE_METRICS.values()
-    floor = PERCENTILE_TOLERANCE_FLOOR if percentile else THROUGHPUT_TOLERANCE_FLOOR
-    why = (f"floor {floor:.0%} for the run-to-run spread of fio "
-           f"{'tail percentiles' if percentile else 'throughput and mean latency'}")
-    cv = job.iops_sample_cv
-    if cv is not None:
-        why += f"; fio's {job.iops_samples} per-interval IOPS samples in this run varied by {cv:.1%} (1 sd / mean)"
-        if cv > floor:
-            return min(1.0, round(cv, 4)), why + ", which sets the tolerance"
-    return floor, why
-
-
-def fio_records(job: FioJob, scenario_file: str, *, source_name: str = "fio result",
-                overrides: Mapping[str, Any] | None = None, tolerance: float | None = None) -> list[Record]:
-    """Calibration records (system "user"), one per measured metric, against ``scenario_file``.
-
-    The scenario is referenced with its workload replaced by the imported one (``set.workload``)
-    and then ``overrides`` applied, so nothing is written into the user's scenario.
-    """
-    from calibration.records import Record, ScenarioRef, Source, Tolerance
-
-    ref = ScenarioRef(file=scenario_file, set={"workload": workload_data(job.workload), **dict(overrides or {})})
-    records = []
-    for metric, value in job.measured.items():
-        rel, why = tolerance_for(job, metric, tolerance)
-        note = f"fio {job.processes} process(es): {job.describe_workload()}"
-        if metric in PERCENTILE_METRICS.values():
-            (only,) = job.directions.values()
-            if only.percentile_source == "clat+slat":
-                note += "; percentile = fio clat percentile + mean slat"
-        records.append(Record(
-            id=job.record_id(metric),
-            system="user",
-            source=Source(seed=source_name, where=f"fio job '{job.name}' (group {job.group})", column=metric,
-                          quote=", ".join(f"{k}={job.options[k]}" for k in (*WORKLOAD_OPTIONS, "numjobs", "runtime") if k in job.options)),
-            kind="value",
-            scenario=ref,
-            metric=metric,
-            measured=value,
-            unit=METRIC_UNITS[metric],
-            tolerance=Tolerance(rel=rel, why=why),
-            fit=False,
-            note=note,
-        ))
-    return records
-
-
-def fio_record_file(jobs: Iterable[FioJob], scenario_file: str, *, source_name: str = "fio result",
-                    overrides: Mapping[str, Any] | None = None, tolerance: float | None = None) -> RecordFile:
-    """A calibration.records.RecordFile (system "user") holding every job's records."""
-    from calibration.records import RecordFile
-
-    records = [r for job in jobs for r in fio_records(job, scenario_file, source_name=source_name, overrides=overrides, tolerance=tolerance)]
-    return RecordFile(system="user", description=f"measured by fio ({source_name}), imported by flashplan import fio", records=records)
-
-
-def record_file_yaml(record_file: RecordFile) -> str:
-    """A RecordFile as YAML (fields at their defaults left out)."""
-    return to_yaml(record_file.model_dump(mode="json", exclude_none=True, exclude_defaults=True),
-                   header="calibration records imported from a fio result by `flashplan import fio`")
-
-
-def compare_fio(jobs: Sequence[FioJob], scenario_data: Mapping[str, Any], *, source_name: str = "fio result",
-                overrides: Mapping[str, Any] | None = None, tolerance: float | None = None, workers: int = 1) -> list[Outcome]:
-    """Simulate ``scenario_data`` with each job's workload and compare with fio's measurements.
-
-    Returns calibration.evaluate.Outcome objects (predicted, ci95, rel_error, within), one per
-    record. The scenario is written to a temporary directory for the run only. The run budget
-    is the scenario's own ``run`` section plus ``overrides``.
-    """
-    from calibration.evaluate import evaluate
-
-    with tempfile.TemporaryDirectory(prefix="flashplan-fio-") as tmp:
-        base = Path(tmp)
-        (base / "scenario.yaml").write_text(to_yaml(scenario_data), encoding="utf-8")
-        records = [r for job in jobs for r in fio_records(job, "scenario.yaml", source_name=source_name,
-                                                          overrides=overrides, tolerance=tolerance)]
-        return evaluate(records, run={}, workers=workers, base=base)
-
-
 def workload_yaml(job: FioJob, source_name: str) -> str:
     """A workload-only YAML file (``workload:`` at the top, to combine with a topology)."""
     header = (f"workload imported from fio job '{job.name}' (group {job.group}) in {source_name}\n"
@@ -787,16 +693,11 @@ __all__ = [
     "DirectionStats",
     "FioJob",
     "FioResult",
-    "compare_fio",
     "describe_workload",
-    "fio_record_file",
-    "fio_records",
     "parse_bssplit",
     "parse_fio",
     "parse_size",
     "parse_time_us",
-    "record_file_yaml",
-    "tolerance_for",
     "workload_from_options",
     "workload_yaml",
 ]

@@ -185,8 +185,8 @@ def _capex_or_bad(scenario: Scenario, field: str, **kwargs: Any) -> Capex:
         raise _bad([(field, str(exc))]) from None
 
 
-def cmd_cost(args: argparse.Namespace, out: Console) -> int:
-    files = [args.file] + ([args.file2] if args.file2 else [])
+def _check_cost_options(args: argparse.Namespace, files: list[str]) -> list[float]:
+    """The throughputs given with --perf, after every option of ``flashplan cost`` is checked (BadInput otherwise)."""
     perfs: list[float] = args.perf or []
     problems: list[tuple[str, str]] = []
     if len(perfs) > len(files):
@@ -204,6 +204,11 @@ def cmd_cost(args: argparse.Namespace, out: Console) -> int:
         problems.append(("--server-share", "cannot be combined with --equal-raw-capacity, which sets the share"))
     if problems:
         raise _bad(problems)
+    return perfs
+
+
+def _cost_report(args: argparse.Namespace, files: list[str], perfs: list[float]) -> dict[str, Any]:
+    """Capex, throughput and $/KIOPS of each file, and the price-performance of the first against the second."""
     scenarios = [_load(f, args.set or []) for f in files]
     for f, s in zip(files, scenarios, strict=True):
         if s.topology.kind == "generic":
@@ -243,9 +248,10 @@ def cmd_cost(args: argparse.Namespace, out: Console) -> int:
                           "perf_per_dollar_ratio = (perf_a/cost_a) / (perf_b/cost_b)",
             "storage_only": args.storage_only, "equal_raw_capacity": args.equal_raw_capacity,
         }
-    if args.json:
-        print(dumps_json(report))
-        return 0
+    return report
+
+
+def _print_cost_report(report: dict[str, Any], out: Console) -> None:
     for conf in report["configurations"]:
         title = conf["name"] or conf["file"]
         table = Table(title=f"{title}: capex", title_justify="left")
@@ -276,6 +282,15 @@ def cmd_cost(args: argparse.Namespace, out: Console) -> int:
                   f"{pp['perf_per_dollar_ratio_ci95'][0]:.3g}x..{pp['perf_per_dollar_ratio_ci95'][1]:.3g}x)", markup=False)
         out.print("  (better % = 1 - (cost_a/perf_a)/(cost_b/perf_b), the reading of seed 000's 'x% better'; "
                   "the ratio form divides throughput per dollar)", markup=False)
+
+
+def cmd_cost(args: argparse.Namespace, out: Console) -> int:
+    files = [args.file] + ([args.file2] if args.file2 else [])
+    report = _cost_report(args, files, _check_cost_options(args, files))
+    if args.json:
+        print(dumps_json(report))
+    else:
+        _print_cost_report(report, out)
     return 0
 
 

@@ -28,6 +28,7 @@ from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship, sessionmaker
 
+from app.validity import result_from_json
 from models.loading import MAX_DOCUMENT_BYTES, BadInput, decode, format_validation_error, parse_document
 from models.result import Result
 from models.scenario import Scenario, ScenarioFileError
@@ -277,9 +278,11 @@ class Library:
             if row is None:
                 raise LibraryError([("result", f"no saved result with id {result_id}")])
             try:
-                return Result.model_validate_json(row.data)
+                return result_from_json(row.data)  # one saved before Result.validity existed reads as not final
             except ValidationError as exc:
                 raise LibraryError(format_validation_error(exc)) from None
+            except ValueError as exc:  # not JSON
+                raise LibraryError([("result", f"saved result {result_id} is not readable JSON: {exc}")]) from None
 
     def delete_result(self, result_id: int) -> None:
         with self._session() as s:

@@ -28,8 +28,10 @@ from models.catalog import CatalogError, load_catalog
 from models.common import dumps_json
 from models.loading import format_validation_error
 from models.numbers import format_number as _fmt
+from models.placement import check_placement
 from models.result import Result
 from models.scenario import Scenario, parse_override, read_scenario_data, scenario_from_data
+from models.topology import DirectNvme
 from sim.errors import (
     EXIT_BAD_INPUT,
     EXIT_FAILURE,
@@ -116,6 +118,10 @@ def cmd_simulate(args: argparse.Namespace, out: Console) -> int:
 
     scenario = load_with_overrides(args.file, args.set or [])
     result = simulate(scenario)
+    if isinstance(scenario.topology, DirectNvme):
+        warning = check_placement(scenario.topology).warning()
+        if warning:  # the figures are right; the protection the layout promises is not there
+            Console(stderr=True).print(f"warning: {warning}", markup=False, highlight=False)
     if args.json:
         print(dumps_json(result.summary()))
     else:

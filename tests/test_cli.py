@@ -253,3 +253,15 @@ def test_every_json_output_is_strict(capsys: pytest.CaptureFixture[str]) -> None
         code, out, err = run_cli(args, capsys)
         assert code == 0, (args, err)
         _strict_json(out)
+
+
+def test_raid_over_namespaces_of_one_drive_warns_on_stderr(capsys: pytest.CaptureFixture[str]) -> None:
+    """RAID-5 over 4 namespaces per drive puts 4 members of the group on each drive: one drive failure
+    loses the volume, so simulate warns (stderr, the JSON stays clean); the mirrored example does not."""
+    example = str(EXAMPLES / "s2_ibmi_8x4_mirrored.yaml")
+    code, out, err = run_cli(["simulate", example, "--json", *FAST_SETS, "--set", "topology.layout=raid5"], capsys)
+    assert code == 0 and json.loads(out)["scenario"]["topology"]["layout"] == "raid5"
+    assert "warning: RAID-5 here is built from namespaces that share drives" in " ".join(err.split())
+    assert "survives 0 drive failure(s), not 1" in " ".join(err.split())
+    code, out, err = run_cli(["simulate", example, "--json", *FAST_SETS], capsys)
+    assert code == 0 and "warning" not in err

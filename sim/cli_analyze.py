@@ -21,7 +21,7 @@ from models.numbers import format_number as _fmt
 from models.result import Result
 from sim.analytic import FastResult, evaluate
 from sim.cli import load_with_overrides
-from sim.errors import EXIT_OK
+from sim.errors import EXIT_OK, EXIT_UNSTABLE
 
 COMPARED = (
     ("iops", "IOPS", ""),
@@ -74,7 +74,10 @@ def cmd_analyze(args: argparse.Namespace, out: Console) -> int:
             data["des"] = des.summary()
             data["relative_error"] = relative_errors(fast, des)
         print(dumps_json(data))
-        return EXIT_OK
+        return EXIT_OK if fast.stable else EXIT_UNSTABLE
+    if not fast.stable:  # first, as simulate does: no figure below is a steady state
+        out.print(f"UNSTABLE: the offered rate exceeds Xmax = {_value(fast.bounds.x_max_iops)} IOPS (D_max at "
+                  f"{fast.bounds.bottleneck}); the queue grows without bound", markup=False)
     title = scenario.name or "scenario"
     table = Table(title=f"{title}  (analytic fast path)", title_justify="left")
     table.add_column("metric")
@@ -100,8 +103,6 @@ def cmd_analyze(args: argparse.Namespace, out: Console) -> int:
     b = fast.bounds
     out.print(f"bounds: Xmax = {_value(b.x_max_iops)} IOPS (D_max at {b.bottleneck}), Rmin = {_value(b.r_min_us)} us, "
               f"N* = {b.n_star:.1f} I/Os in flight", markup=False)
-    if not fast.stable:
-        out.print("unstable: the offered rate exceeds Xmax; the queue grows without bound", markup=False)
     util = Table(title=f"utilization (top {args.top})", title_justify="left")
     util.add_column("component")
     util.add_column("fast path", justify="right")
@@ -119,4 +120,4 @@ def cmd_analyze(args: argparse.Namespace, out: Console) -> int:
         if any(not getattr(des, key).contains(getattr(fast, key)) for key, _, _ in COMPARED):
             line += "; * = fast path outside the DES 95% CI"
     out.print(line, markup=False)
-    return EXIT_OK
+    return EXIT_OK if fast.stable else EXIT_UNSTABLE

@@ -8,7 +8,7 @@ Exit codes of ``flashplan``:
 * 0 ``EXIT_OK``: done; for ``simulate``, the result is precise or cut short by a budget.
 * 1 ``EXIT_FAILURE``: an unexpected failure (one line; ``FLASHPLAN_DEBUG=1`` shows the traceback).
 * 2 ``EXIT_BAD_INPUT``: bad input, one ``field.path: message`` line per problem on stderr.
-* 3 ``EXIT_UNSTABLE``: ``simulate`` ran, but the offered load meets or exceeds a component's
+* 3 ``EXIT_UNSTABLE``: ``simulate`` (or ``analyze``) ran, but the offered load meets or exceeds a component's
   capacity: the result is printed, marked unstable, and its latency means nothing.
 * 130 ``EXIT_INTERRUPTED``: Ctrl-C (or SIGTERM); nothing is left half-written.
 """

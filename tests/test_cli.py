@@ -265,3 +265,14 @@ def test_raid_over_namespaces_of_one_drive_warns_on_stderr(capsys: pytest.Captur
     assert "survives 0 drive failure(s), not 1" in " ".join(err.split())
     code, out, err = run_cli(["simulate", example, "--json", *FAST_SETS], capsys)
     assert code == 0 and "warning" not in err
+
+
+def test_analyze_says_unstable_first_and_exits_3(capsys: pytest.CaptureFixture[str]) -> None:
+    """An open load above Xmax: the fast path's first line says so, as simulate's does, and the exit code is 3."""
+    code, out, _ = run_cli(["analyze", str(EXAMPLES / "mm1.yaml"), "--set", "workload.rate_iops=500000"], capsys)
+    assert code == 3
+    assert out.lstrip().startswith("UNSTABLE: the offered rate exceeds Xmax")
+    code, out, _ = run_cli(["analyze", str(EXAMPLES / "mm1.yaml"), "--json", "--set", "workload.rate_iops=500000"], capsys)
+    assert code == 3 and json.loads(out)["fast"]["stable"] is False
+    code, _, _ = run_cli(["analyze", str(EXAMPLES / "mm1.yaml")], capsys)
+    assert code == 0

@@ -77,7 +77,12 @@ def cmd_plan(args: argparse.Namespace, out: Console) -> int:
     if not 0 <= args.show <= 1_000_000:
         raise _bad([("--show", f"rows to print: must be 0 .. 1,000,000, got {args.show}")])
     try:
-        result = plan(req, verify_top=args.verify_top)
+        if args.space == "wide":
+            from sim.plan_space import hardware_key, wide_candidates
+
+            result = plan(req, verify_top=args.verify_top, space=wide_candidates(req), distinct=hardware_key)
+        else:
+            result = plan(req, verify_top=args.verify_top)
     except NoFeasiblePlan as exc:
         raise _bad(exc.problems) from None
     if args.json:
@@ -300,6 +305,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--set", action="append", metavar="dotted.path=VALUE", help="override a requirements field (repeatable)")
     p.add_argument("--verify-top", type=int, default=3, metavar="N", help="candidates to confirm with the DES (default 3)")
     p.add_argument("--show", type=int, default=10, metavar="N", help="rows of each table to print (default 10)")
+    p.add_argument("--space", choices=("grid", "wide"), default="grid",
+                   help="candidates: the planner's grid (default) or every catalog device, count, namespaces, adapters and "
+                        "settings (sim/plan_space.py; about 15,000 for IBM i), finalists verified as distinct purchases")
     p.add_argument("--json", action="store_true", help="print the whole plan as JSON")
     p.set_defaults(func=cmd_plan)
     p = subparsers.add_parser("cost", help="capex, usable TB, $/KIOPS of a scenario; price-performance of two")

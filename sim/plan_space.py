@@ -41,13 +41,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import ValidationError
-
 from models.catalog import load_catalog, lookup
-from models.cost import CostError, capex
-from models.requirements import PLATFORMS, PROTECTION_LAYOUTS, PlatformOptions, Requirements
-from models.scenario import Scenario
-from sim.planner import IBMI_NAMESPACE_QUEUE_DEPTH, Candidate, NoFeasiblePlan, design_workload
+from models.requirements import PLATFORMS, PlatformOptions, Requirements
+from sim.planner import IBMI_NAMESPACE_QUEUE_DEPTH, Candidate, allowed_layouts, candidate, design_workload, platform_host
 
 STRIPED = ("raid0", "raid10", "raid5", "raid6")
 
@@ -91,29 +87,16 @@ def _device_counts(req: Requirements, options: PlatformOptions) -> list[int]:
     return sorted({n for n in (space.device_counts or range(1, cap + 1)) if n <= cap})
 
 
-def _layouts(req: Requirements, options: PlatformOptions) -> list[str]:
-    allowed = PROTECTION_LAYOUTS[req.protection]
-    return [lo for lo in (req.candidates.layouts or options.layouts) if lo in allowed]
-
-
-def _host(req: Requirements, options: PlatformOptions, stack: str) -> dict[str, Any]:
-    if req.host is not None:
-        host = req.host.model_dump(mode="json", exclude_none=True)
-        host.setdefault("stack", stack)
-        return host
-    return {"model": options.host_model, "stack": stack}
-
-
 def _direct_nvme(req: Requirements, options: PlatformOptions, space: WideSpace) -> Iterator[tuple[str, dict[str, Any]]]:
     ibmi = req.platform == "power10_ibmi"
-    host = _host(req, options, "ibmi_nvme" if ibmi else "linux_nvme")
+    host = platform_host(req, options, "ibmi_nvme" if ibmi else "linux_nvme")
     depths: tuple[int | None, ...] = ((req.candidates.namespace_queue_depth,) if req.candidates.namespace_queue_depth
                                       else space.ibmi_queue_depths if ibmi else (None,))
     for drive in req.candidates.devices or platform_devices(req.platform, options):
         max_ns = lookup("drives", drive).max_namespaces
         namespaces = [n for n in (req.candidates.namespaces or space.namespaces) if n <= max_ns]
         for count in _device_counts(req, options):
-            for layout in _layouts(req, options):
+            for layout in allowed_layouts(req, options):
                 if layout == "raid1" and count != 2:
                     continue  # md raid1 is an n-way mirror: beyond 2 drives raid10 is the configuration to buy
                 chunks = space.chunk_kib if layout in STRIPED and not ibmi else (256,)
@@ -143,7 +126,7 @@ def _direct_nvme(req: Requirements, options: PlatformOptions, space: WideSpace) 
 
 
 def _san(req: Requirements, options: PlatformOptions, space: WideSpace) -> Iterator[tuple[str, dict[str, Any]]]:
-    host = _host(req, options, "scsi_fcp")
+    host = platform_host(req, options, "scsi_fcp")
     for server in space.san_servers:
         cache_gb = lookup("storage_servers", server).cache_gb
         for hbas in space.san_host_adapters:
@@ -163,10 +146,10 @@ def _san(req: Requirements, options: PlatformOptions, space: WideSpace) -> Itera
 
 
 def _exflash(req: Requirements, options: PlatformOptions, space: WideSpace) -> Iterator[tuple[str, dict[str, Any]]]:
-    host = _host(req, options, "exflash_driver")
+    host = platform_host(req, options, "exflash_driver")
     for dimm in req.candidates.devices or options.devices:
         for count in _device_counts(req, options):
-            for layout in _layouts(req, options):
+            for layout in allowed_layouts(req, options):
                 for chunk in space.chunk_kib if layout == "raid0" else (256,):
                     for max_occupancy in (True, False):
                         topo = {"kind": "exflash", "host": host, "dimm": dimm, "dimms": count, "layout": layout,
@@ -177,7 +160,7 @@ def _exflash(req: Requirements, options: PlatformOptions, space: WideSpace) -> I
 
 
 def _zvm(req: Requirements, options: PlatformOptions, space: WideSpace) -> Iterator[tuple[str, dict[str, Any]]]:
-    host = _host(req, options, "zvm_cp")
+    host = platform_host(req, options, "zvm_cp")
     for drive in req.candidates.devices or options.devices:
         for count in _device_counts(req, options):
             for base in space.zvm_base_devices:
@@ -199,25 +182,6 @@ def wide_topologies(req: Requirements, space: WideSpace | None = None) -> Iterat
         yield from _zvm(req, options, space)
     if options.san and req.candidates.include_san and req.protection in ("none", "redundant"):
         yield from _san(req, options, space)
-
-
-def candidate(req: Requirements, label: str, topo: dict[str, Any], workload: dict[str, Any] | None = None,
-              run: dict[str, Any] | None = None) -> Candidate | None:
-    """The priced candidate of one combination, or None when the topology rules refuse it.
-
-    ``workload`` and ``run`` default to the requirement's design workload and verification settings
-    (pass them in when building many: they are the same for every candidate).
-    """
-    data = {"name": label, "topology": topo, "workload": workload or design_workload(req), "run": run or req.verify.model_dump()}
-    try:
-        scenario = Scenario.model_validate(data)
-    except ValidationError:
-        return None
-    try:
-        cost = capex(scenario.topology, storage_server_share=req.storage_server_share)  # type: ignore[arg-type]
-    except CostError as exc:
-        raise NoFeasiblePlan([("platform", str(exc))]) from None
-    return Candidate(label=label, scenario=scenario, capex=cost)
 
 
 def hardware_key(c: Candidate) -> tuple[Any, ...]:

@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -251,7 +251,8 @@ def design_workload(req: Requirements) -> dict[str, Any]:
     return {"kind": "open", "rate_iops": rate, **keep}
 
 
-def _host(req: Requirements, options: PlatformOptions, stack: str) -> dict[str, Any]:
+def platform_host(req: Requirements, options: PlatformOptions, stack: str) -> dict[str, Any]:
+    """The host of every candidate: the requirement's own, else the platform's catalog host, with ``stack``."""
     if req.host is not None:
         host = req.host.model_dump(mode="json", exclude_none=True)
         host.setdefault("stack", stack)
@@ -266,7 +267,8 @@ def _device_counts(req: Requirements, options: PlatformOptions) -> list[int]:
     return sorted({n for n in counts if n <= cap})
 
 
-def _layouts(req: Requirements, options: PlatformOptions) -> list[str]:
+def allowed_layouts(req: Requirements, options: PlatformOptions) -> list[str]:
+    """The platform's layouts (or the requirement's list) that give the protection asked for."""
     allowed = PROTECTION_LAYOUTS[req.protection]
     return [lo for lo in (req.candidates.layouts or options.layouts) if lo in allowed]
 
@@ -274,12 +276,12 @@ def _layouts(req: Requirements, options: PlatformOptions) -> list[str]:
 def _direct_nvme(req: Requirements, options: PlatformOptions) -> Iterator[tuple[str, dict[str, Any]]]:
     space = req.candidates
     ibmi = req.platform == "power10_ibmi"
-    host = _host(req, options, "ibmi_nvme" if ibmi else "linux_nvme")
+    host = platform_host(req, options, "ibmi_nvme" if ibmi else "linux_nvme")
     for drive in space.devices or options.devices:
         spec: FlashDeviceSpec = lookup("drives", drive)
         namespaces = [n for n in (space.namespaces or NAMESPACE_CHOICES) if n <= spec.max_namespaces]
         for count in _device_counts(req, options):
-            for layout in _layouts(req, options):
+            for layout in allowed_layouts(req, options):
                 if layout == "raid1" and count != 2:
                     continue  # md raid1 is an n-way mirror: beyond 2 drives raid10 is the configuration to buy
                 for per_drive in namespaces:
@@ -302,7 +304,7 @@ def _direct_nvme(req: Requirements, options: PlatformOptions) -> Iterator[tuple[
 
 
 def _san(req: Requirements, options: PlatformOptions) -> Iterator[tuple[str, dict[str, Any]]]:
-    host = _host(req, options, "scsi_fcp")
+    host = platform_host(req, options, "scsi_fcp")
     for hbas in SAN_HOST_ADAPTERS:
         for luns in SAN_LUNS:
             for ports in SAN_FRONT_END_PORTS:
@@ -315,10 +317,10 @@ def _san(req: Requirements, options: PlatformOptions) -> Iterator[tuple[str, dic
 
 
 def _exflash(req: Requirements, options: PlatformOptions) -> Iterator[tuple[str, dict[str, Any]]]:
-    host = _host(req, options, "exflash_driver")
+    host = platform_host(req, options, "exflash_driver")
     for dimm in req.candidates.devices or options.devices:
         for count in _device_counts(req, options):
-            for layout in _layouts(req, options):
+            for layout in allowed_layouts(req, options):
                 for max_occupancy in (True, False):
                     topo = {"kind": "exflash", "host": host, "dimm": dimm, "dimms": count, "layout": layout,
                             "max_occupancy": max_occupancy}
@@ -327,7 +329,7 @@ def _exflash(req: Requirements, options: PlatformOptions) -> Iterator[tuple[str,
 
 
 def _zvm(req: Requirements, options: PlatformOptions) -> Iterator[tuple[str, dict[str, Any]]]:
-    host = _host(req, options, "zvm_cp")
+    host = platform_host(req, options, "zvm_cp")
     for drive in req.candidates.devices or options.devices:
         for count in _device_counts(req, options):
             for base in ZVM_BASE_DEVICES:
@@ -349,8 +351,28 @@ def _topologies(req: Requirements) -> Iterator[tuple[str, dict[str, Any]]]:
         yield from _san(req, options)
 
 
+def candidate(req: Requirements, label: str, topo: dict[str, Any], workload: dict[str, Any] | None = None,
+              run: dict[str, Any] | None = None) -> Candidate | None:
+    """The priced candidate of one combination, or None when the topology rules refuse it.
+
+    ``workload`` and ``run`` default to the requirement's design workload and verification settings
+    (pass them in when building many: they are the same for every candidate).
+    """
+    data = {"name": label, "topology": topo, "workload": workload or design_workload(req), "run": run or req.verify.model_dump()}
+    try:
+        scenario = Scenario.model_validate(data)
+    except ValidationError:
+        return None
+    try:
+        cost = capex(scenario.topology, storage_server_share=req.storage_server_share)  # type: ignore[arg-type]
+    except CostError as exc:
+        raise NoFeasiblePlan([("platform", str(exc))]) from None
+    return Candidate(label=label, scenario=scenario, capex=cost)
+
+
 def enumerate_candidates(req: Requirements) -> tuple[list[Candidate], int]:
-    """Every configuration the platform and the topology rules allow, priced; and how many combinations the rules refused."""
+    """Every configuration of the planner's grid the platform and the topology rules allow, priced; and how many
+    combinations the rules refused (``sim.plan_space.wide_candidates`` is the wide space)."""
     workload = design_workload(req)
     run = req.verify.model_dump()
     candidates: list[Candidate] = []
@@ -360,16 +382,11 @@ def enumerate_candidates(req: Requirements) -> tuple[list[Candidate], int]:
         if label in seen:
             continue
         seen.add(label)
-        try:
-            scenario = Scenario.model_validate({"name": label, "topology": topo, "workload": workload, "run": run})
-        except ValidationError:
+        c = candidate(req, label, topo, workload, run)
+        if c is None:
             invalid += 1
-            continue
-        try:
-            cost = capex(scenario.topology, storage_server_share=req.storage_server_share)  # type: ignore[arg-type]
-        except CostError as exc:
-            raise NoFeasiblePlan([("platform", str(exc))]) from None
-        candidates.append(Candidate(label=label, scenario=scenario, capex=cost))
+        else:
+            candidates.append(c)
     return candidates, invalid
 
 
@@ -518,24 +535,36 @@ def _infeasible(req: Requirements, candidates: list[Candidate]) -> NoFeasiblePla
     return NoFeasiblePlan([("requirements", "no configuration meets them: " + ", ".join(f"{n} rejected at {s}" for s, n in reasons.items()))])
 
 
-def plan(req: Requirements, verify_top: int = 3) -> PlanResult:
-    """Enumerate, screen with the fast path, verify the cheapest with the DES; raise NoFeasiblePlan if nothing fits."""
+def plan(req: Requirements, verify_top: int = 3, space: tuple[list[Candidate], int] | None = None,
+         distinct: Callable[[Candidate], Hashable] | None = None) -> PlanResult:
+    """Enumerate, screen with the fast path, verify the cheapest with the DES; raise NoFeasiblePlan if nothing fits.
+
+    ``space`` is (candidates, refused combinations), by default the planner's grid (``enumerate_candidates``);
+    ``distinct`` maps a candidate to what it buys (``sim.plan_space.hardware_key``): once one candidate of a
+    purchase is verified, other settings of the same purchase are not verified again, so the finalists are
+    distinct configurations.
+    """
     if verify_top < 1:
         raise ValueError(f"verify_top must be >= 1, got {verify_top}")
     t0 = time.perf_counter()
-    candidates, invalid = enumerate_candidates(req)
+    candidates, invalid = space if space is not None else enumerate_candidates(req)
     for c in candidates:
         _screen(c, req)
     screened = sorted((c for c in candidates if c.stage == "screened"), key=lambda c: _rank_key(c, req.latency_slo.statistic))
     t1 = time.perf_counter()
     des_runs = 0
     passed = 0
+    bought: set[Hashable] = set()
     for c in screened:
         if passed >= verify_top or des_runs >= verify_top + EXTRA_DES_RUNS:
             break
+        if distinct is not None and distinct(c) in bought:
+            continue
         _verify(c, req)
         des_runs += 1
         passed += c.stage == "verified"
+        if distinct is not None and c.stage == "verified":
+            bought.add(distinct(c))
     t2 = time.perf_counter()
     ranked = [c for c in screened if c.rejection is None]
     notes: list[str] = []

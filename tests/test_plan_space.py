@@ -97,3 +97,19 @@ def test_planner_scale_bench_runs_every_stage() -> None:
     assert sum(m["stages"].values()) == m["candidates"]
     assert m["fast_evaluated"] > 0 and m["des_runs"] >= 1 and len(m["verified"]) == 1
     assert m["screen_us_per_candidate_cpu"] > 0
+
+
+def test_plan_over_the_wide_space_verifies_distinct_purchases() -> None:
+    """``flashplan plan --space wide``: the planner screens the wide space and, once a purchase is
+    verified, does not spend DES runs on other settings of the same purchase."""
+    from sim.plan_space import hardware_key
+    from sim.planner import plan
+
+    req = load_requirements(PLANS / "ibmi_oltp.yaml", {"verify.max_ios": 30_000, "verify.warmup_ios": 3_000})
+    space = wide_candidates(req, WideSpace(extra_adapters=0))
+    result = plan(req, verify_top=2, space=space, distinct=hardware_key)
+    verified = [c for c in result.ranked if c.verified]
+    assert result.screened == len(space[0]) >= 1_000
+    assert 1 <= len(verified) <= 2
+    assert len({hardware_key(c) for c in verified}) == len(verified)
+    assert result.winner.verified and result.winner.capex_usd == min(c.capex_usd for c in result.ranked)

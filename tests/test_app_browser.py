@@ -35,7 +35,7 @@ def _number(text: str) -> float:
 
 def test_every_page_in_a_real_browser(tmp_path: Path) -> None:
     assert CHROMIUM.exists(), "Debian's chromium is missing: `make test` installs it (apt-get install chromium)"
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
     (SCREENSHOTS / "failure.png").unlink(missing_ok=True)
     env = {"FLASHPLAN_DB_URL": f"sqlite:///{tmp_path / 'library.sqlite'}", "FLASHPLAN_APP_WORKERS": "2"}
@@ -54,7 +54,7 @@ def test_every_page_in_a_real_browser(tmp_path: Path) -> None:
             error = page.locator('[data-testid="stAlert"]').filter(has_text="topology.drives")
             error.first.wait_for()
             assert "Allowed: 1 .. 256" in error.first.inner_text()
-            assert page.get_by_role("button", name="Size it").is_disabled()
+            expect(page.get_by_role("button", name="Size it")).to_be_disabled()  # waits for the rerun, as a user would
             shots.append(screenshot(page, "size-invalid-input"))
             set_number(page, "Drives", 4)
             assert error.count() == 0

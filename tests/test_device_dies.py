@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from models.catalog import load_catalog, lookup
@@ -35,3 +37,23 @@ def test_transfer_is_the_link_time_of_4k() -> None:
     """4 KiB over PCIe 4 x4 takes about 0.52 us, over PCIe 3 x4 about 1.04 us (DEVICE_PARAMETERS.md)."""
     assert host_transfer_us(lookup("drives", "PM1733-1.92TB")) == pytest.approx(0.52, abs=0.01)
     assert host_transfer_us(lookup("drives", "P3700-800GB")) == pytest.approx(1.04, abs=0.01)
+
+
+@pytest.mark.parametrize(("section", "name"), [("drives", "PM1733-1.92TB"), ("drives", "P4510-4TB"),
+                                               ("drives", "ES5F"), ("dimms", "eXFlash-400GB")])
+def test_die_level_closed_loop_knee(section: str, name: str) -> None:
+    """QD1 gives the datasheet QD1 latency; IOPS rise with depth, never past the controller ceiling,
+    and approach it at depth (the knee is gradual: die collisions, not a wall); the mean rises."""
+    from sim.analytic.dies import die_level_closed, die_qd1_quantile_us
+
+    spec: FlashDeviceSpec = lookup(section, name)
+    d = die_layout(spec)
+    points = [die_level_closed(d, qd) for qd in (1, 2, 4, 8, 16, 32, 64, 128, 256, 1024)]
+    assert points[0].mean_us == pytest.approx(spec.read_latency_us)
+    assert all(a.iops < b.iops and a.mean_us < b.mean_us for a, b in itertools.pairwise(points))
+    assert all(p.iops <= spec.read_kiops * 1e3 * (1 + 1e-9) for p in points)
+    assert points[-1].iops > 0.9 * spec.read_kiops * 1e3
+    # Little's law in every point
+    assert all(p.iops * p.mean_us * 1e-6 == pytest.approx(p.qd) for p in points)
+    # QD1 tail from a tight die law: p99 within 1.5x the mean (the pooled exponential gave about 1.9x)
+    assert spec.read_latency_us < die_qd1_quantile_us(d, 0.99) < 1.5 * spec.read_latency_us

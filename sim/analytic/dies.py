@@ -1,0 +1,61 @@
+"""Die-level fast-path preview of one flash device (issue 18; not yet wired into FlashGroups or the planner).
+
+A closed loop of ``qd`` reads visits a delay (the controller's fixed cost less its per-command
+service, and the 4 KiB host transfer), a controller station with the command-rate ceiling
+(service 1 / datasheet IOPS) and one
+of N dies chosen uniformly (visit ratio 1/N, service tR). Exact MVA (product form) gives IOPS and
+the mean; the QD1 quantiles are the fixed parts plus the quantile of the die's lognormal read time
+(cv ``DieLayout.die_read_cv``): at QD1 there is no queue, so this is the whole distribution's
+device part. The tail at depth (per-die M/G/1 waiting) is the next step of issue 18.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from statistics import NormalDist
+
+from sim.route.flash import DieLayout
+
+
+@dataclass(frozen=True)
+class DiePoint:
+    """One queue depth of a die-level closed loop: reads per second and mean device latency (us)."""
+
+    qd: int
+    iops: float
+    mean_us: float
+
+
+def die_level_closed(layout: DieLayout, qd: int) -> DiePoint:
+    """Exact MVA of the closed loop above at population ``qd`` (4 KiB random reads, device only)."""
+    if qd < 1:
+        raise ValueError(f"qd must be >= 1, got {qd}")
+    ctrl_s = 1e3 / layout.controller_kiops  # us per command at the ceiling, part of the controller's fixed cost
+    delay = max(0.0, layout.controller_us - ctrl_s) + layout.transfer_us
+    die_d = layout.die_read_us / layout.dies  # service demand per die (visit 1/N)
+    q_ctrl = 0.0
+    q_die = 0.0  # queue length at one die (all dies alike)
+    x = 0.0
+    r = 0.0
+    for n in range(1, qd + 1):
+        r_ctrl = ctrl_s * (1 + q_ctrl)
+        r_die = die_d * (1 + q_die)
+        r = delay + r_ctrl + layout.dies * r_die
+        x = n / r
+        q_ctrl = x * r_ctrl
+        q_die = x * r_die
+    return DiePoint(qd=qd, iops=x * 1e6, mean_us=r)
+
+
+def die_qd1_quantile_us(layout: DieLayout, q: float) -> float:
+    """The ``q`` quantile of a QD1 4 KiB read's device latency: fixed parts + lognormal die read time."""
+    if not 0 < q < 1:
+        raise ValueError(f"q must be in (0, 1), got {q}")
+    cv = layout.die_read_cv
+    if cv == 0:
+        return layout.qd1_read_us
+    sigma = math.sqrt(math.log1p(cv * cv))
+    mu = math.log(layout.die_read_us) - sigma * sigma / 2
+    die_q = math.exp(mu + sigma * NormalDist().inv_cdf(q))
+    return layout.controller_us + layout.transfer_us + die_q

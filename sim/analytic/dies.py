@@ -3,8 +3,10 @@
 A closed loop of ``qd`` reads visits a delay (the controller's fixed cost less its per-command
 service, and the 4 KiB host transfer), a controller station with the command-rate ceiling
 (service 1 / datasheet IOPS) and one
-of N dies chosen uniformly (visit ratio 1/N, service tR). Exact MVA (product form) gives IOPS and
-the mean; the QD1 quantiles are the fixed parts plus the quantile of the die's lognormal read time
+of N dies chosen uniformly (visit ratio 1/N, service tR). MVA gives IOPS and the mean, with the
+arrival theorem adapted to the dies' tight law (a read in service at the die adds its mean residual
+tR (1 + cv^2) / 2, not a whole tR: the usual approximation for FCFS stations with general service;
+exact for exponential service, cv = 1); the QD1 quantiles are the fixed parts plus the quantile of the die's lognormal read time
 (cv ``DieLayout.die_read_cv``): at QD1 there is no queue, so this is the whole distribution's
 device part. The tail at depth (per-die M/G/1 waiting) is the next step of issue 18.
 """
@@ -28,23 +30,28 @@ class DiePoint:
 
 
 def die_level_closed(layout: DieLayout, qd: int) -> DiePoint:
-    """Exact MVA of the closed loop above at population ``qd`` (4 KiB random reads, device only)."""
+    """Approximate MVA of the closed loop above at population ``qd`` (4 KiB random reads, device only)."""
     if qd < 1:
         raise ValueError(f"qd must be >= 1, got {qd}")
     ctrl_s = 1e3 / layout.controller_kiops  # us per command at the ceiling, part of the controller's fixed cost
     delay = max(0.0, layout.controller_us - ctrl_s) + layout.transfer_us
     die_d = layout.die_read_us / layout.dies  # service demand per die (visit 1/N)
+    residual = (1 + layout.die_read_cv ** 2) / 2  # mean residual of a die read in progress, in units of tR
     q_ctrl = 0.0
-    q_die = 0.0  # queue length at one die (all dies alike)
+    q_die = 0.0  # queue length at one die (all dies alike), from the population one smaller
+    u_die = 0.0  # utilisation of one die, likewise
     x = 0.0
     r = 0.0
     for n in range(1, qd + 1):
         r_ctrl = ctrl_s * (1 + q_ctrl)
-        r_die = die_d * (1 + q_die)
+        # arrival theorem with a general die law: waiting reads cost a whole tR, the one in service its residual
+        r_one = layout.die_read_us * (1 + (q_die - u_die) + u_die * residual)
+        r_die = r_one / layout.dies
         r = delay + r_ctrl + layout.dies * r_die
         x = n / r
         q_ctrl = x * r_ctrl
         q_die = x * r_die
+        u_die = x * die_d
     return DiePoint(qd=qd, iops=x * 1e6, mean_us=r)
 
 

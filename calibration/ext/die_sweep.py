@@ -4,8 +4,8 @@
 each 4 KiB random read takes the controller's fixed delay (less its per-command service) and the
 host-link transfer, passes the controller's command-rate station (1 / datasheet IOPS, FIFO), then
 waits FIFO for a uniformly random die of N and holds it a lognormal tR (cv ``die_read_cv``). It
-prints IOPS, mean, p99 and p99.9 next to ``sim.analytic.dies.die_level_closed`` (IOPS, mean) and,
-at QD1, ``die_qd1_quantile_us``. Device only: no host stack, no write cache, no programs.
+prints IOPS, mean, p99 and p99.9 next to ``sim.analytic.dies.die_level_closed`` (IOPS, mean) and
+``die_level_quantile_us`` (p99, p99.9). Device only: no host stack, no write cache, no programs.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from collections.abc import Generator
 import simpy
 
 from models.catalog import lookup
-from sim.analytic.dies import die_level_closed, die_qd1_quantile_us
+from sim.analytic.dies import die_level_closed, die_level_quantile_us
 from sim.route.flash import DieLayout, die_layout
 
 DEVICES = [("drives", "PM1733-1.92TB"), ("drives", "P4510-4TB"), ("drives", "ES5F"), ("dimms", "eXFlash-400GB")]
@@ -66,16 +66,17 @@ def simulate(layout: DieLayout, qd: int, ios: int, seed: int = 1) -> tuple[float
 
 def main(ios: int = 20000) -> None:
     """Print the sweep table (markdown)."""
-    print("| device | QD | IOPS sim | IOPS MVA | diff | mean sim | mean MVA | diff | p99 sim | p99.9 sim | p99 QD1 formula |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("| device | QD | IOPS sim | IOPS MVA | diff | mean sim | mean MVA | diff | p99 sim | p99 est | diff | p99.9 sim | p99.9 est | diff |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for section, name in DEVICES:
         layout = die_layout(lookup(section, name))
         for qd in DEPTHS:
             iops, mean, p99, p999 = simulate(layout, qd, ios)
             mva = die_level_closed(layout, qd)
-            qd1 = f"{die_qd1_quantile_us(layout, 0.99):.1f}" if qd == 1 else ""
+            e99, e999 = die_level_quantile_us(layout, qd, 0.99), die_level_quantile_us(layout, qd, 0.999)
             print(f"| {name} | {qd} | {iops:,.0f} | {mva.iops:,.0f} | {mva.iops / iops - 1:+.1%} | {mean:.1f} | "
-                  f"{mva.mean_us:.1f} | {mva.mean_us / mean - 1:+.1%} | {p99:.1f} | {p999:.1f} | {qd1} |")
+                  f"{mva.mean_us:.1f} | {mva.mean_us / mean - 1:+.1%} | {p99:.1f} | {e99:.1f} | {e99 / p99 - 1:+.1%} | "
+                  f"{p999:.1f} | {e999:.1f} | {e999 / p999 - 1:+.1%} |")
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ what datasheets do not publish comes from parameters.yaml ``device_behaviour``.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from models.catalog import parameter
@@ -121,3 +122,66 @@ def reads_meet_programs(read_fraction: float, layout: str) -> bool:
     rf = read_fraction
     return rf < 1.0 and (rf > 0.0 or layout in ("raid5", "raid6"))
 
+
+
+@dataclass(frozen=True)
+class DieLayout:
+    """A flash device as addressed NAND dies behind a controller (issue 18; not yet read by the solvers).
+
+    Derived once per device by ``die_layout`` with the rules of calibration/ext/DEVICE_PARAMETERS.md:
+
+    * ``die_read_us`` tR = datasheet QD1 read latency - the 4 KiB transfer on the host link
+      (``transfer_us``) - the controller's fixed cost (``controller_us``, device_behaviour
+      ``controller_fixed_us``): the QD1 latency already contains the transfer, which is therefore
+      counted once, inside it, not added on top.
+    * ``dies`` N = ceil(read IOPS x tR) rounded up to a whole number of dies per channel: the dies
+      alone sustain the datasheet random-read IOPS at tR (Little's law with every die busy). No die
+      count is published for a catalog drive (DEVICE_PARAMETERS.md table), so the rule applies to
+      every drive and to the eXFlash DIMM alike.
+    * ``channels`` C: device_behaviour ``channels`` (assumption; the read-bandwidth cap stands in for
+      the sum of channel bandwidths, DEVICE_PARAMETERS.md rule 4).
+    * ``controller_kiops``: the controller's command-rate ceiling, the datasheet read IOPS (the dies,
+      rounded up, can exceed it).
+    * ``die_read_cv``: the die's tight service law (device_behaviour ``die_read_cv``).
+    """
+
+    dies: int
+    channels: int
+    die_read_us: float
+    die_read_cv: float
+    transfer_us: float
+    controller_us: float
+    controller_kiops: float
+
+    @property
+    def qd1_read_us(self) -> float:
+        """The QD1 4 KiB read latency the layout reproduces: controller + die + one transfer."""
+        return self.controller_us + self.die_read_us + self.transfer_us
+
+    @property
+    def die_kiops(self) -> float:
+        """The 4 KiB random reads per second (thousands) the dies alone sustain, all busy."""
+        return self.dies / self.die_read_us * 1e3
+
+
+def host_transfer_us(spec: FlashDeviceSpec, size: float = FIRST_READ_BYTES) -> float:
+    """Time to move ``size`` bytes over the device's host link: its PCIe link, or for a DIMM its memory channel."""
+    link = spec.link
+    gbs = link.gbs if link is not None else spec.memory_channel_gbs
+    return 0.0 if gbs is None else size * us_per_byte(gbs)
+
+
+def die_layout(spec: FlashDeviceSpec) -> DieLayout:
+    """The die count, die read time, channels and controller ceiling of a device (rules in ``DieLayout``)."""
+    transfer = host_transfer_us(spec)
+    controller = float(parameter("device_behaviour.controller_fixed_us"))
+    t_read = spec.read_latency_us - transfer - controller
+    if t_read <= 0:
+        raise ValueError(f"{spec.description}: read_latency_us {spec.read_latency_us} leaves no die read time after the "
+                         f"{transfer:.2f} us host transfer and the {controller} us controller cost")
+    channels = int(parameter("device_behaviour.channels"))
+    busy = math.ceil(spec.read_kiops * 1e3 * t_read * 1e-6)
+    dies = channels * math.ceil(busy / channels)
+    return DieLayout(dies=dies, channels=channels, die_read_us=t_read,
+                     die_read_cv=float(parameter("device_behaviour.die_read_cv")), transfer_us=transfer,
+                     controller_us=controller, controller_kiops=spec.read_kiops)

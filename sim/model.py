@@ -349,17 +349,18 @@ def build(env: simpy.Environment, scenario: Scenario, streams: Streams, jobs: Jo
     split: Split
     rr = [0]
     hops = _Hops(b, made, submit, complete, lambda: split.join)
-    table = RouteTable(hops.route_of(lay))
+    make = hops.route_of(lay)
     paths, draw = lay.paths, lay.hit_draw
+    routes: Callable[..., Sequence[Hop]]
     if draw is not None:
+        table = RouteTable(make)
         choose, hit_ratio = made[id(draw)][0], draw.ratio
 
         def routes(member: int, op: int) -> Sequence[Hop]:
             rr[0] += 1
             return table.get(member, op, rr[0] % paths, op == READ and choose() < hit_ratio)
-    else:
-        def routes(member: int, op: int) -> Sequence[Hop]:
-            return table.get(member, op, 0, False)
+    else:  # one route per (member, op): the table's own lookup is the route chooser
+        routes = RouteTable(lambda member, op: make(member, op, 0, False)).get
 
     v = route.volume
     load_bank = lay.load

@@ -40,7 +40,7 @@ from sim.rng import Streams, UnitSampler
 from sim.route.describe import describe
 from sim.route.elements import Channel, DeviceBank, LinkBank, PoolBank, PortBank, ServiceLaw, StationBank, instance_of
 from sim.route.flash import FlashParameters
-from sim.route.host import ResolvedHost
+from sim.route.host import Charge, ResolvedHost
 from sim.route.links import us_per_byte
 from sim.route.steps import (
     Acquire,
@@ -134,32 +134,35 @@ class Builder:
         return self.station(name, servers, _scaled(law.mean_us, self.streams.unit(law.law, law.cv)))
 
     def cpu(self, host: ResolvedHost) -> tuple[Station | None, Hop | None, Hop | None]:
-        """The host CPU station and the submit / completion hops that charge it (None when it costs nothing)."""
-        if not host.costs_cpu:
+        """The host CPU element (``ResolvedHost.charges``): its station and the submit / completion hops
+        that charge it (None when it costs nothing)."""
+        charges = host.charges()
+        if charges is None:
             return None, None, None
-        st = self.station("host_cpu", host.cores, lambda job: job.cost)
-        submit = _charge(st, *host.on_path(submit=True))
-        if host.serial_us_per_io > 0:
-            serial = self.station("host_stack.serial", 1, lambda job: host.serial_us_per_io)
+        st = self.station("host_cpu", charges.cores, lambda job: job.cost)
+        submit = _charge(st, charges.submit)
+        if charges.serial_us > 0:
+            serial_us = charges.serial_us
+            serial = self.station("host_stack.serial", 1, lambda job: serial_us)
             submit = make_route(submit, serial)  # type: ignore[assignment]  # spliced by make_route
-        complete = _charge(st, *host.on_path(submit=False))
-        beside = _charge(st, *host.off_path())
+        complete = _charge(st, charges.complete)
+        beside = _charge(st, charges.beside)
         if beside is not None:
             # completion work on another core, overlapping the next I/O: a background child
             complete = make_route(complete, Fork((beside,), self.jobs))  # type: ignore[assignment]  # spliced
         return st, submit, complete
 
 
-def _charge(cpu: Station, us: float, us_per_kib: float = 0.0) -> Hop | None:
-    """A hop that occupies one core of the host CPU for ``us`` + ``us_per_kib`` x KiB microseconds."""
-    if us <= 0 and us_per_kib <= 0:
+def _charge(cpu: Station, charge: Charge | None) -> Hop | None:
+    """A hop that occupies one core of the host CPU for ``charge.us`` + bytes x ``charge.us_per_byte`` microseconds."""
+    if charge is None:
         return None
-    if us_per_kib <= 0:
+    us, per_byte = charge.us, charge.us_per_byte
+    if per_byte <= 0:
         def hop(job: Job) -> None:
             job.cost = us
             cpu(job)
         return hop
-    per_byte = us_per_kib / 1024.0
 
     def sized(job: Job) -> None:
         job.cost = us + job.size * per_byte

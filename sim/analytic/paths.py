@@ -325,38 +325,29 @@ class Compiler:
 
 
 class Cpu:
-    """The host CPU station (cores, path length per device I/O and per KiB) and the serial stack section."""
+    """The host CPU element (``ResolvedHost.charges``) as groups: the CPU station (cores) and the serial
+    stack section, charged per device I/O and per byte it moves."""
 
     def __init__(self, c: Compiler, host: ResolvedHost):
-        self.host = host
-        self.on = host.cpu_us_per_io > 0 or host.cpu_us_per_kib > 0
-        self.station = c.groups(("host_cpu",), host.cores, None) if self.on else []
-        self.serial = c.groups(("host_stack.serial",), 1, None) if self.on and host.serial_us_per_io > 0 else []
-        (us, kib), (done_us, done_kib), (beside_us, beside_kib) = host.on_path(True), host.on_path(False), host.off_path()
-        self.submit = (us, kib / 1024.0)
-        self.complete = (done_us, done_kib / 1024.0)
-        self.beside = (beside_us, beside_kib / 1024.0)
-        self._submits = self.on and (self.submit[0] > 0 or self.submit[1] > 0)
-        self._completes = self.on and (self.complete[0] > 0 or self.complete[1] > 0)
-        self._besides = self.on and (self.beside[0] > 0 or self.beside[1] > 0)
-
-    def has_submit(self) -> bool:
-        return self._submits
-
-    def has_complete(self) -> bool:
-        return self._completes or self._besides
+        self.charges = charges = host.charges()
+        self.station = c.groups(("host_cpu",), charges.cores, None) if charges else []
+        self.serial = c.groups(("host_stack.serial",), 1, None) if charges and charges.serial_us > 0 else []
 
     def charge_submit(self, path: Path) -> None:
-        if self._submits:
-            path.visit(self.station, self.submit[0], self.submit[1])
+        charges = self.charges
+        if charges is not None and charges.submit is not None:
+            path.visit(self.station, charges.submit.us, charges.submit.us_per_byte)
             if self.serial:
-                path.visit(self.serial, self.host.serial_us_per_io)
+                path.visit(self.serial, charges.serial_us)
 
     def charge_complete(self, path: Path) -> None:
-        if self._completes:
-            path.visit(self.station, self.complete[0], self.complete[1])
-        if self._besides:
-            us, per_byte = self.beside
+        charges = self.charges
+        if charges is None:
+            return
+        if charges.complete is not None:
+            path.visit(self.station, charges.complete.us, charges.complete.us_per_byte)
+        if charges.beside is not None:
+            us, per_byte = charges.beside.us, charges.beside.us_per_byte
             path.charge(self.station, lambda n: us + per_byte * n)
 
 

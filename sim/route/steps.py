@@ -176,19 +176,14 @@ class RouteLayout:
 
 def submits(host: ResolvedHost) -> bool:
     """Whether a device I/O's submit charges the host CPU (a charge or a serial section)."""
-    if not host.costs_cpu:
-        return False
-    us, kib = host.on_path(submit=True)
-    return us > 0 or kib > 0 or host.serial_us_per_io > 0
+    charges = host.charges()
+    return charges is not None and charges.submits
 
 
 def completes(host: ResolvedHost) -> bool:
     """Whether a device I/O's completion charges the host CPU (on its path or beside it)."""
-    if not host.costs_cpu:
-        return False
-    us, kib = host.on_path(submit=False)
-    beside_us, beside_kib = host.off_path()
-    return us > 0 or kib > 0 or beside_us > 0 or beside_kib > 0
+    charges = host.charges()
+    return charges is not None and charges.completes
 
 
 def layout(route: AnyRoute) -> RouteLayout:

@@ -1,10 +1,10 @@
 """The DES backend: turn a route description (sim/route/) into engine components (DESIGN.md section 3).
 
-Every attachment becomes: a logical route ``(volume split, complete)`` and, per volume member
-and direction, a device route that charges host CPU, takes the concurrency limits in order,
-crosses the links and the device, and gives everything back. Every number comes from the
-description (``sim.route.describe``); nothing numeric is derived here. Components are created,
-and random streams handed out, in a fixed order per attachment (sim/rng.py ``Streams``).
+``build`` is one interpreter for every attachment: it creates the elements of the route's layout
+(``sim.route.steps.layout``) in the layout's DES order (random streams are handed out in that order,
+sim/rng.py ``Streams``), and turns each device I/O's steps into hops (``_Hops``), per volume member,
+op and variant; the volume layer splits a logical I/O into those device I/Os. Every number comes
+from the description (``sim.route.describe``); nothing numeric is derived here.
 """
 
 from __future__ import annotations

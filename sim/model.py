@@ -1,10 +1,10 @@
 """The DES backend: turn a route description (sim/route/) into engine components (DESIGN.md section 3).
 
-Every attachment becomes: a logical route ``(volume split, complete)`` and, per volume member
-and direction, a device route that charges host CPU, takes the concurrency limits in order,
-crosses the links and the device, and gives everything back. Every number comes from the
-description (``sim.route.describe``); nothing numeric is derived here. Components are created,
-and random streams handed out, in a fixed order per attachment (sim/rng.py ``Streams``).
+``build`` is one interpreter for every attachment: it creates the elements of the route's layout
+(``sim.route.steps.layout``) in the layout's DES order (random streams are handed out in that order,
+sim/rng.py ``Streams``), and turns each device I/O's steps into hops (``_Hops``), per volume member,
+op and variant; the volume layer splits a logical I/O into those device I/Os. Every number comes
+from the description (``sim.route.describe``); nothing numeric is derived here.
 """
 
 from __future__ import annotations
@@ -37,11 +37,30 @@ from sim.components import (
     schedule,
 )
 from sim.rng import Streams, UnitSampler
-from sim.route.describe import DirectRoute, ExflashRoute, GenericRoute, SanRoute, ZvmRoute, describe
-from sim.route.elements import LinkBank, PortBank, ServiceLaw, instance_of
+from sim.route.describe import describe
+from sim.route.elements import Channel, DeviceBank, LinkBank, PoolBank, PortBank, ServiceLaw, StationBank, instance_of
 from sim.route.flash import FlashParameters
-from sim.route.host import ResolvedHost
+from sim.route.host import Charge, ResolvedHost
 from sim.route.links import us_per_byte
+from sim.route.steps import (
+    Acquire,
+    Complete,
+    Cross,
+    Device,
+    Pages,
+    PerInstance,
+    Release,
+    ReleaseBehind,
+    RouteLayout,
+    Serve,
+    Step,
+    SubchannelBank,
+    Submit,
+    Transfer,
+    Wait,
+    layout,
+)
+from sim.route.steps import Delay as DelayElement
 from sim.volume import Volume
 
 
@@ -115,32 +134,35 @@ class Builder:
         return self.station(name, servers, _scaled(law.mean_us, self.streams.unit(law.law, law.cv)))
 
     def cpu(self, host: ResolvedHost) -> tuple[Station | None, Hop | None, Hop | None]:
-        """The host CPU station and the submit / completion hops that charge it (None when it costs nothing)."""
-        if not host.costs_cpu:
+        """The host CPU element (``ResolvedHost.charges``): its station and the submit / completion hops
+        that charge it (None when it costs nothing)."""
+        charges = host.charges()
+        if charges is None:
             return None, None, None
-        st = self.station("host_cpu", host.cores, lambda job: job.cost)
-        submit = _charge(st, *host.on_path(submit=True))
-        if host.serial_us_per_io > 0:
-            serial = self.station("host_stack.serial", 1, lambda job: host.serial_us_per_io)
+        st = self.station("host_cpu", charges.cores, lambda job: job.cost)
+        submit = _charge(st, charges.submit)
+        if charges.serial_us > 0:
+            serial_us = charges.serial_us
+            serial = self.station("host_stack.serial", 1, lambda job: serial_us)
             submit = make_route(submit, serial)  # type: ignore[assignment]  # spliced by make_route
-        complete = _charge(st, *host.on_path(submit=False))
-        beside = _charge(st, *host.off_path())
+        complete = _charge(st, charges.complete)
+        beside = _charge(st, charges.beside)
         if beside is not None:
             # completion work on another core, overlapping the next I/O: a background child
             complete = make_route(complete, Fork((beside,), self.jobs))  # type: ignore[assignment]  # spliced
         return st, submit, complete
 
 
-def _charge(cpu: Station, us: float, us_per_kib: float = 0.0) -> Hop | None:
-    """A hop that occupies one core of the host CPU for ``us`` + ``us_per_kib`` x KiB microseconds."""
-    if us <= 0 and us_per_kib <= 0:
+def _charge(cpu: Station, charge: Charge | None) -> Hop | None:
+    """A hop that occupies one core of the host CPU for ``charge.us`` + bytes x ``charge.us_per_byte`` microseconds."""
+    if charge is None:
         return None
-    if us_per_kib <= 0:
+    us, per_byte = charge.us, charge.us_per_byte
+    if per_byte <= 0:
         def hop(job: Job) -> None:
             job.cost = us
             cpu(job)
         return hop
-    per_byte = us_per_kib / 1024.0
 
     def sized(job: Job) -> None:
         job.cost = us + job.size * per_byte
@@ -300,67 +322,6 @@ def _volume_planner(volume: Volume, routes: Callable[[int, int], Sequence[Hop]])
 
 
 
-def build(env: simpy.Environment, scenario: Scenario, streams: Streams, jobs: JobFactory) -> Model:
-    """Build the model of ``scenario``: its route description (``sim.route.describe``) as components."""
-    route = describe(scenario)
-    b = Builder(env, streams, jobs, route.reads_meet_programs)
-    if isinstance(route, GenericRoute):
-        return _build_generic(b, route)
-    if isinstance(route, DirectRoute):
-        return _build_direct(b, route)
-    if isinstance(route, SanRoute):
-        return _build_san(b, route)
-    if isinstance(route, ExflashRoute):
-        return _build_exflash(b, route)
-    return _build_zvm(b, route)
-
-
-def _volume(route: DirectRoute | SanRoute | ExflashRoute | ZvmRoute, load: Callable[[int], int]) -> Volume:
-    v = route.volume
-    return Volume(v.layout, v.members, v.chunk_bytes, v.member_bytes, load, v.closed_affinity)
-
-
-def _build_generic(b: Builder, route: GenericRoute) -> Model:
-    cpu, submit, complete = b.cpu(route.host)
-    hops: list[Hop | None] = [submit]
-    for st in route.stations:
-        hops.append(b.service(st.names[0], st.servers, st.law))
-    hops.append(complete)
-    return Model(route=make_route(*hops), meters=b.meters, cpu=cpu, capacity_bytes=route.volume.member_bytes,
-                 closed_affinity=False, uses_offsets=False)
-
-
-def _build_direct(b: Builder, route: DirectRoute) -> Model:
-    cpu, submit, complete = b.cpu(route.host)
-    uplinks = [b.link(name, route.uplinks.gbs) for name in route.uplinks.names]
-    devices = route.devices
-    drives = []
-    for d, name in enumerate(devices.names):
-        link = b.links(route.drive_links, d)
-        queues = b.pool(route.nvme_queues.names[d], route.nvme_queues.slots)
-        drives.append((FlashDevice(b, name, devices.params), link, queues))
-    ns_pools = [b.pool(name, route.namespaces.slots) for name in route.namespaces.names]
-    uplink_of = route.uplinks.of
-    split: Split
-
-    def make(member: int, op: int) -> list[Hop]:
-        dev, link, queues = drives[instance_of(devices.of, member)]
-        uplink = uplinks[instance_of(uplink_of, member)]
-        ns = ns_pools[member]
-        if op == READ:
-            path = [*dev.read_hops, link[0] if link else None, uplink[0]]
-        else:
-            path = [uplink[1], link[1] if link else None, *dev.write_hops]
-        return list(make_route(submit, ns.acquire, queues.acquire, *path, queues.release, ns.release, complete, split.join))
-
-    table = RouteTable(make)
-    volume = _volume(route, lambda m: ns_pools[m].load)
-    split = Split(_volume_planner(volume, table.get), b.jobs)
-    return Model(route=(split,), meters=b.meters, cpu=cpu, capacity_bytes=volume.capacity,
-                 closed_affinity=route.volume.closed_affinity,
-                 notes={"device": drives[0][0].parallelism, "members": route.volume.members})
-
-
 def _ports(b: Builder, bank: PortBank) -> list[tuple[Station, Station]]:
     """SAN ports: towards the host the read payload, towards the device the handling plus the write payload."""
     per_byte, handling = bank.us_per_byte, bank.handling_us
@@ -373,134 +334,146 @@ def _ports(b: Builder, bank: PortBank) -> list[tuple[Station, Station]]:
     return out
 
 
-def _build_san(b: Builder, route: SanRoute) -> Model:
+def build(env: simpy.Environment, scenario: Scenario, streams: Streams, jobs: JobFactory) -> Model:
+    """Build the model of ``scenario``: its route description's layout (``sim.route.steps``) as components."""
+    route = describe(scenario)
+    lay = layout(route)
+    b = Builder(env, streams, jobs, route.reads_meet_programs)
     cpu, submit, complete = b.cpu(route.host)
-    host_ports = _ports(b, route.host_ports)
-    fe_ports = _ports(b, route.front_end_ports)
-    paths = route.host_ports.paths
-    limits = [b.pool(name, route.limits.slots) for name in route.limits.names]
-    limit_of = route.limits.of
-
-    def load(m: int) -> int:
-        return limits[instance_of(limit_of, m)].load
-
-    fabric_us = route.fabric_latency_us
-    fabric = Delay(b.env, lambda job: fabric_us)
-    controller = b.service(route.controller.names[0], route.controller.servers, route.controller.law)
-    hit = route.cache_hit
-    hit_unit = b.streams.unit(hit.law, hit.cv)
-    hit_us = hit.mean_us
-    cache_hit = Delay(b.env, lambda job: hit_us * hit_unit())
-    backend = b.service(route.backend.names[0], route.backend.servers, route.backend.law)
-    backend_bw = b.station(route.backend_bw.name, 1, _bytes_time(route.backend_bw.gbs))
-    destage = b.station(route.destage.name, 1, _bytes_time(route.destage.gbs))
-    cache_slots = route.write_cache.slots
-    write_cache = b.pool(route.write_cache.names[0], cache_slots)
-    destage_route = make_route(destage, write_cache.release)
-    hit_ratio = route.read_hit_ratio
-    write_back = route.write_back
-    choose = b.streams.uniform()
+    made: dict[int, list[Any]] = {}
+    for item in lay.des_order:
+        banks = item.banks if isinstance(item, PerInstance) else (item,)
+        present = [bank for bank in banks if bank is not None]
+        for bank in present:
+            made[id(bank)] = []
+        for i in range(len(_instances(present[0])) if isinstance(item, PerInstance) else 1):
+            for bank in present:
+                made[id(bank)].extend(_make(b, bank, i if isinstance(item, PerInstance) else None))
+    split: Split
     rr = [0]
-    split: Split
+    hops = _Hops(b, made, submit, complete, lambda: split.join)
+    make = hops.route_of(lay)
+    paths, draw = lay.paths, lay.hit_draw
+    routes: Callable[..., Sequence[Hop]]
+    if draw is not None:
+        table = RouteTable(make)
+        choose, hit_ratio = made[id(draw)][0], draw.ratio
 
-    def make(member: int, op: int, path: int, hit: bool) -> list[Hop]:
-        hp = host_ports[path % len(host_ports)]
-        fp = fe_ports[path % len(fe_ports)]
-        pool = limits[instance_of(limit_of, member)]
-        inside: list[Hop]
-        if op == READ:
-            inside = [cache_hit] if hit else [backend, backend_bw]
-        elif write_back:
-            inside = [write_cache.acquire, cache_hit, Fork(destage_route, b.jobs)]
-        else:
-            inside = [destage]
-        return list(make_route(pool.acquire, submit, hp[1], fabric, fp[1], controller, *inside,
-                               fp[0], fabric, hp[0], pool.release, complete, split.join))
+        def routes(member: int, op: int) -> Sequence[Hop]:
+            rr[0] += 1
+            return table.get(member, op, rr[0] % paths, op == READ and choose() < hit_ratio)
+    else:  # one route per (member, op): the table's own lookup is the route chooser
+        routes = RouteTable(lambda member, op: make(member, op, 0, False)).get
 
-    table = RouteTable(make)
-
-    def routes(member: int, op: int) -> Sequence[Hop]:
-        rr[0] += 1
-        hit = op == READ and choose() < hit_ratio
-        return table.get(member, op, rr[0] % paths, hit)
-
-    volume = _volume(route, load)
+    v = route.volume
+    load_bank = lay.load
+    if load_bank is None:
+        load: Callable[[int], int] = lambda m: 0  # noqa: E731
+    else:
+        pools, load_of = made[id(load_bank)], load_bank.of
+        load = lambda m: pools[instance_of(load_of, m)].load  # noqa: E731
+    volume = Volume(v.layout, v.members, v.chunk_bytes, v.member_bytes, load, v.closed_affinity)
+    if not lay.uses_volume:
+        return Model(route=make_route(*hops.hops(lay.steps[(READ, False)], 0, READ, 0)), meters=b.meters, cpu=cpu,
+                     capacity_bytes=v.member_bytes, closed_affinity=False, uses_offsets=False)
     split = Split(_volume_planner(volume, routes), b.jobs)
+    devices = [x for x in made.values() if x and isinstance(x[0], FlashDevice)]
     return Model(route=(split,), meters=b.meters, cpu=cpu, capacity_bytes=volume.capacity,
-                 closed_affinity=route.volume.closed_affinity, notes={"paths": paths, "write_cache_slots": cache_slots})
+                 closed_affinity=v.closed_affinity,
+                 notes={"members": v.members} | ({"device": devices[0][0].parallelism} if devices else {}))
 
 
-def _build_exflash(b: Builder, route: ExflashRoute) -> Model:
-    cpu, submit, complete = b.cpu(route.host)
-    threads = [b.pool(name, route.threads.slots) for name in route.threads.names]
-    devices = route.devices
-    dimms = []
-    for d, name in enumerate(devices.names):
-        channel = b.links(route.channels, d)
-        dimms.append((FlashDevice(b, name, devices.params), channel))
-    thread_of = route.threads.of
-    split: Split
-
-    def make(member: int, op: int) -> list[Hop]:
-        dev, channel = dimms[instance_of(devices.of, member)]
-        thread = threads[instance_of(thread_of, member)]
-        submit_part = [thread.acquire, submit, thread.release] if submit else []
-        complete_part = [thread.acquire, complete, thread.release] if complete else []
-        if op == READ:
-            path = [*dev.read_hops, channel[0] if channel else None]
-        else:
-            path = [channel[1] if channel else None, *dev.write_hops]
-        return list(make_route(*submit_part, *path, *complete_part, split.join))
-
-    table = RouteTable(make)
-    volume = _volume(route, lambda m: 0)
-    split = Split(_volume_planner(volume, table.get), b.jobs)
-    return Model(route=(split,), meters=b.meters, cpu=cpu, capacity_bytes=volume.capacity,
-                 closed_affinity=route.volume.closed_affinity, notes={"device": dimms[0][0].parallelism})
+def _instances(bank: Any) -> tuple[str, ...]:
+    names: tuple[str, ...] = bank.names
+    return names
 
 
-def _build_zvm(b: Builder, route: ZvmRoute) -> Model:
-    cpu, submit, complete = b.cpu(route.host)
-    subchannels = SubchannelPool(b.env, route.subchannels, route.bases, route.aliases)
-    b.meters.append(subchannels)
-    devices = route.devices
-    drives = []
-    for d, name in enumerate(devices.names):
-        link = b.link(route.links.names[d], route.links.gbs)
-        drives.append((FlashDevice(b, name, devices.params), link))
-    split: Split
+def _make(b: Builder, element: Any, i: int | None) -> list[Any]:
+    """The DES components of ``element`` (its instance ``i``, or all of them when ``i`` is None)."""
+    if isinstance(element, (PoolBank, LinkBank, DeviceBank, StationBank, PortBank)):
+        names = element.names if i is None else (element.names[i],)
+        if isinstance(element, PoolBank):
+            return [b.pool(name, element.slots) for name in names]
+        if isinstance(element, LinkBank):
+            return [b.link(name, element.gbs) for name in names]
+        if isinstance(element, DeviceBank):
+            return [FlashDevice(b, name, element.params) for name in names]
+        if isinstance(element, StationBank):
+            return [b.service(name, element.servers, element.law) for name in names]
+        return _ports(b, element)
+    if isinstance(element, Channel):
+        return [b.station(element.name, 1, _bytes_time(element.gbs))]
+    if isinstance(element, DelayElement):
+        law = element.law
+        if law.law == "deterministic":
+            return [Delay(b.env, _constant(law.mean_us))]
+        return [Delay(b.env, _scaled(law.mean_us, b.streams.unit(law.law, law.cv)))]
+    if isinstance(element, SubchannelBank):
+        pool = SubchannelPool(b.env, element.name, element.bases, element.aliases)
+        b.meters.append(pool)
+        return [pool]
+    return [b.streams.uniform()]  # ReadHitDraw
 
-    # CP's turnaround on a subchannel between one I/O's end and the next start (interrupt,
-    # completion, redrive): the subchannel stays held, so it bounds the I/O rate per base or
-    # alias (seed 003 Table 2: each added alias adds about one base's rate).
-    hold = {op: Delay(b.env, _constant(t)) if t > 0 else None for op, t in ((READ, route.turnaround_us[READ]),
-                                                                           (WRITE, route.turnaround_us[WRITE]))}
 
-    # CP runs an EDEV channel program one device command per 4 KiB page (8 FBA blocks), one after
-    # another, with the subchannel held throughout (seed 003: a one-page minidisk I/O takes
-    # ~0.1-0.2 ms of device service, Table 2; a paging SSCH of 7 or 80 pages 1.28 ms, Table 3)
-    page_bytes = route.command_bytes
+class _Hops:
+    """Turns a layout's steps into hops for one member, op, path and cache outcome."""
 
-    def device_route(member: int, op: int) -> tuple[Hop, ...]:
-        dev, link = drives[instance_of(devices.of, member)]
-        path = [*dev.read_hops, link[0]] if op == READ else [link[1], *dev.write_hops]
-        return make_route(*path, pages.join)
+    def __init__(self, b: Builder, made: dict[int, list[Any]], submit: Hop | None, complete: Hop | None,
+                 join: Callable[[], Hop]):
+        self.b, self.made, self.submit, self.complete, self.join = b, made, submit, complete, join
 
-    device_routes = RouteTable(device_route)
+    def route_of(self, lay: RouteLayout) -> Callable[[int, int, int, bool], list[Hop]]:
+        def make(member: int, op: int, path: int, hit: bool) -> list[Hop]:
+            return list(make_route(*self.hops(lay.steps[(op, hit)], member, op, path), self.join()))
+        return make
 
-    def page_commands(job: Job) -> list[list[Child]]:
-        route = device_routes.get(job.member, job.op)
-        whole, rest = divmod(job.size, page_bytes)
-        sizes = [page_bytes] * whole + ([rest] if rest else [])
-        return [[(route, n, job.op, job.member)] for n in sizes]
+    def one(self, bank: Any, member: int, path: int) -> Any:
+        made = self.made[id(bank)]
+        if isinstance(bank, PortBank):
+            return made[path % len(made)]
+        if isinstance(bank, SubchannelBank):
+            return made[0]
+        return made[instance_of(bank.of, member)]
 
-    pages = Split(page_commands, b.jobs)
+    def hops(self, steps: Sequence[Step], member: int, op: int, path: int) -> list[Hop | None]:
+        out: list[Hop | None] = []
+        for step in steps:
+            if isinstance(step, Submit):
+                out.append(self.submit)
+            elif isinstance(step, Complete):
+                out.append(self.complete)
+            elif isinstance(step, Acquire):
+                out.append(self.one(step.bank, member, path).acquire)
+            elif isinstance(step, Release):
+                out.append(self.one(step.bank, member, path).release)
+            elif isinstance(step, ReleaseBehind):
+                behind = make_route(*self.hops(step.steps, member, op, path), self.one(step.bank, member, path).release)
+                out.append(Fork(behind, self.b.jobs))
+            elif isinstance(step, Cross):
+                out.append(self.one(step.bank, member, path)[step.toward])
+            elif isinstance(step, Device):
+                dev = self.one(step.bank, member, path)
+                out.extend(dev.read_hops if step.op == READ else dev.write_hops)
+            elif isinstance(step, Serve):
+                out.append(self.one(step.bank, member, path))
+            elif isinstance(step, Transfer):
+                out.append(self.made[id(step.channel)][0])
+            elif isinstance(step, Wait):
+                out.append(self.made[id(step.delay)][0])
+            else:
+                out.append(self.pages(step, member, op, path))
+        return out
 
-    def make(member: int, op: int) -> list[Hop]:
-        return list(make_route(submit, subchannels.acquire, pages, hold[op], subchannels.release, complete, split.join))
+    def pages(self, step: Pages, member: int, op: int, path: int) -> Hop:
+        """A split into one child per page, run one after another (CP's channel program, seed 003)."""
+        page_bytes = step.page_bytes
+        inner: list[Sequence[Hop]] = []
 
-    table = RouteTable(make)
-    volume = _volume(route, lambda m: 0)
-    split = Split(_volume_planner(volume, table.get), b.jobs)
-    return Model(route=(split,), meters=b.meters, cpu=cpu, capacity_bytes=volume.capacity,
-                 closed_affinity=route.volume.closed_affinity, notes={"device": drives[0][0].parallelism})
+        def page_commands(job: Job) -> list[list[Child]]:
+            whole, rest = divmod(job.size, page_bytes)
+            sizes = [page_bytes] * whole + ([rest] if rest else [])
+            return [[(inner[0], n, job.op, job.member)] for n in sizes]
+
+        pages = Split(page_commands, self.b.jobs)
+        inner.append(make_route(*self.hops(step.steps, member, op, path), pages.join))
+        return pages

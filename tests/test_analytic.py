@@ -314,7 +314,7 @@ def test_exflash_oltp_mix_at_moderate_load_agrees_with_the_des() -> None:
 
 def test_zvm_paging_reads_at_moderate_load_agree_with_the_des() -> None:
     """z/VM paging-style 28 KiB reads: seven 4 KiB device commands one after another on a held
-    subchannel (sim/model.py ``_build_zvm``), at half the subchannels' bound."""
+    subchannel (sim/route/steps.py ``_zvm``), at half the subchannels' bound."""
     sc = with_overrides(load_scenario(EXAMPLES / "s4_zvm_edev_aliases.yaml"), {"workload.read_fraction": 1.0, "workload.block_size_kib": 28})
     sc = _at_half_the_bound(sc, {**DES_RUN, "run.max_ios": 20_000, "run.warmup_ios": 2_000})
     fast, des = evaluate(sc), simulate(sc)

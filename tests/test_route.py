@@ -12,6 +12,7 @@ from models.hardware import PcieLink
 from models.scenario import load_scenario, with_overrides
 from sim.analytic import evaluate
 from sim.engine import simulate
+from sim.route import steps as st
 from sim.route.describe import (
     DirectRoute,
     ExflashRoute,
@@ -164,3 +165,115 @@ def test_both_solvers_report_exactly_the_described_components(path: Path) -> Non
     assert len(set(described)) == len(described)
     assert set(simulate(sc).utilization) == set(described)
     assert set(evaluate(sc).utilization) == set(described)
+
+
+# -- the hop order (sim/route/steps.py): written once, read by both solvers ------------------------
+
+def _kinds(steps: tuple[st.Step, ...]) -> list[str]:
+    """Each step as a short word (Cross with its direction, Device with its op, Pages with its inner steps)."""
+    out: list[str] = []
+    for s in steps:
+        if isinstance(s, st.Cross):
+            out.append(f"cross:{s.bank.names[0]}:{'host' if s.toward == st.TO_HOST else 'device'}")
+        elif isinstance(s, st.Device):
+            out.append("read" if s.op == st.READ else "write")
+        elif isinstance(s, st.Pages):
+            out.append("pages[" + ",".join(_kinds(s.steps)) + "]")
+        elif isinstance(s, (st.Acquire, st.Release)):
+            out.append(f"{type(s).__name__.lower()}:{getattr(s.bank, 'names', (getattr(s.bank, 'name', ''),))[0]}")
+        else:
+            out.append(type(s).__name__.lower())
+    return out
+
+
+def test_direct_nvme_steps_follow_design_section_3() -> None:
+    """Submit, the disk arm (namespace) and the NVMe queue, device, drive link then the shared adapter
+    uplink towards the host (a write crosses them the other way before the device), release, complete."""
+    lay = st.layout(_route("s2_ibmi_8x4_mirrored.yaml"))
+    assert _kinds(lay.steps[(st.READ, False)]) == [
+        "submit", "acquire:drive0.ns0", "acquire:drive0.nvme_queues", "read", "cross:drive0.link:host",
+        "cross:adapter0.uplink:host", "release:drive0.nvme_queues", "release:drive0.ns0", "complete"]
+    assert _kinds(lay.steps[(st.WRITE, False)])[3:6] == ["cross:adapter0.uplink:device", "cross:drive0.link:device", "write"]
+    mirrored = [s for s in lay.steps[(st.READ, False)] if isinstance(s, st.Acquire) and s.least_of == 2]
+    assert [s.bank for s in mirrored] == [lay.load]  # mirror reads: the less-loaded copy
+    assert lay.load is not None and lay.load.names[0] == "drive0.ns0"
+
+
+def test_san_steps_cross_both_ports_and_the_fabric_each_way() -> None:
+    """LUN queue, submit, host port, fabric, front-end port, controller, then a cache hit or the back end
+    (reads) or the write-back cache destaged behind (writes), and back the same way."""
+    lay = st.layout(_route("s1_linuxone_fcp_ds8950f.yaml"))
+    hit, miss, write = (_kinds(lay.steps[k]) for k in ((st.READ, True), (st.READ, False), (st.WRITE, False)))
+    outward = ["acquire:lun0.queue", "submit", "cross:hba0.port0:device", "wait", "cross:server.port0:device", "serve"]
+    back = ["cross:server.port0:host", "wait", "cross:hba0.port0:host", "release:lun0.queue", "complete"]
+    assert hit == [*outward, "wait", *back]
+    assert miss == [*outward, "serve", "transfer", *back]
+    assert write == [*outward, "acquire:server.write_cache", "wait", "releasebehind", *back]
+    assert lay.hit_draw is not None and lay.hit_draw.ratio == describe(
+        load_scenario(EXAMPLES / "s1_linuxone_fcp_ds8950f.yaml")).read_hit_ratio  # type: ignore[union-attr]
+    through = st.layout(_route("s1_linuxone_fcp_ds8950f.yaml", {"topology.cache.write_back": False}))
+    assert _kinds(through.steps[(st.WRITE, False)])[6] == "transfer"  # write-through: straight to destage
+
+
+def test_exflash_driver_thread_runs_submit_and_completion_around_the_memory_channel() -> None:
+    lay = st.layout(_route("s3_exflash_4dimms.yaml"))
+    read = _kinds(lay.steps[(st.READ, False)])
+    assert read[:3] == ["acquire:driver_thread0", "submit", "release:driver_thread0"]
+    assert read[3:5] == ["read", "cross:dimm0.memory_channel:host"]
+    assert read[5:] == ["acquire:driver_thread0", "complete", "release:driver_thread0"]
+    assert _kinds(lay.steps[(st.WRITE, False)])[3:5] == ["cross:dimm0.memory_channel:device", "write"]
+
+
+def test_zvm_runs_one_device_command_per_page_with_the_subchannel_held() -> None:
+    route = _route("s4_zvm_edev_aliases.yaml")
+    assert isinstance(route, ZvmRoute)
+    lay = st.layout(route)
+    read = _kinds(lay.steps[(st.READ, False)])
+    assert read[:2] == ["submit", "acquire:edev.subchannels"]
+    assert read[2] == "pages[read,cross:drive0.link:host]"
+    assert read[-2:] == ["release:edev.subchannels", "complete"]
+    pages = [s for s in lay.steps[(st.WRITE, False)] if isinstance(s, st.Pages)]
+    assert pages[0].page_bytes == route.command_bytes
+    assert ("wait" in read) == (route.turnaround_us[st.READ] > 0)  # CP's turnaround, subchannel held
+
+
+def test_generic_chain_is_submit_stations_complete_and_has_no_volume_layer() -> None:
+    route = _route("mm8.yaml")
+    assert isinstance(route, GenericRoute)
+    lay = st.layout(route)
+    assert _kinds(lay.steps[(st.READ, False)]) == ["submit", *["serve"] * len(route.stations), "complete"]
+    assert not lay.uses_volume
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: p.stem)
+def test_every_element_a_step_uses_is_created_by_both_solvers(path: Path) -> None:
+    """Each solver creates the layout's elements in its own order (random streams, tie-breaks), but
+    both create every element a step names, and nothing more than the description has."""
+    lay = st.layout(describe(load_scenario(path)))
+    des = {id(b) for item in lay.des_order for b in (item.banks if isinstance(item, st.PerInstance) else (item,))
+           if b is not None}
+    net = {id(e) for e in lay.network_order}
+
+    def used(steps: tuple[st.Step, ...]) -> set[int]:
+        out: set[int] = set()
+        for s in steps:
+            if isinstance(s, (st.Acquire, st.Release, st.Cross, st.Device, st.Serve)):
+                out.add(id(s.bank))
+            elif isinstance(s, st.ReleaseBehind):
+                out |= {id(s.bank)} | used(s.steps)
+            elif isinstance(s, st.Transfer):
+                out.add(id(s.channel))
+            elif isinstance(s, st.Wait):
+                out.add(id(s.delay))
+            elif isinstance(s, st.Pages):
+                out |= used(s.steps)
+        return out
+
+    needed = set().union(*[used(steps) for steps in lay.steps.values()])
+    assert needed <= des
+    assert {n for n in needed if n not in {id(d) for d in _delays(lay)}} <= net
+    assert net <= des
+
+
+def _delays(lay: st.RouteLayout) -> list[st.Delay]:
+    return [e for e in lay.des_order if isinstance(e, st.Delay)]

@@ -37,20 +37,34 @@ from sim.route.describe import (
     MIRROR_PAIRS,
     STRIPED,
     AnyRoute,
-    DirectRoute,
-    ExflashRoute,
-    GenericRoute,
-    SanRoute,
-    ZvmRoute,
     chunk_bytes_of,
     describe,
     layout_of,
 )
 from sim.route.describe import clear_tables as clear_route_tables
-from sim.route.elements import IDENTITY, DeviceBank, LinkBank, MemberMap, PoolBank, PortBank, instance_of
+from sim.route.elements import IDENTITY, Channel, DeviceBank, LinkBank, MemberMap, PoolBank, PortBank, StationBank, instance_of
 from sim.route.flash import FlashParameters
 from sim.route.host import ResolvedHost
 from sim.route.links import us_per_byte
+from sim.route.steps import (
+    TO_DEVICE,
+    Acquire,
+    Complete,
+    Cross,
+    Device,
+    Element,
+    Pages,
+    Release,
+    ReleaseBehind,
+    RouteLayout,
+    Serve,
+    Step,
+    SubchannelBank,
+    Submit,
+    Transfer,
+    Wait,
+    layout,
+)
 from sim.volume import STREAM_ALIGN_BYTES, Volume
 
 __all__ = ["MIRROR_PAIRS", "STRIPED", "Compiler", "clear_tables", "compile_scenario", "layout_of"]
@@ -311,38 +325,29 @@ class Compiler:
 
 
 class Cpu:
-    """The host CPU station (cores, path length per device I/O and per KiB) and the serial stack section."""
+    """The host CPU element (``ResolvedHost.charges``) as groups: the CPU station (cores) and the serial
+    stack section, charged per device I/O and per byte it moves."""
 
     def __init__(self, c: Compiler, host: ResolvedHost):
-        self.host = host
-        self.on = host.cpu_us_per_io > 0 or host.cpu_us_per_kib > 0
-        self.station = c.groups(("host_cpu",), host.cores, None) if self.on else []
-        self.serial = c.groups(("host_stack.serial",), 1, None) if self.on and host.serial_us_per_io > 0 else []
-        (us, kib), (done_us, done_kib), (beside_us, beside_kib) = host.on_path(True), host.on_path(False), host.off_path()
-        self.submit = (us, kib / 1024.0)
-        self.complete = (done_us, done_kib / 1024.0)
-        self.beside = (beside_us, beside_kib / 1024.0)
-        self._submits = self.on and (self.submit[0] > 0 or self.submit[1] > 0)
-        self._completes = self.on and (self.complete[0] > 0 or self.complete[1] > 0)
-        self._besides = self.on and (self.beside[0] > 0 or self.beside[1] > 0)
-
-    def has_submit(self) -> bool:
-        return self._submits
-
-    def has_complete(self) -> bool:
-        return self._completes or self._besides
+        self.charges = charges = host.charges()
+        self.station = c.groups(("host_cpu",), charges.cores, None) if charges else []
+        self.serial = c.groups(("host_stack.serial",), 1, None) if charges and charges.serial_us > 0 else []
 
     def charge_submit(self, path: Path) -> None:
-        if self._submits:
-            path.visit(self.station, self.submit[0], self.submit[1])
+        charges = self.charges
+        if charges is not None and charges.submit is not None:
+            path.visit(self.station, charges.submit.us, charges.submit.us_per_byte)
             if self.serial:
-                path.visit(self.serial, self.host.serial_us_per_io)
+                path.visit(self.serial, charges.serial_us)
 
     def charge_complete(self, path: Path) -> None:
-        if self._completes:
-            path.visit(self.station, self.complete[0], self.complete[1])
-        if self._besides:
-            us, per_byte = self.beside
+        charges = self.charges
+        if charges is None:
+            return
+        if charges.complete is not None:
+            path.visit(self.station, charges.complete.us, charges.complete.us_per_byte)
+        if charges.beside is not None:
+            us, per_byte = charges.beside.us, charges.beside.us_per_byte
             path.charge(self.station, lambda n: us + per_byte * n)
 
 
@@ -612,239 +617,175 @@ def _member_jobs(scenario: Scenario, members: int, layout: str, spread: bool = F
     return tuple([on_unit[m // per_unit] for m in range(units * per_unit)])
 
 
-# -- the attachments ---------------------------------------------------------------------------------------
-
-
-def compile_generic(scenario: Scenario, route: GenericRoute, catalog: Catalog) -> Compiler:
-    c = Compiler(scenario, route, None, catalog)
-    cpu = Cpu(c, route.host)
-    stations = [(c.groups(st.names, st.servers, None), st.law) for st in route.stations]
-
-    def child(op: int) -> ChildKind:
-        path = Path()
-        cpu.charge_submit(path)
-        for choice, law in stations:
-            path.visit(choice, law.mean_us, 0.0, law.scv)
-        cpu.charge_complete(path)
-        return [(1.0, path)]
-
-    c.width = _add_kinds(c, child)
-    c.cpu = cpu
-    return c
+# -- the route: a layout's steps as paths ------------------------------------------------------------------
 
 
 def _member_jobs_of(scenario: Scenario, route: AnyRoute, spread: bool) -> tuple[int, ...] | None:
     return _member_jobs(scenario, route.volume.members, route.volume.layout, spread)
 
 
-def compile_direct(scenario: Scenario, route: DirectRoute, catalog: Catalog, spread: bool = False) -> Compiler:
-    c = Compiler(scenario, route, _member_jobs_of(scenario, route, spread), catalog)
-    cpu = Cpu(c, route.host)
-    up_host, up_dev = c.link(route.uplinks)
-    up_per_byte = route.uplinks.us_per_byte
-    link = c.link(route.drive_links) if route.drive_links else None
-    link_per_byte = route.drive_links.us_per_byte if route.drive_links else 0.0
-    queues = c.pools(route.nvme_queues)
-    device = FlashGroups(c, route.devices)
-    ns = c.pools(route.namespaces)
-    # mirror reads take the copy with fewer I/Os outstanding, which keeps the pair's queues even:
-    # every I/O of a mirrored layout waits for a slot as in the pair pooled
-    ns_wait = c.least_loaded_view(ns, 2) if route.mirror_pairs else None
-
-    def child(op: int) -> ChildKind:
-        path = Path()
-        cpu.charge_submit(path)
-        path.acquire(ns, wait_at=ns_wait)
-        path.acquire(queues)
-        if op == READ:
-            device.read(path)
-            if link:
-                path.visit(link[0], 0.0, link_per_byte)
-            path.visit(up_host, 0.0, up_per_byte)
-        else:
-            path.visit(up_dev, 0.0, up_per_byte)
-            if link:
-                path.visit(link[1], 0.0, link_per_byte)
-            device.write(path)
-        path.release()
-        path.release()
-        cpu.charge_complete(path)
-        return [(1.0, path)]
-
-    c.width = _add_kinds(c, child)
-    c.cpu = cpu
-    return c
+def _port_groups(c: Compiler, bank: PortBank) -> tuple[Choice, Choice]:
+    """SAN ports: path r % paths takes port (r % paths) % n, round-robin, every n-th device I/O."""
+    n = len(bank.names)
+    shares = _round_robin_shares(bank.paths, n)
+    to_host, to_dev = _directions(bank.names)
+    return (c.groups(to_host, 1, None, ca2=1.0 / n, shares=shares),
+            c.groups(to_dev, 1, None, ca2=1.0 / n, shares=shares))
 
 
-def compile_san(scenario: Scenario, route: SanRoute, catalog: Catalog, spread: bool = False) -> Compiler:
-    c = Compiler(scenario, route, _member_jobs_of(scenario, route, spread), catalog)
-    cpu = Cpu(c, route.host)
-
-    def port_groups(bank: PortBank) -> tuple[Choice, Choice]:
-        # path r % paths takes port (r % paths) % n: round-robin, every n-th device I/O
-        n = len(bank.names)
-        shares = _round_robin_shares(bank.paths, n)
-        to_host, to_dev = _directions(bank.names)
-        return (c.groups(to_host, 1, None, ca2=1.0 / n, shares=shares),
-                c.groups(to_dev, 1, None, ca2=1.0 / n, shares=shares))
-
-    hports, fports = route.host_ports, route.front_end_ports
-    hp_host, hp_dev = port_groups(hports)
-    fp_host, fp_dev = port_groups(fports)
-    limit = c.pools(route.limits)
-    controller = c.groups(route.controller.names, route.controller.servers, None)
-    backend = c.groups(route.backend.names, route.backend.servers, None)
-    backend_bw = c.groups((route.backend_bw.name,), 1, None)
-    destage = c.groups((route.destage.name,), 1, None)
-    write_cache = c.pools(route.write_cache)
-    controller_law, backend_law, hit = route.controller.law, route.backend.law, route.cache_hit
-    scv = hit.scv
-    backend_per_byte = route.backend_bw.us_per_byte
-    destage_per_byte = route.destage.us_per_byte
-    fabric_us = route.fabric_latency_us
-
-    def path_of(op: int, hit_cache: bool) -> Path:
-        write = op == WRITE
-        path = Path()
-        path.acquire(limit)
-        cpu.charge_submit(path)
-        path.visit(hp_dev, hports.handling_us, hports.us_per_byte if write else 0.0)
-        path.delay(fabric_us)
-        path.visit(fp_dev, fports.handling_us, fports.us_per_byte if write else 0.0)
-        path.visit(controller, controller_law.mean_us, 0.0, controller_law.scv)
-        if not write and hit_cache:
-            path.delay(hit.mean_us, scv)
-        elif not write:
-            path.visit(backend, backend_law.mean_us, 0.0, backend_law.scv)
-            path.visit(backend_bw, 0.0, backend_per_byte)
-        elif route.write_back:
-            path.acquire(write_cache)
-            path.delay(hit.mean_us, scv)
-            bg = Path()
-            bg.visit(destage, 0.0, destage_per_byte)
-            path.release(background=bg)
-        else:
-            path.visit(destage, 0.0, destage_per_byte)
-        path.visit(fp_host, 0.0, 0.0 if write else fports.us_per_byte)
-        path.delay(fabric_us)
-        path.visit(hp_host, 0.0, 0.0 if write else hports.us_per_byte)
-        path.release()
-        cpu.charge_complete(path)
-        return path
-
-    def child(op: int) -> ChildKind:
-        if op == WRITE:
-            return [(1.0, path_of(op, False))]
-        h = route.read_hit_ratio
-        out: ChildKind = []
-        if h > 0:
-            out.append((h, path_of(op, True)))
-        if h < 1:
-            out.append((1.0 - h, path_of(op, False)))
-        return out
-
-    c.width = _add_kinds(c, child)
-    c.cpu = cpu
-    return c
-
-
-def compile_exflash(scenario: Scenario, route: ExflashRoute, catalog: Catalog, spread: bool = False) -> Compiler:
-    c = Compiler(scenario, route, _member_jobs_of(scenario, route, spread), catalog)
-    cpu = Cpu(c, route.host)
-    threads = c.pools(route.threads)
-    channel = c.link(route.channels) if route.channels else None
-    channel_per_byte = route.channels.us_per_byte if route.channels else 0.0
-    device = FlashGroups(c, route.devices)
-
-    def child(op: int) -> ChildKind:
-        path = Path()
-        if cpu.has_submit():
-            path.acquire(threads)
-            cpu.charge_submit(path)
-            path.release()
-        if op == READ:
-            device.read(path)
-            if channel:
-                path.visit(channel[0], 0.0, channel_per_byte)
-        else:
-            if channel:
-                path.visit(channel[1], 0.0, channel_per_byte)
-            device.write(path)
-        if cpu.has_complete():
-            path.acquire(threads)
-            cpu.charge_complete(path)
-            path.release()
-        return [(1.0, path)]
-
-    c.width = _add_kinds(c, child)
-    c.cpu = cpu
-    return c
-
-
-def compile_zvm(scenario: Scenario, route: ZvmRoute, catalog: Catalog) -> Compiler:
-    members = route.volume.members
-    c = Compiler(scenario, route, _member_jobs(scenario, members, "jbod"), catalog)
-    cpu = Cpu(c, route.host)
-    link_host, link_dev = c.link(route.links)
-    link_per_byte = route.links.us_per_byte
-    device = FlashGroups(c, route.devices)
-    if route.aliases == 0:
+def _subchannel_groups(c: Compiler, bank: SubchannelBank) -> Choice:
+    members = c.members
+    if bank.aliases == 0:
         # each base EDEV runs one I/O at a time: one slot per base (one DES meter for all of them)
-        subchannels = c.groups((route.subchannels,) * members, 1, (IDENTITY,), pool=True, display=route.subchannels)
-    else:
-        # bases and aliases as one pool: an I/O that finds its base busy takes an alias; bases
-        # without jobs (closed affinity, a sequential stream) add no slot
-        active = members if c.jobs is None else len([n for n in c.jobs if n > 0])
-        subchannels = c.groups((route.subchannels,), active + route.aliases, None, pool=True)
-        c.reported_slots[id(subchannels[0][0])] = members + route.aliases
-    turnaround = route.turnaround_us
-    page_bytes = route.command_bytes
-    commands: dict[tuple[int, int], Path] = {}
+        return c.groups((bank.name,) * members, 1, (IDENTITY,), pool=True, display=bank.name)
+    # bases and aliases as one pool: an I/O that finds its base busy takes an alias; bases
+    # without jobs (closed affinity, a sequential stream) add no slot
+    active = members if c.jobs is None else len([n for n in c.jobs if n > 0])
+    choice = c.groups((bank.name,), active + bank.aliases, None, pool=True)
+    c.reported_slots[id(choice[0][0])] = members + bank.aliases
+    return choice
 
-    def command(path: Path, op: int, size: int) -> Path:
-        """One device command of ``size`` bytes on the held subchannel (the same in every SSCH)."""
-        cmd = commands.get((op, size))
-        if cmd is None:
-            cmd = commands[(op, size)] = path.part()
-            if op == READ:
-                device.read(cmd, size)
-                cmd.visit(link_host, size * link_per_byte)
+
+def _network_part(c: Compiler, element: Element) -> object:
+    """The groups of one route element (a pair (towards the host, towards the device) for links and ports)."""
+    if isinstance(element, PoolBank):
+        return c.pools(element)
+    if isinstance(element, LinkBank):
+        return c.link(element)
+    if isinstance(element, PortBank):
+        return _port_groups(c, element)
+    if isinstance(element, DeviceBank):
+        return FlashGroups(c, element)
+    if isinstance(element, StationBank):
+        return c.groups(element.names, element.servers, element.of)
+    if isinstance(element, Channel):
+        return c.groups((element.name,), 1, None)
+    if isinstance(element, SubchannelBank):
+        return _subchannel_groups(c, element)
+    return None  # a pure delay or a draw: no group
+
+
+class _Paths:
+    """Turns a layout's steps into Path visits (the DES's hops as formulas)."""
+
+    def __init__(self, c: Compiler, cpu: Cpu, lay: RouteLayout):
+        self.cpu = cpu
+        self.made: dict[int, object] = {}
+        self.views: dict[int, Choice] = {}
+        least = {id(step.bank): step.least_of for steps in lay.steps.values() for step in steps
+                 if isinstance(step, Acquire) and step.least_of > 1}
+        for element in lay.network_order:
+            part = self.made[id(element)] = _network_part(c, element)
+            if id(element) in least:
+                # mirror reads take the copy with fewer I/Os outstanding, which keeps the pair's queues
+                # even: every I/O of a mirrored layout waits for a slot as in the pair pooled
+                self.views[id(element)] = c.least_loaded_view(cast(Choice, part), least[id(element)])
+        self.commands: dict[tuple[int, int, int], Path] = {}
+
+    def lay(self, path: Path, steps: tuple[Step, ...], op: int, nbytes: int | None = None) -> None:
+        """Append ``steps`` of a device I/O of ``op`` to ``path``: of the route's size, or of ``nbytes``."""
+        made = self.made
+        write = op == WRITE
+        for step in steps:
+            if isinstance(step, Submit):
+                self.cpu.charge_submit(path)
+            elif isinstance(step, Complete):
+                self.cpu.charge_complete(path)
+            elif isinstance(step, Acquire):
+                path.acquire(cast(Choice, made[id(step.bank)]), wait_at=self.views.get(id(step.bank)))
+            elif isinstance(step, Release):
+                path.release()
+            elif isinstance(step, ReleaseBehind):
+                behind = Path()
+                self.lay(behind, step.steps, op, nbytes)
+                path.release(background=behind)
+            elif isinstance(step, Cross):
+                self.cross(path, step, write, nbytes)
+            elif isinstance(step, Device):
+                device = cast(FlashGroups, made[id(step.bank)])
+                if step.op == READ:
+                    device.read(path, nbytes)
+                else:
+                    device.write(path, nbytes)
+            elif isinstance(step, Serve):
+                law = step.bank.law
+                path.visit(cast(Choice, made[id(step.bank)]), law.mean_us, 0.0, law.scv)
+            elif isinstance(step, Transfer):
+                path.visit(cast(Choice, made[id(step.channel)]), 0.0, step.channel.us_per_byte)
+            elif isinstance(step, Wait):
+                path.delay(step.delay.law.mean_us, step.delay.law.scv)
             else:
-                cmd.visit(link_dev, size * link_per_byte)
-                device.write(cmd, size)
+                self.pages(path, step, op, nbytes)
+
+    def cross(self, path: Path, step: Cross, write: bool, nbytes: int | None) -> None:
+        bank = step.bank
+        way = cast(tuple[Choice, Choice], self.made[id(bank)])[step.toward]
+        if isinstance(bank, PortBank):
+            payload = (step.toward == TO_DEVICE) == write
+            path.visit(way, bank.handling_us if step.toward == TO_DEVICE else 0.0, bank.us_per_byte if payload else 0.0)
+        elif nbytes is None:
+            path.visit(way, 0.0, bank.us_per_byte)
+        else:
+            path.visit(way, nbytes * bank.us_per_byte)
+
+    def pages(self, path: Path, step: Pages, op: int, nbytes: int | None) -> None:
+        """A channel program: one device command per page, one after another (``nbytes`` None: one
+        command of the route's own size, built in place)."""
+        if nbytes is None:
+            self.lay(path, step.steps, op)
+            return
+        whole, rest = divmod(int(nbytes), step.page_bytes)
+        for size, times in ((step.page_bytes, whole), (rest, 1 if rest else 0)):
+            if times:
+                path.include(self.command(path, step, op, size), times)
+
+    def command(self, path: Path, step: Pages, op: int, size: int) -> Path:
+        """One device command of ``size`` bytes on the held subchannel (the same in every SSCH)."""
+        key = (id(step), op, size)
+        cmd = self.commands.get(key)
+        if cmd is None:
+            cmd = self.commands[key] = path.part()
+            self.lay(cmd, step.steps, op, size)
         return cmd
 
-    def ssch(op: int, nbytes: float | None) -> ChildKind:
-        """One SSCH of ``nbytes`` (None: of any size up to one page): CP runs its channel program one
-        device command per page, one after another, with the subchannel held throughout (``_build_zvm``
-        in sim/model.py)."""
-        path = Path()
-        cpu.charge_submit(path)
-        path.acquire(subchannels)
-        if nbytes is None:  # the command is the route's own size: built in place
-            if op == READ:
-                device.read(path)
-                path.visit(link_host, 0.0, link_per_byte)
-            else:
-                path.visit(link_dev, 0.0, link_per_byte)
-                device.write(path)
-        else:
-            whole, rest = divmod(int(nbytes), page_bytes)
-            if whole:
-                path.include(command(path, op, page_bytes), whole)
-            if rest:
-                path.include(command(path, op, rest), 1)
-        if turnaround[op] > 0:
-            path.delay(turnaround[op])
-        path.release()
-        cpu.charge_complete(path)
-        return [(1.0, path)]
 
+def _paged(lay: RouteLayout) -> int | None:
+    """The page size of a route whose device I/Os run one command per page, else None."""
+    for steps in lay.steps.values():
+        for step in steps:
+            if isinstance(step, Pages):
+                return step.page_bytes
+    return None
+
+
+def compile_route(scenario: Scenario, route: AnyRoute, catalog: Catalog, spread: bool = False) -> Compiler:
+    """The analytic network of a route description: its layout's elements as groups, its steps as paths."""
+    lay = layout(route)
+    c = Compiler(scenario, route, _member_jobs_of(scenario, route, spread) if lay.uses_volume else None, catalog)
+    cpu = Cpu(c, route.host)
+    paths = _Paths(c, cpu, lay)
+    draw = lay.hit_draw
+
+    def child(op: int, nbytes: float | None = None) -> ChildKind:
+        size = None if nbytes is None else int(nbytes)
+        if draw is None or op == WRITE:
+            path = Path()
+            paths.lay(path, lay.steps[(op, False)], op, size)
+            return [(1.0, path)]
+        out: ChildKind = []
+        for hit, prob in ((True, draw.ratio), (False, 1.0 - draw.ratio)):
+            if prob > 0:
+                path = Path()
+                paths.lay(path, lay.steps[(op, hit)], op, size)
+                out.append((prob, path))
+        return out
+
+    page_bytes = _paged(lay)
     largest = max([n for _, _, sizes in workload_mix(scenario.workload) for n, _ in sizes])
-    if largest <= page_bytes:  # one command per SSCH: one route per op serves every size
-        c.width = _add_kinds(c, lambda op: ssch(op, None))
+    if page_bytes is None or largest <= page_bytes:  # one route per op serves every size
+        c.width = _add_kinds(c, child)
     else:
-        c.width = _add_sized_kinds(c, ssch)
+        c.width = _add_sized_kinds(c, child)
     c.cpu = cpu
     return c
 
@@ -864,18 +805,7 @@ def compile_scenario(scenario: Scenario, catalog: Catalog | None = None, finish:
     (by default it sits on one stripe unit, see ``_member_jobs``).
     """
     catalog = catalog or load_catalog()
-    route = describe(scenario, catalog)
-    c: Compiler
-    if isinstance(route, GenericRoute):
-        c = compile_generic(scenario, route, catalog)
-    elif isinstance(route, DirectRoute):
-        c = compile_direct(scenario, route, catalog, spread)
-    elif isinstance(route, SanRoute):
-        c = compile_san(scenario, route, catalog, spread)
-    elif isinstance(route, ExflashRoute):
-        c = compile_exflash(scenario, route, catalog, spread)
-    else:
-        c = compile_zvm(scenario, route, catalog)
+    c = compile_route(scenario, describe(scenario, catalog), catalog, spread)
     if finish:
         wl = scenario.workload
         c.net.finish(float(wl.jobs * wl.queue_depth) if isinstance(wl, ClosedWorkload) else INF, c.width)

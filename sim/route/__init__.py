@@ -6,7 +6,8 @@ catalog in one place. The DES (sim/model.py) turns it into SimPy components, the
 (sim/analytic/paths.py) into its queueing network. Nothing here imports SimPy.
 
 Modules, one per concept: ``elements`` (the parts a route is made of), ``describe`` (the
-description of each attachment, the one dispatch on topology kind), ``host`` (host CPU and its
+description of each attachment, the one dispatch on topology kind), ``steps`` (the hop order of every
+device I/O, written once per attachment and interpreted by both solvers), ``host`` (host CPU and its
 stack defaults), ``flash`` (a flash device's mechanism from its datasheet), ``san`` (SAN path
 numbers), ``links`` (link bandwidths), ``derived`` (the per-catalog memo of derived numbers).
 """

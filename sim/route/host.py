@@ -52,10 +52,57 @@ class ResolvedHost:
         """(us per I/O, us per KiB) of CPU that runs beside the I/O after it completes."""
         return self.cpu_us_per_io * self.off_path_fraction, self.cpu_us_per_kib * self.off_path_fraction
 
+    def charges(self) -> HostCharges | None:
+        """What a device I/O charges the host CPU, as both solvers read it (None: the CPU costs nothing)."""
+        if not self.costs_cpu:
+            return None
+        return HostCharges(self.cores, Charge.of(*self.on_path(submit=True)), Charge.of(*self.on_path(submit=False)),
+                           Charge.of(*self.off_path()), self.serial_us_per_io)
+
     @property
     def costs_cpu(self) -> bool:
         """Whether the host CPU is a station at all (a stack with a path length per I/O or per KiB)."""
         return self.cpu_us_per_io > 0 or self.cpu_us_per_kib > 0
+
+
+@dataclass(frozen=True)
+class Charge:
+    """CPU time of one device I/O: ``us`` plus ``us_per_byte`` times the bytes it moves."""
+
+    us: float
+    us_per_byte: float
+
+    @staticmethod
+    def of(us: float, us_per_kib: float) -> Charge | None:
+        """The charge of ``us`` per I/O and ``us_per_kib`` per KiB (None when both are nothing)."""
+        if us <= 0 and us_per_kib <= 0:
+            return None
+        return Charge(us, us_per_kib / 1024.0)
+
+
+@dataclass(frozen=True)
+class HostCharges:
+    """The host CPU element: ``cores`` cores; a device I/O's ``submit`` charge (then the stack's serial
+    section of ``serial_us``, one I/O at a time, when positive) before it is issued, its ``complete``
+    charge after it completes, and the ``beside`` charge that runs on another core after it completes,
+    overlapping the next I/O (off-path work). Both solvers implement this element: the DES as
+    ``sim.model.Builder.cpu``, the fast path as ``sim.analytic.paths.Cpu``."""
+
+    cores: int
+    submit: Charge | None
+    complete: Charge | None
+    beside: Charge | None
+    serial_us: float
+
+    @property
+    def submits(self) -> bool:
+        """Whether a device I/O's submit takes the CPU or the serial section at all."""
+        return self.submit is not None or self.serial_us > 0
+
+    @property
+    def completes(self) -> bool:
+        """Whether a device I/O's completion takes the CPU at all (on its path or beside it)."""
+        return self.complete is not None or self.beside is not None
 
 
 def resolve_host(config: HostConfig, default_stack: str) -> ResolvedHost:

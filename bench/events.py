@@ -268,14 +268,14 @@ def compare(table: EventTable, baseline: dict[str, Any]) -> str:
 
 _NUMBER = re.compile(r"\d+")
 _DELAY_NAMES = {
-    ("topo",): "Delay SAN fabric latency",
-    ("fabric_us",): "Delay SAN fabric latency",
-    ("hit_unit", "hit_us"): "Delay SAN cache hit",
-    ("ack", "ack_unit"): "Delay device write ack",
-    ("die_unit", "p"): "Delay eXFlash read on die",
-    ("p", "program_unit"): "Delay eXFlash die program",
-    ("us",): "Delay z/VM subchannel turnaround",
+    "fabric": "Delay SAN fabric latency",
+    "cache_hit": "Delay SAN cache hit",
+    "*.write_ack": "Delay device write ack",
+    "*.read_on_die": "Delay eXFlash read on die",
+    "*.program_on_die": "Delay eXFlash die program",
+    "turnaround": "Delay z/VM subchannel turnaround",
 }
+"""Delays by their place in the route (``Delay.name``, instance numbers normalized)."""
 
 
 def _norm(name: str) -> str:
@@ -299,9 +299,8 @@ def hop_label(hop: Any) -> str:
     if isinstance(hop, Fork):
         return f"Fork -> {hop_label(hop.route[0])}"
     if isinstance(hop, Delay):
-        fn = hop.delay
-        free = tuple(sorted(getattr(getattr(fn, "__code__", None), "co_freevars", ())))
-        return _DELAY_NAMES.get(free, f"Delay {getattr(fn, '__qualname__', '?')}")
+        name = _NUMBER.sub("*", hop.name).replace("drive*", "*").replace("dimm*", "*")
+        return _DELAY_NAMES.get(name, f"Delay {hop.name or '?'}")
     name = getattr(hop, "__qualname__", type(hop).__name__)
     if name.startswith("_charge."):
         return "host CPU charge (enters Station host_cpu)"

@@ -201,13 +201,15 @@ class Station(Meter):
 
 
 class Delay:
-    """A pure delay with unlimited parallelism (fabric latency, cache acknowledgement, think time)."""
+    """A pure delay with unlimited parallelism (fabric latency, cache acknowledgement, think time);
+    ``name`` is its place in the route (``fabric``, ``turnaround``, ``drive3.write_ack``)."""
 
-    __slots__ = ("delay", "env")
+    __slots__ = ("delay", "env", "name")
 
-    def __init__(self, env: simpy.Environment, delay: Callable[[Job], float]):
+    def __init__(self, env: simpy.Environment, delay: Callable[[Job], float], name: str = ""):
         self.env = env
         self.delay = delay
+        self.name = name
 
     def __call__(self, job: Job) -> None:
         d = self.delay(job)

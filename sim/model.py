@@ -262,14 +262,14 @@ class FlashDevice:
         if p.shared_dies:
             dies = b.pool(f"{name}.nand_dies", p.read_units)
             die_unit = b.streams.unit(law, cv)
-            read_on_die = Delay(b.env, lambda job: p.die_read_time_us(job.size) * die_unit())
+            read_on_die = Delay(b.env, lambda job: p.die_read_time_us(job.size) * die_unit(), f"{name}.read_on_die")
             read_stage: tuple[Hop, ...] = make_route(dies.acquire, read_on_die, dies.release)
         else:
             read_stage = (b.station(f"{name}.read_units", p.read_units, read_time),)
         self.read_bw = b.station(f"{name}.read_bw", 1, _varied(_bytes_time(p.read_channel_gbs), b, p.read_channel_cv))
         self.write_cache = b.pool(f"{name}.write_cache", p.write_cache_slots)
         ack_unit = b.streams.unit(law, cv)
-        self.ack = Delay(b.env, lambda job: ack * ack_unit())
+        self.ack = Delay(b.env, lambda job: ack * ack_unit(), f"{name}.write_ack")
         if p.shared_dies:
             # a cached write goes to the next free die, which frees its cache slot and stays busy
             # programming (in the background) for the time that makes the dies alone give the datasheet
@@ -281,7 +281,7 @@ class FlashDevice:
                 program_on_die: Hop = locks.programmer(die_program_time)
                 read_stage = (locks.wait_for_own_die, *read_stage)
             else:
-                program_on_die = Delay(b.env, die_program_time)
+                program_on_die = Delay(b.env, die_program_time, f"{name}.program_on_die")
             destage = make_route(dies.acquire, self.write_cache.release, Fork((program_on_die, dies.release), b.jobs))
         else:
             self.write_bw = b.station(f"{name}.write_bw", 1, _bytes_time(p.write_bw_gbs))
@@ -406,8 +406,8 @@ def _make(b: Builder, element: Any, i: int | None) -> list[Any]:
     if isinstance(element, DelayElement):
         law = element.law
         if law.law == "deterministic":
-            return [Delay(b.env, _constant(law.mean_us))]
-        return [Delay(b.env, _scaled(law.mean_us, b.streams.unit(law.law, law.cv)))]
+            return [Delay(b.env, _constant(law.mean_us), element.name)]
+        return [Delay(b.env, _scaled(law.mean_us, b.streams.unit(law.law, law.cv)), element.name)]
     if isinstance(element, SubchannelBank):
         pool = SubchannelPool(b.env, element.name, element.bases, element.aliases)
         b.meters.append(pool)

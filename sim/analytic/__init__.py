@@ -70,13 +70,18 @@ from models.hardware import FlashDeviceSpec
 from models.scenario import Scenario
 from models.topology import Generic
 from models.workload import BurstyWorkload, ClosedWorkload, OpenWorkload
+
+# the die-level device preview (issue 18: not yet read by the route's solvers); loaded with the package so
+# the compiled build finds it (a compiled package's submodules are imported from inside it)
+from sim.analytic.dies import DiePoint, die_level_closed, die_level_quantile_us, die_qd1_quantile_us
 from sim.analytic.network import READ, WRITE, Evaluation, Group, Network
 from sim.analytic.paths import STRIPED, Compiler, clear_tables, compile_scenario, layout_of
 from sim.analytic.queueing import INF
 from sim.fast_result import Bounds, FastResult
 from sim.route.describe import chunk_bytes_of
 
-__all__ = ["Bounds", "FastResult", "clear_cache", "evaluate"]
+__all__ = ["Bounds", "DiePoint", "FastResult", "clear_cache", "die_level_closed", "die_level_quantile_us", "die_qd1_quantile_us",
+           "evaluate"]
 
 P_WAIT_CANDIDATE = 1e-3
 """A concurrency limit counts as a bottleneck candidate once I/Os wait for it this often (the DES: once any did)."""

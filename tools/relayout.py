@@ -71,6 +71,12 @@ DIRECTORIES: dict[str, str] = {"sim/importers": "calibration/importers"}
 RENAMED_FILES: dict[str, str] = {"sim/_native.json": "sim/native/_native.json"}
 """Untracked build products whose path is written in code and docs."""
 
+REEXPORTS: dict[str, tuple[str, str]] = {"sim/cli": ("sim.cli.flashplan", "main")}
+"""Names a new package's ``__init__`` re-exports: ``flashplan = "sim.cli:main"`` in an older install keeps working."""
+
+KEEP_NAMES: dict[str, set[str]] = {"sim.native": {"_native"}}
+"""Names under a new package that are not attributes of its old module (the mypyc shared library)."""
+
 NATIVE_GUARD = "sim/native/guard.py"
 NATIVE_GROUP = ("sim._native", "sim.native._native")
 """The mypyc shared library moves into sim/native/ with the guard that records the build."""
@@ -259,10 +265,14 @@ def package_init(folder: str) -> str:
     for module in sorted(Path(folder).glob("*.py")):
         if module.name in ("__init__.py", "__main__.py"):
             continue
-        first = re.match(r'\s*(?:r)?"""(.*)', module.read_text())
-        summary = first.group(1).strip().rstrip('"').strip() if first else ""
+        first = re.match(r'\s*r?"""(.*?)(?:\n\s*\n|""")', module.read_text(), re.S)
+        summary = " ".join(first.group(1).split()) if first else ""
         lines += textwrap.wrap(f"* ``{module.stem}``: {summary}" if summary else f"* ``{module.stem}``", 110, subsequent_indent="  ")
-    return "\n".join(lines) + '\n"""\n'
+    text = "\n".join(lines) + '\n"""\n'
+    if folder in REEXPORTS:
+        source, name = REEXPORTS[folder]
+        text += f'\nfrom {source} import {name}\n\n__all__ = ["{name}"]\n'
+    return text
 
 
 def new_files(plan: Plan) -> list[Path]:
@@ -368,7 +378,7 @@ def submodules_of(package: str) -> set[str]:
     folder = Path(package.replace(".", "/"))
     names = {p.stem for p in folder.glob("*.py")} | {p.name for p in folder.iterdir() if p.is_dir()} if folder.is_dir() else set()
     names |= {Path(new).stem for new in MODULES.values() if Path(new).parent == folder}
-    return names - {"__init__"}
+    return (names | KEEP_NAMES.get(package, set())) - {"__init__"}
 
 
 def rewrite_text(text: str, plan: Plan) -> str:
@@ -586,8 +596,8 @@ def show(plan: Plan) -> None:
 def apply(plan: Plan) -> None:
     written = move(plan)
     remove_stale_build()
-    native_guard(plan)
     changed = rewrite_all(plan, written)
+    native_guard(plan)
     build_outputs()
     import_layers()
     readme_layout()

@@ -45,7 +45,7 @@ MODULES: dict[str, str] = {
     # the DES
     "engine": "sim/des/engine.py", "arrivals": "sim/des/arrivals.py", "batching": "sim/des/batching.py",
     "assembly": "sim/des/assembly.py", "components": "sim/des/components.py", "model": "sim/des/model.py",
-    "rng": "sim/des/rng.py", "stats": "sim/des/stats.py", "run_parts": "sim/des/run_parts.py",
+    "rng": "sim/des/rng.py", "stats": "sim/des/stats.py", "run_state": "sim/des/run_state.py",
     # read by both solvers (sim.analytic.paths plans with Volume too): beside the route description
     "volume": "sim/route/volume.py",
     # plain result data of the fast path (kept out of the compiled set so it pickles): with the other results

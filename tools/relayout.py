@@ -553,12 +553,11 @@ def fix_import_order(files: list[Path]) -> None:
 # -- lines of code ----------------------------------------------------------------------------------------
 
 def package_of(path: str) -> str:
+    """``sim/des/engine.py`` -> ``sim/des``; a module directly in ``sim/`` -> ``sim (flat)``."""
     parts = Path(path).parts
     if len(parts) == 1:
         return "(root)"
-    if parts[0] in ("sim", "tests") and len(parts) > 2:
-        return f"{parts[0]}/{parts[1]}"
-    return f"{parts[0]} (flat)" if parts[0] in ("sim", "tests") else parts[0]
+    return f"{parts[0]}/{parts[1]}" if len(parts) > 2 else f"{parts[0]} (flat)"
 
 
 def loc(rev: str | None) -> dict[str, int]:

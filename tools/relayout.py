@@ -3,7 +3,7 @@
 Run from the repository root, on a clean tree (it uses ``git mv``)::
 
     python tools/relayout.py --dry-run     # print the plan, change nothing
-    python tools/relayout.py               # move, rewrite, fix import order (ruff --select I)
+    python tools/relayout.py               # move, rewrite, fix import order (ruff --select I), stage it all
     python tools/relayout.py --loc [REV]   # lines of Python per package, in the work tree or at REV
 
 Idempotent: a second run finds nothing to move, and every rewrite leaves an already rewritten name alone.
@@ -608,7 +608,9 @@ def apply(plan: Plan) -> None:
         if init in written:
             init.write_text(package_init(folder))
     fix_import_order([*changed, *written])
-    print(f"rewrote references in {len(changed)} files; check: ruff check . && mypy && lint-imports && pytest")
+    run_git("add", "--update")
+    run_git("add", "--", *(str(f) for f in written))
+    print(f"rewrote references in {len(changed)} files, all staged; check: ruff check . && mypy && lint-imports && pytest")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -623,6 +625,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.loc is not None:
         print_loc(args.loc)
         return 0
+    if not args.dry_run and run_git("status", "--porcelain", "--untracked-files=no").strip():
+        print("relayout: commit or stash your changes first (the moves and rewrites are staged for one commit)", file=sys.stderr)
+        return 2
     plan = make_plan(args.strict)
     show(plan)
     if not args.dry_run:

@@ -89,7 +89,7 @@ def _load(path: str, overrides: dict[str, Any]) -> Any:
 def des_summary(path: str, overrides: dict[str, Any], max_ios: int) -> str:
     """Canonical JSON of the DES result of one case under a fixed I/O budget."""
     from models.scenario import with_overrides
-    from sim.engine import simulate
+    from sim import simulate  # the same name in every layout (record --rev runs this file in old trees)
 
     sc = _load(path, overrides)
     warmup = min(sc.run.warmup_ios, max_ios // 5)

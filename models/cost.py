@@ -14,7 +14,7 @@ Hosts (processors, memory) are not priced: the question is what the storage cost
 Usable capacity (decimal TB) follows the volume layer of the engine (sim/volume.py):
 mirrors (raid10, ibmi_mirror) keep half of the members' space, raid1 keeps one member
 (md raid1 is an n-way mirror: with the usual 2 drives that is half), raid5 (n-1)/n,
-raid6 (n-2)/n of n members, jbod and raid0 all of it. Members are namespaces, and a
+raid6 (n-2)/n of n members, jbod and raid0 all of it. Members are namespaces (eXFlash: DIMMs), and a
 namespace of ``size_gb`` may leave part of the drive unallocated (IBM i keeps space
 outside the namespaces for later use, seed 001). A SAN volume offers LUN count x LUN
 size when the LUN size is given, else the storage server's capacity.
@@ -156,8 +156,8 @@ def usable_capacity_tb(topology: TopologyModel, lun_size_gb: float | None = None
         namespace_tb = (topology.namespaces.size_gb / 1000) if topology.namespaces.size_gb else spec.capacity_tb / per_drive
         members = topology.drives * per_drive
         return members * namespace_tb * data_fraction(topology.layout, members)
-    if isinstance(topology, Exflash):
-        return topology.dimms * topology.dimm_spec.capacity_tb
+    if isinstance(topology, Exflash):  # each DIMM is a member of the volume (sim/volume.py)
+        return topology.dimms * topology.dimm_spec.capacity_tb * data_fraction(topology.layout, topology.dimms)
     if isinstance(topology, ZvmEdev):
         return topology.drives * topology.drive_spec.capacity_tb
     if isinstance(topology, San):

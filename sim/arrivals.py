@@ -12,14 +12,14 @@ from sim.components import Job, schedule
 from sim.rng import UnitSampler
 
 if TYPE_CHECKING:
-    from sim.engine import Run
+    from sim.run_state import RunState
 
 
 class ClosedArrivals:
     """``jobs`` x ``queue_depth`` I/O slots; a completed I/O is reissued after the think time
     (plus the application's time per I/O)."""
 
-    def __init__(self, run: Run, wl: ClosedWorkload):
+    def __init__(self, run: RunState, wl: ClosedWorkload):
         self.run = run
         self.wl = wl
         self.think = wl.think_time_us
@@ -58,7 +58,7 @@ class OpenArrivals:
     an arrival scheduled under an older epoch is dropped.
     """
 
-    def __init__(self, run: Run, wl: OpenWorkload | BurstyWorkload):
+    def __init__(self, run: RunState, wl: OpenWorkload | BurstyWorkload):
         self.run = run
         self.wl = wl
         self.epoch = 0

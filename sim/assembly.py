@@ -31,13 +31,14 @@ from sim.components import Station
 from sim.stats import estimate
 
 if TYPE_CHECKING:
-    from sim.engine import Run
+    from sim.batching import BatchMeans
+    from sim.run_state import RunState
 
 SATURATED_RHO = 0.99
 """Offered load (fraction of a component's capacity) from which a run is reported unstable."""
 
 
-def offered_rate(run: Run) -> float:
+def offered_rate(run: RunState) -> float:
     """The workload's mean arrival rate (I/O per second); 0 for a closed workload."""
     wl = run.scenario.workload
     if isinstance(wl, OpenWorkload):
@@ -47,7 +48,7 @@ def offered_rate(run: Run) -> float:
     return 0.0
 
 
-def saturated(run: Run, iops: Metric, utilization: dict[str, float], candidates: dict[str, float]) -> tuple[str, float] | None:
+def saturated(run: RunState, iops: Metric, utilization: dict[str, float], candidates: dict[str, float]) -> tuple[str, float] | None:
     """(component, offered load as a fraction of its capacity) when an open workload offers a
     component at least ``SATURATED_RHO`` of its capacity, else None (see the module docstring).
     The decision takes X at the top of its interval; the load reported takes X's point estimate."""
@@ -65,13 +66,13 @@ def saturated(run: Run, iops: Metric, utilization: dict[str, float], candidates:
     return name, pool[name] * lam / iops.value  # reported: the point estimate of the offered load
 
 
-def _unmeasured(run: Run, wall: float) -> Result:
+def _unmeasured(run: RunState, batching: BatchMeans, wall: float) -> Result:
     """A run stopped before its warm-up ended: no metric is known (NaN, JSON null), only why;
     utilization and busy are those of the warm-up."""
     nan = Metric(value=math.nan, ci95=(math.nan, math.nan))
     meters = run.model.meters
-    t0, area0, busy0 = run.batching.marks[0] if run.batching.marks else (0.0, [0.0] * len(meters), [0.0] * len(meters))
-    t1, area1, busy1 = run.batching.meter_mark()
+    t0, area0, busy0 = batching.marks[0] if batching.marks else (0.0, [0.0] * len(meters), [0.0] * len(meters))
+    t1, area1, busy1 = batching.meter_mark()
     window = t1 - t0
     utilization = {m.name: min(1.0, (area1[i] - area0[i]) / (m.capacity * window)) if window > 0 else 0.0
                    for i, m in enumerate(meters)}
@@ -89,15 +90,14 @@ def _unmeasured(run: Run, wall: float) -> Result:
     )
 
 
-def assemble(run: Run, wall: float) -> Result:
+def assemble(run: RunState, batching: BatchMeans, wall: float) -> Result:
     """The Result of ``run`` after it stopped, ``wall`` seconds after it started."""
-    batching = run.batching
     if not batching.batches:
         if batching.b_ios:
             run.stopped = True
             batching.close_batch(check=False)
         elif run.completed or run.stop_reason.startswith(("budget", "unstable")):
-            return _unmeasured(run, wall)
+            return _unmeasured(run, batching, wall)
         else:
             raise RuntimeError(
                 f"the run ended ({run.stop_reason or 'no completions'}) before any I/O was measured; "

@@ -22,7 +22,7 @@ from models.workload import BurstyWorkload, ClosedWorkload
 from sim.stats import BATCH_METRICS, NBUCKETS, Batch, estimate, histogram, mser_truncation
 
 if TYPE_CHECKING:
-    from sim.engine import Run
+    from sim.run_state import RunState
 
 MAX_BATCHES = 32
 CONFIRM_FACTOR = 1.25
@@ -53,7 +53,7 @@ class BatchMeans:
     """The measured window of one run: the batch being filled, the closed batches, the meter
     marks at batch boundaries, MSER truncation and the precision stop rule."""
 
-    def __init__(self, run: Run):
+    def __init__(self, run: RunState):
         self.run = run
         settings = run.scenario.run
         self.warm = settings.warmup_ios == 0

@@ -201,7 +201,7 @@ class Run:
             # no events left before the stop event: nothing can complete any more
             self.stop_reason = self.stop_reason or "stalled: no I/O can make progress"
         wall = time.perf_counter() - self.wall_start
-        return assemble(self, wall)
+        return assemble(self, self.batching, wall)
 
 
 def simulate(scenario: Scenario) -> Result:

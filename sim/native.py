@@ -77,7 +77,13 @@ def digests(files: Sequence[Path]) -> dict[str, str]:
 def built_modules() -> list[Path]:
     """The compiled extension modules beside the sources (and the shared library)."""
     suffixes = tuple(importlib.machinery.EXTENSION_SUFFIXES)
-    return [p for d in (SIM_DIR, SIM_DIR / "analytic", SIM_DIR / "route") for p in d.iterdir() if p.name.endswith(suffixes)]
+    return [p for d in build_dirs() for p in d.iterdir() if p.name.endswith(suffixes)]
+
+
+def build_dirs() -> list[Path]:
+    """The folders the build writes to: each compiled module's and the shared library's (``GROUP``)."""
+    group_dir = ROOT.joinpath(*GROUP.split(".")[:-1])
+    return sorted({s.parent for s in sources()} | {group_dir})
 
 
 def stale_reason(record: Path = RECORD, files: Sequence[Path] | None = None) -> str | None:

@@ -44,6 +44,7 @@ from typing import Any
 from models.catalog import load_catalog, lookup
 from models.requirements import PLATFORMS, PlatformOptions, Requirements
 from sim.planner import IBMI_NAMESPACE_QUEUE_DEPTH, Candidate, allowed_layouts, candidate, design_workload, platform_host
+from sim.route.host import DEFAULT_STACK, IBMI_STACK
 
 STRIPED = ("raid0", "raid10", "raid5", "raid6")
 
@@ -89,7 +90,7 @@ def _device_counts(req: Requirements, options: PlatformOptions) -> list[int]:
 
 def _direct_nvme(req: Requirements, options: PlatformOptions, space: WideSpace) -> Iterator[tuple[str, dict[str, Any]]]:
     ibmi = req.platform == "power10_ibmi"
-    host = platform_host(req, options, "ibmi_nvme" if ibmi else "linux_nvme")
+    host = platform_host(req, options, IBMI_STACK if ibmi else DEFAULT_STACK["direct_nvme"])
     depths: tuple[int | None, ...] = ((req.candidates.namespace_queue_depth,) if req.candidates.namespace_queue_depth
                                       else space.ibmi_queue_depths if ibmi else (None,))
     for drive in req.candidates.devices or platform_devices(req.platform, options):
@@ -126,7 +127,7 @@ def _direct_nvme(req: Requirements, options: PlatformOptions, space: WideSpace) 
 
 
 def _san(req: Requirements, options: PlatformOptions, space: WideSpace) -> Iterator[tuple[str, dict[str, Any]]]:
-    host = platform_host(req, options, "scsi_fcp")
+    host = platform_host(req, options, DEFAULT_STACK["san.fcp"])
     for server in space.san_servers:
         cache_gb = lookup("storage_servers", server).cache_gb
         for hbas in space.san_host_adapters:
@@ -146,7 +147,7 @@ def _san(req: Requirements, options: PlatformOptions, space: WideSpace) -> Itera
 
 
 def _exflash(req: Requirements, options: PlatformOptions, space: WideSpace) -> Iterator[tuple[str, dict[str, Any]]]:
-    host = platform_host(req, options, "exflash_driver")
+    host = platform_host(req, options, DEFAULT_STACK["exflash"])
     for dimm in req.candidates.devices or options.devices:
         for count in _device_counts(req, options):
             for layout in allowed_layouts(req, options):
@@ -160,7 +161,7 @@ def _exflash(req: Requirements, options: PlatformOptions, space: WideSpace) -> I
 
 
 def _zvm(req: Requirements, options: PlatformOptions, space: WideSpace) -> Iterator[tuple[str, dict[str, Any]]]:
-    host = platform_host(req, options, "zvm_cp")
+    host = platform_host(req, options, DEFAULT_STACK["zvm_edev"])
     for drive in req.candidates.devices or options.devices:
         for count in _device_counts(req, options):
             for base in space.zvm_base_devices:

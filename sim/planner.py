@@ -49,6 +49,7 @@ from models.result import Result
 from models.scenario import Scenario
 from sim.analytic import FastResult, evaluate
 from sim.engine import simulate
+from sim.route.host import DEFAULT_STACK, IBMI_STACK
 
 P99_SCREEN_SLACK = 1.25
 """A p99 SLO screens out a candidate only when the estimated p99 exceeds SLO x this factor."""
@@ -276,7 +277,7 @@ def allowed_layouts(req: Requirements, options: PlatformOptions) -> list[str]:
 def _direct_nvme(req: Requirements, options: PlatformOptions) -> Iterator[tuple[str, dict[str, Any]]]:
     space = req.candidates
     ibmi = req.platform == "power10_ibmi"
-    host = platform_host(req, options, "ibmi_nvme" if ibmi else "linux_nvme")
+    host = platform_host(req, options, IBMI_STACK if ibmi else DEFAULT_STACK["direct_nvme"])
     for drive in space.devices or options.devices:
         spec: FlashDeviceSpec = lookup("drives", drive)
         namespaces = [n for n in (space.namespaces or NAMESPACE_CHOICES) if n <= spec.max_namespaces]
@@ -304,7 +305,7 @@ def _direct_nvme(req: Requirements, options: PlatformOptions) -> Iterator[tuple[
 
 
 def _san(req: Requirements, options: PlatformOptions) -> Iterator[tuple[str, dict[str, Any]]]:
-    host = platform_host(req, options, "scsi_fcp")
+    host = platform_host(req, options, DEFAULT_STACK["san.fcp"])
     for hbas in SAN_HOST_ADAPTERS:
         for luns in SAN_LUNS:
             for ports in SAN_FRONT_END_PORTS:
@@ -317,7 +318,7 @@ def _san(req: Requirements, options: PlatformOptions) -> Iterator[tuple[str, dic
 
 
 def _exflash(req: Requirements, options: PlatformOptions) -> Iterator[tuple[str, dict[str, Any]]]:
-    host = platform_host(req, options, "exflash_driver")
+    host = platform_host(req, options, DEFAULT_STACK["exflash"])
     for dimm in req.candidates.devices or options.devices:
         for count in _device_counts(req, options):
             for layout in allowed_layouts(req, options):
@@ -329,7 +330,7 @@ def _exflash(req: Requirements, options: PlatformOptions) -> Iterator[tuple[str,
 
 
 def _zvm(req: Requirements, options: PlatformOptions) -> Iterator[tuple[str, dict[str, Any]]]:
-    host = platform_host(req, options, "zvm_cp")
+    host = platform_host(req, options, DEFAULT_STACK["zvm_edev"])
     for drive in req.candidates.devices or options.devices:
         for count in _device_counts(req, options):
             for base in ZVM_BASE_DEVICES:

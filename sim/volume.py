@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from models.cost import data_members
-from sim.components import READ, WRITE
+from sim.route.steps import READ, WRITE
 
 STREAM_ALIGN_BYTES = 1 << 20
 """Sequential streams start on 1 MiB boundaries (partition and extent alignment), so a stream of

@@ -21,7 +21,7 @@ from models.cost import (
     usd_per_kiops,
     usd_per_usable_tb,
 )
-from models.topology import DirectNvme
+from models.topology import DirectNvme, Exflash
 from sim.cli import main
 from sim.volume import Volume
 from tests.conftest import EXAMPLES, FAST_RUN
@@ -67,6 +67,17 @@ def test_usable_capacity_is_what_the_engine_volume_offers(drive: str, drives: in
     volume = Volume(layout, members, 256 * 1024, ns_bytes, lambda m: 0, False)
     assert usable_capacity_tb(topo) * 1e12 == pytest.approx(volume.capacity, rel=1e-6)
     assert usable_capacity_tb(topo) <= raw_capacity_tb(topo) * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("layout", ["jbod", "raid0"])
+def test_exflash_usable_capacity_is_what_the_engine_volume_offers(layout: str) -> None:
+    """eXFlash DIMMs are the volume's members: usable capacity follows the volume's rule (``data_members``) for
+    every host layout the topology takes, as it does for drives (so a mirrored layout added later costs space)."""
+    scenario = with_overrides(load_scenario(EXAMPLES / "s3_exflash_4dimms.yaml"), {"topology.layout": layout})
+    topo = scenario.topology
+    assert isinstance(topo, Exflash)
+    volume = Volume(layout, topo.dimms, 256 * 1024, int(topo.dimm_spec.capacity_tb * 1e12), lambda m: 0, False)
+    assert usable_capacity_tb(topo) * 1e12 == pytest.approx(volume.capacity, rel=1e-9)
 
 
 def test_namespaces_may_leave_part_of_the_drive_unallocated() -> None:

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ValidationError
 
 from models.presets import PRESETS
 from models.scenario import Scenario, ScenarioFileError, read_scenario_data, scenario_from_data
+from sim.route.host import stack_choices
 
 EXAMPLES = Path(__file__).resolve().parent.parent.parent / "examples"
 DRAFT = "draft"
@@ -30,12 +31,8 @@ ATTACHMENTS: dict[str, str] = {
     "zvm_edev": "z/VM NVMe EDEVs with HyperPAV aliases",
     "generic": "Textbook queueing network (from a file)",
 }
-STACKS_BY_ATTACHMENT: dict[str, tuple[str, ...]] = {
-    "direct_nvme": ("linux_nvme", "ibmi_nvme"),
-    "san": ("scsi_fcp", "nvme_fc"),
-    "exflash": ("exflash_driver",),
-    "zvm_edev": ("zvm_cp",),
-}
+STACKS_BY_ATTACHMENT: dict[str, tuple[str, ...]] = {kind: stack_choices(kind) for kind in ("direct_nvme", "san", "exflash", "zvm_edev")}
+"""The host stacks the form offers per attachment, the model's default first (sim/route/host.py)."""
 STACK_NAMES = {"linux_nvme": "Linux NVMe", "ibmi_nvme": "IBM i NVMe", "scsi_fcp": "SCSI over FCP", "nvme_fc": "NVMe over FC",
                "exflash_driver": "eXFlash driver", "zvm_cp": "z/VM CP (EDEV)"}
 LAYOUT_NAMES = {"jbod": "JBOD (each namespace its own volume)", "raid0": "RAID-0 stripe", "raid1": "RAID-1 mirror",

@@ -26,6 +26,7 @@ from app.forms.draft import (
 from app.forms.fields import FormBase, _Field
 from models.catalog import load_catalog
 from models.topology import TOPOLOGY_KINDS, DirectNvme, Exflash, Namespaces, NvmeQueues, San, StorageCache, ZvmEdev
+from sim.route.host import DEFAULT_STACK
 
 
 class TopologySection(FormBase):
@@ -166,7 +167,7 @@ class TopologySection(FormBase):
     def _san(self, where: DeltaGenerator, cat: Any) -> None:
         protocol = self.select(where, "topology.protocol", "Protocol", ["fcp", "nvme_fc"], default="fcp",
                                format_func=lambda p: {"fcp": "FCP (SCSI)", "nvme_fc": "NVMe over FC"}[p])
-        self._host(where, "san", cat, protocol_stack="scsi_fcp" if protocol == "fcp" else "nvme_fc")
+        self._host(where, "san", cat, protocol_stack=DEFAULT_STACK[f"san.{protocol}"])
         hbas = [n for n, a in cat.san_adapters.items() if protocol in a.protocols] or list(cat.san_adapters)
         c1, c2 = where.columns(2)
         self.select(c1, "topology.host_adapter", "Host adapter", hbas,

@@ -23,6 +23,18 @@ DEFAULT_STACK = {
 }
 """Host stack of each attachment (SAN: per protocol) when the scenario's ``host.stack`` is not set."""
 
+IBMI_STACK = "ibmi_nvme"
+"""IBM i's direct-NVMe stack (the planner's power10_ibmi platform; the web app offers it beside Linux's)."""
+
+
+def stack_choices(kind: str) -> tuple[str, ...]:
+    """The stacks an attachment kind can run, its default (``DEFAULT_STACK``) first."""
+    if kind == "san":
+        return DEFAULT_STACK["san.fcp"], DEFAULT_STACK["san.nvme_fc"]
+    if kind == "direct_nvme":
+        return DEFAULT_STACK[kind], IBMI_STACK
+    return (DEFAULT_STACK[kind],)
+
 
 @dataclass
 class ResolvedHost:

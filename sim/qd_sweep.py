@@ -161,16 +161,17 @@ def fast_point(scenario: Scenario) -> QdPoint:
     return QdPoint(qd=qd, iops=fast.iops, latency_mean_us=fast.latency_mean_us, solver="fast",
                    validity="precise" if fast.stable else "unstable",
                    note="" if fast.stable else f"offered load above Xmax ({fast.bounds.bottleneck})",
-                   tail="estimate" if known else "none", **tails)
+                   tail="estimate" if known else "none", latency_p50_us=tails["latency_p50_us"],
+                   latency_p99_us=tails["latency_p99_us"], latency_p999_us=tails["latency_p999_us"])
 
 
 # -- the discrete-event simulator -----------------------------------------------------------------
 
 def _interval(row: dict[str, Any], metric: str) -> tuple[float, float] | None:
-    lo, hi = row.get(f"{metric}_ci95_lo"), row.get(f"{metric}_ci95_hi")
-    if _finite(lo) is None or _finite(hi) is None:
+    lo, hi = _finite(row.get(f"{metric}_ci95_lo")), _finite(row.get(f"{metric}_ci95_hi"))
+    if lo is None or hi is None:
         return None
-    return float(lo), float(hi)
+    return lo, hi
 
 
 def des_point(qd: int, row: dict[str, Any]) -> QdPoint:

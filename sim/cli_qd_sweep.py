@@ -42,7 +42,8 @@ def parse_depths(text: str) -> list[int]:
             return depths
         return [int(part) for part in text.split(",")]
     except ValueError:
-        raise BadInput([("--qd", f"give integers separated by commas (1,4,16) or a range (1..256), got {text!r}")]) from None
+        shown = text if len(text) <= 60 else text[:57] + "..."
+        raise BadInput([("--qd", f"give integers separated by commas (1,4,16) or a range (1..256), got {shown!r}")]) from None
 
 
 def register(subparsers: Any) -> None:

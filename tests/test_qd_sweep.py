@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
 from app.charts import qd_sweep_chart
@@ -62,6 +64,20 @@ def test_fast_path_throughput_never_falls_with_depth_and_obeys_littles_law(devic
 def test_fast_path_mixed_reads_and_writes_obey_littles_law_too() -> None:
     for p in qd_sweep("PM1733-1.92TB", [1, 8, 64], read_fraction=0.7, block_size_kib=8):
         assert p.iops * p.latency_mean_us * 1e-6 == pytest.approx(p.qd, rel=0.01)
+
+
+@settings(max_examples=25, deadline=None)
+@given(device=st.sampled_from(DEVICES), read_fraction=st.floats(0.0, 1.0),
+       block_size_kib=st.sampled_from([0.5, 4, 8, 16, 64, 256]),
+       depths=st.lists(st.integers(1, 1024), min_size=1, max_size=8, unique=True))
+def test_any_fast_sweep_is_sorted_obeys_littles_law_and_never_falls(device: str, read_fraction: float, block_size_kib: float,
+                                                                    depths: list[int]) -> None:
+    points = qd_sweep(device, depths, read_fraction=read_fraction, block_size_kib=block_size_kib)
+    assert [p.qd for p in points] == sorted(depths)
+    for p in points:
+        assert p.iops * p.latency_mean_us * 1e-6 == pytest.approx(p.qd, rel=0.01)
+    for a, b in pairwise(points):
+        assert b.iops >= a.iops * (1 - MVA_DIP)
 
 
 def test_des_rows_obey_littles_law_carry_their_intervals_and_repeat_exactly() -> None:

@@ -194,6 +194,10 @@ QD_LATENCY_SERIES = (("latency_mean_us", "mean", "#00a2a2"), ("latency_p50_us", 
 QD_IOPS_COLOUR = OTHER
 
 
+def _finite_number(v: Any) -> bool:
+    return isinstance(v, int | float) and math.isfinite(v)
+
+
 def _qd_error_bars(points: Sequence[dict[str, Any]], metric: str) -> dict[str, Any] | None:
     """Asymmetric error bars from each point's ``ci95[metric]`` (None when no point has one)."""
     cis = [p.get("ci95", {}).get(metric) for p in points]
@@ -208,7 +212,8 @@ def _qd_trace(points: Sequence[dict[str, Any]], metric: str, name: str, colour: 
     """One metric against QD: hollow markers (and no latency) where a point is not precise (app.validity)."""
     validity = [p.get("validity", "unknown") for p in points]
     # an unstable point's latency only says how long the run lasted: left out, its IOPS kept with an x marker
-    ys = [None if v == "unstable" and metric != "iops" else p.get(metric) for p, v in zip(points, validity, strict=True)]
+    ys = [None if (v == "unstable" and metric != "iops") or not _finite_number(p.get(metric)) else p.get(metric)
+          for p, v in zip(points, validity, strict=True)]
     return go.Scatter(
         x=[p["qd"] for p in points], y=ys, mode="lines+markers", name=name, line={"color": colour, "dash": dash},
         marker={"color": colour, "symbol": [MARKER_SYMBOLS.get(v, MARKER_SYMBOLS["unknown"]) for v in validity],
@@ -253,7 +258,7 @@ def qd_sweep_chart(points: Sequence[dict[str, Any]], published: Sequence[dict[st
     fig.update_yaxes(title_text="latency (us)", rangemode="tozero", row=1, col=2)
     text = title or "Queue-depth sweep"
     if any(p.get("validity", "unknown") != "precise" for p in points):
-        text += " (hollow markers: cut short or unstable, not final)"
+        text += " (hollow markers: cut short, unstable or unknown, not final)"
     fig.update_layout(title=text, height=440, legend={"orientation": "h", "y": -0.25},
                       margin={"l": 10, "r": 10, "t": 60, "b": 40}, **AUTOMARGIN)
     return fig

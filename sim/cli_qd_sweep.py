@@ -24,7 +24,7 @@ OPTION_OF = {"drive": "DRIVE", "qd": "--qd", "solver": "--solver", "read_fractio
 """The sweep function's argument names -> the command line's words for them."""
 MAX_RANGE_POINTS = 32
 DEFAULT_QD = "1..256"
-VALIDITY_WORDS = {"precise": "precise", "cut_short": "CUT SHORT", "unstable": "UNSTABLE"}
+VALIDITY_WORDS = {"precise": "precise", "cut_short": "CUT SHORT", "unstable": "UNSTABLE", "unknown": "UNKNOWN"}
 
 
 def parse_depths(text: str) -> list[int]:
@@ -77,7 +77,7 @@ def _print(args: argparse.Namespace, points: list[Any], published: list[Any], ou
         table.add_row(*_row_cells(p))
     out.print(table)
     if any(p.validity != "precise" for p in points):
-        out.print("CUT SHORT / UNSTABLE rows are not final: their figures are indicative (raise --max-ios)", markup=False)
+        out.print("CUT SHORT / UNSTABLE / UNKNOWN rows are not final: their figures are indicative (raise --max-ios)", markup=False)
     if any(p.tail == "estimate" for p in points):
         out.print("(est.) = the fast path's p99 screening estimate (the planner's); run --solver des for measured tails",
                   markup=False)

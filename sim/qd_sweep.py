@@ -58,7 +58,7 @@ class QdPoint:
     latency_p99_us: float | None
     latency_p999_us: float | None
     validity: str
-    """precise | cut_short | unstable (app/validity.py): only precise is a final answer."""
+    """precise | cut_short | unstable | unknown (app/validity.py): only precise is a final answer."""
     solver: Solver
     note: str = ""
     tail: Literal["measured", "estimate", "none"] = "measured"
@@ -150,6 +150,16 @@ def fast_tails(fast: Any) -> dict[str, float | None]:
     return tails
 
 
+def _fast_validity(fast: Any) -> tuple[str, str]:
+    """precise for a stable solution; unstable above Xmax; unknown when a stable solution has no finite mean
+    latency (the fast path's eXFlash write-cache approximation can give one: tests/test_qd_sweep.py)."""
+    if not fast.stable:
+        return "unstable", f"offered load above Xmax ({fast.bounds.bottleneck})"
+    if not math.isfinite(fast.latency_mean_us) or not math.isfinite(fast.iops):
+        return "unknown", "the fast path gives no finite mean latency here: run the simulation"
+    return "precise", ""
+
+
 def fast_point(scenario: Scenario) -> QdPoint:
     """The fast path's prediction for one queue depth's scenario."""
     from sim.analytic import evaluate
@@ -158,9 +168,8 @@ def fast_point(scenario: Scenario) -> QdPoint:
     qd = scenario.workload.queue_depth  # type: ignore[union-attr]
     tails = fast_tails(fast)
     known = any(v is not None for v in tails.values())
-    return QdPoint(qd=qd, iops=fast.iops, latency_mean_us=fast.latency_mean_us, solver="fast",
-                   validity="precise" if fast.stable else "unstable",
-                   note="" if fast.stable else f"offered load above Xmax ({fast.bounds.bottleneck})",
+    validity, note = _fast_validity(fast)
+    return QdPoint(qd=qd, iops=fast.iops, latency_mean_us=fast.latency_mean_us, solver="fast", validity=validity, note=note,
                    tail="estimate" if known else "none", latency_p50_us=tails["latency_p50_us"],
                    latency_p99_us=tails["latency_p99_us"], latency_p999_us=tails["latency_p999_us"])
 

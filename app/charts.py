@@ -187,3 +187,78 @@ def number_columns(*names: str) -> dict[str, Any]:
     import streamlit as st
 
     return {n: st.column_config.NumberColumn(n, format="localized", width="medium") for n in names}
+
+
+QD_LATENCY_SERIES = (("latency_mean_us", "mean", "#00a2a2"), ("latency_p50_us", "p50", "#7f7f7f"),
+                     ("latency_p99_us", "p99", P99), ("latency_p999_us", "p99.9", BOTTLENECK))
+QD_IOPS_COLOUR = OTHER
+
+
+def _finite_number(v: Any) -> bool:
+    return isinstance(v, int | float) and math.isfinite(v)
+
+
+def _qd_error_bars(points: Sequence[dict[str, Any]], metric: str) -> dict[str, Any] | None:
+    """Asymmetric error bars from each point's ``ci95[metric]`` (None when no point has one)."""
+    cis = [p.get("ci95", {}).get(metric) for p in points]
+    if not any(cis):
+        return None
+    return {"type": "data", "symmetric": False,
+            "array": [ci[1] - p[metric] if ci and p[metric] is not None else 0 for p, ci in zip(points, cis, strict=True)],
+            "arrayminus": [p[metric] - ci[0] if ci and p[metric] is not None else 0 for p, ci in zip(points, cis, strict=True)]}
+
+
+def _qd_trace(points: Sequence[dict[str, Any]], metric: str, name: str, colour: str, dash: str = "solid") -> go.Scatter:
+    """One metric against QD: hollow markers (and no latency) where a point is not precise (app.validity)."""
+    validity = [p.get("validity", "unknown") for p in points]
+    # an unstable point's latency only says how long the run lasted: left out, its IOPS kept with an x marker
+    ys = [None if (v == "unstable" and metric != "iops") or not _finite_number(p.get(metric)) else p.get(metric)
+          for p, v in zip(points, validity, strict=True)]
+    return go.Scatter(
+        x=[p["qd"] for p in points], y=ys, mode="lines+markers", name=name, line={"color": colour, "dash": dash},
+        marker={"color": colour, "symbol": [MARKER_SYMBOLS.get(v, MARKER_SYMBOLS["unknown"]) for v in validity],
+                "size": [7 if v == "precise" else 12 for v in validity], "line": {"width": 2, "color": colour}},
+        error_y=_qd_error_bars(points, metric), text=[badge(v) for v in validity],
+        hovertemplate=f"QD %{{x}}<br>{name}: %{{y:,.1f}}<br>%{{text}}<extra></extra>")
+
+
+def qd_sweep_chart(points: Sequence[dict[str, Any]], published: Sequence[dict[str, Any]] = (), title: str = "") -> go.Figure:
+    """IOPS and latency (mean, p50, p99, p99.9) against queue depth (log2 axis), published points as stars.
+
+    ``points``: ``sim.qd_sweep.QdPoint.as_dict()`` rows (``qd``, the metrics, ``validity``, ``tail``, ``ci95``);
+    ``published``: ``calibration.ext.published.PublishedPoint.as_dict()`` rows (``qd``, ``metric``, ``value``,
+    ``sweep``, ``record``). A fast-path tail estimate is dashed; a point that is not precise has a hollow marker.
+    """
+    from plotly.subplots import make_subplots
+
+    points = sorted(points, key=lambda p: p["qd"])
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("IOPS", "latency (us)"), horizontal_spacing=0.1)
+    fig.add_trace(_qd_trace(points, "iops", "IOPS", QD_IOPS_COLOUR), row=1, col=1)
+    estimate = any(p.get("tail") == "estimate" for p in points)
+    for metric, label, colour in QD_LATENCY_SERIES:
+        if not any(p.get(metric) is not None for p in points):
+            continue
+        tail = metric != "latency_mean_us"
+        name = f"{label} (fast-path estimate)" if tail and estimate else label
+        fig.add_trace(_qd_trace(points, metric, name, colour, "dash" if tail and estimate else "solid"), row=1, col=2)
+    colours = {"iops": QD_IOPS_COLOUR, **{m: c for m, _, c in QD_LATENCY_SERIES}}
+    labels = {"iops": "IOPS", **{m: lbl for m, lbl, _ in QD_LATENCY_SERIES}}
+    for metric in colours:
+        pub = [p for p in published if p["metric"] == metric]
+        if pub:
+            fig.add_trace(go.Scatter(
+                x=[p["qd"] for p in pub], y=[p["value"] for p in pub], mode="markers", name=f"published {labels[metric]}",
+                marker={"symbol": "star", "size": 15, "color": colours[metric], "line": {"width": 1.5, "color": "black"}},
+                text=[f"{p['sweep']}<br>record {p['record']}" for p in pub],
+                hovertemplate=f"QD %{{x}}<br>published {labels[metric]}: %{{y:,.1f}}<br>%{{text}}<extra></extra>"),
+                row=1, col=1 if metric == "iops" else 2)
+    depths = [p["qd"] for p in points] or [1]
+    fig.update_xaxes(type="log", tickvals=depths, ticktext=[str(d) for d in depths], title_text="queue depth (log2)")
+    fig.update_yaxes(title_text="IOPS", rangemode="tozero", row=1, col=1)
+    fig.update_yaxes(title_text="latency (us)", rangemode="tozero", row=1, col=2)
+    text = title or "Queue-depth sweep"
+    if any(p.get("validity", "unknown") != "precise" for p in points):
+        text += " (hollow markers: cut short, unstable or unknown, not final)"
+    fig.update_layout(title=text, height=440, legend={"orientation": "h", "y": -0.25},
+                      margin={"l": 10, "r": 10, "t": 60, "b": 40}, **AUTOMARGIN)
+    return fig

@@ -64,3 +64,16 @@ def plan_json(requirements_json: str, verify_top: int) -> str:
         return json.dumps(plan(req, verify_top=verify_top).as_dict(), default=str)
     except NoFeasiblePlan as exc:
         return json.dumps({"problems": exc.problems})
+
+
+def qd_point_json(device: str, qd: int, read_fraction: float, block_size_kib: float, max_ios: int) -> str:
+    """Worker: one queue depth of a device's DES queue-depth sweep (``sim.qd_sweep``) as a one-row JSON list.
+
+    The row carries ``status`` and ``validity``, so the runner caches it only when it is precise; the
+    sweep derives the point's seed from its queue depth, so a point run alone matches the whole sweep's.
+    """
+    from sim.qd_sweep import qd_sweep
+
+    (point,) = qd_sweep(device, [qd], solver="des", read_fraction=read_fraction, block_size_kib=block_size_kib,
+                        max_ios=max_ios)
+    return json.dumps([{"status": "ok", **point.as_dict()}])

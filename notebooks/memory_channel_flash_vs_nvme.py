@@ -26,6 +26,7 @@
 # 2. **CPU:** at what device count do the host's cores saturate, with 1, 2 or 4 books (15, 30, 60 cores),
 #    and how much application CPU per I/O would make 32 DIMMs CPU-bound on the full server?
 # 3. **Latency:** what does one device answer at queue depth 1?
+# 4. **Queue depth:** how do one device's IOPS and latency percentiles move from queue depth 1 to 256?
 #
 # The NVMe side is a Samsung PM1733 1.92 TB per device, each on its own PCIe Gen3 x4 link (the catalog's
 # one-drive carrier stands in for an x86 U.2 slot: an assumption) under the Linux NVMe driver. Every device
@@ -43,13 +44,16 @@ import plotly.graph_objects as go
 from IPython.display import Markdown, display
 from plotly.subplots import make_subplots
 
+from app.charts import qd_sweep_chart
 from calibration.evaluate import fitted_workload_value
+from calibration.ext.published import published_points
 from calibration.records import SCENARIO_DIR, load_records
 from models import load_scenario, lookup, scenario_from_data, with_overrides
 from models.requirements import PLATFORMS
 from sim import simulate
 from sim.analytic import evaluate
 from sim.notebook import budget_note, export_png, notebook_budget, run_settings
+from sim.qd_sweep import qd_sweep
 from sim.sweep import default_workers, sweep_frame
 
 NOTEBOOK = "memory_channel_flash_vs_nvme"
@@ -192,6 +196,35 @@ qd1 = pd.DataFrame(rows)
 qd1
 
 # %% [markdown]
+# ## 4. One device from queue depth 1 to 256
+#
+# `sim.qd_sweep.qd_sweep` puts one device alone (no host stack: the EXT calibration setup,
+# calibration/ext/scenarios/ext_drive.yaml) under a closed loop of 1 ... 256 4 KiB random reads: the fast
+# path at every depth (its p99 is the planner's screening estimate, dashed), DES runs at a few depths as a
+# check (each ends on a 2% interval or its I/O budget; a hollow marker is a point its budget cut short),
+# and, as stars, the published points of the EXT records (calibration/ext/ext.yaml) measured on the same
+# device and mix: for the PM1733, a fio run at QD 1 (the Ignalina record).
+
+# %%
+QD_DEVICES = {"eXFlash DIMMs": "eXFlash-400GB", "NVMe drives": "PM1733-1.92TB"}
+QD_DES_DEPTHS = [1, 16, 256]
+QD_MAX_IOS = 10_000 if SMALL else 200_000
+QD_METRIC_WORDS = {"iops": "IOPS", "latency_mean_us": "mean us", "latency_p50_us": "p50 us", "latency_p99_us": "p99 us",
+                   "latency_p999_us": "p99.9 us"}
+qd_fast, qd_des, qd_published = {}, {}, {}
+for kind, device in QD_DEVICES.items():
+    qd_fast[kind] = [p.as_dict() for p in qd_sweep(device)]
+    qd_des[kind] = [p.as_dict() for p in qd_sweep(device, QD_DES_DEPTHS, solver="des", max_ios=QD_MAX_IOS)]
+    qd_published[kind] = [p.as_dict() for p in published_points(device)]
+    qd_sweep_chart(qd_fast[kind], qd_published[kind], title=f"{device} alone, 4 KiB random reads (fast path)").show()
+    qd_sweep_chart(qd_des[kind], qd_published[kind], title=f"{device} alone, 4 KiB random reads (DES)").show()
+qd_table = pd.DataFrame([{"kind": kind, "solver": p["solver"], "qd": p["qd"], "iops": p["iops"],
+                          "latency_mean_us": p["latency_mean_us"], "latency_p99_us": p["latency_p99_us"],
+                          "validity": p["validity"]}
+                         for kind in QD_DEVICES for p in [*qd_fast[kind], *qd_des[kind]] if p["qd"] in QD_DES_DEPTHS])
+qd_table
+
+# %% [markdown]
 # ## The chart
 
 # %%
@@ -250,6 +283,31 @@ def saturates_text(kind):
 
 
 lat = qd1.set_index(["kind", "op"]).latency_mean_us
+
+
+def qd_sentence():
+    """The queue-depth bullet: each device from QD 1 to 256 (fast path, DES check) and the published points."""
+    parts = []
+    for kind, device in QD_DEVICES.items():
+        first, last = qd_fast[kind][0], qd_fast[kind][-1]
+        des_last = qd_des[kind][-1]
+        knee = next(p["qd"] for p in qd_fast[kind] if p["iops"] >= 0.9 * last["iops"])
+        parts.append(f"{device}: {first['iops']:,.0f} IOPS at QD {first['qd']} ({first['latency_mean_us']:,.0f} us mean) to "
+                     f"{last['iops']:,.0f} at QD {last['qd']} ({last['latency_mean_us']:,.0f} us), 90% of it from QD {knee}; "
+                     f"DES at QD {des_last['qd']}: {des_last['iops']:,.0f} IOPS, p99 {des_last['latency_p99_us']:,.0f} us "
+                     f"({des_last['validity'].replace('_', ' ')})")
+    seen = []
+    for kind, device in QD_DEVICES.items():
+        model = {p["qd"]: p for p in qd_fast[kind]}
+        for p in qd_published[kind]:
+            predicted = model.get(p["qd"], {}).get(p["metric"])
+            against = f" (fast path {predicted:,.1f})" if predicted is not None else ""
+            seen.append(f"{device} {QD_METRIC_WORDS.get(p['metric'], p['metric'])} {p['value']:,.1f} at QD {p['qd']}{against}")
+    return (f"* **Queue depth, one device alone:** {'. '.join(parts)}. Published points of these devices (EXT records): "
+            f"{'; '.join(seen) or 'none'}. The fast path's p99 at QD {QD_DES_DEPTHS[-1]} is the planner's screening "
+            "estimate, not a measured tail: compare it with the DES p99 above.")
+
+
 seed_lat = records["s3.table5.lat_rr.1dimm"].measured
 seed_write_lat = records["s3.table5.lat_rw.1dimm"].measured
 seed_mix_lat = records["s3.table5.lat_oltp.1dimm"].measured
@@ -289,6 +347,7 @@ lines = [
     f"{lat[('eXFlash DIMMs', '67/33 mix')]:,.0f} us (seed 002 Table 5: {seed_mix_lat:g} us); a PM1733's reads take "
     f"{reads_in_mix[('NVMe drives', '67/33 mix')]:,.0f} us in the same mix (alone {lat[('NVMe drives', 'read')]:,.0f}): a read whose die is "
     "programming an earlier write waits for it, on both kinds of flash.",
+    qd_sentence(),
     budget_note(BUDGET),
 ]
 conclusions = "\n".join(lines)

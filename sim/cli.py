@@ -4,6 +4,7 @@
     flashplan schema
     flashplan catalog [--json]
     flashplan app [--port N]
+    flashplan qd-sweep DRIVE [--qd 1,2,4,...] [--solver fast|des] [--json]   (sim/cli_qd_sweep.py)
 
 Bad input exits with code 2 and one ``field.path: message`` line per problem on
 stderr; an unexpected failure exits 1 with one line (``FLASHPLAN_DEBUG=1`` shows the traceback).
@@ -51,6 +52,7 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
     "sim.cli_import",
     "sim.cli_plan",
     "sim.cli_analyze",
+    "sim.cli_qd_sweep",
 )
 
 def load_with_overrides(path: str, sets: Sequence[str]) -> Scenario:

@@ -2,7 +2,7 @@
 
 Every case of issue 19 has a hand-made file in tests/fixtures/bad/ (or is built here when it is
 large: a 5,000-level nesting, a file over the size limit, odd file names) and goes through the
-command it reaches: simulate, analyze, sweep, plan, import fio / iostat, app (its database URL),
+command it reaches: simulate, analyze, sweep, plan, qd-sweep, import fio / iostat, app (its database URL),
 catalog (a catalog override) and calibrate's record loading. Each must exit 2 with a line that
 names the field (or the file and line), and never print a traceback; an output file that
 existed before is left untouched.
@@ -151,6 +151,12 @@ def _cases(f: dict[str, str]) -> list[tuple[str, list[str], dict[str, str], str]
         ("plan_bool", ["plan", b("plan_bool.yaml")], {}, "target.iops"),
         ("plan_set_nan", ["plan", PLAN, "--set", "usable_tb=.nan"], {}, "usable_tb"),
         ("cost_perf_nan", ["cost", MM1, "--perf", "nan"], {}, "--perf"),
+        # a device's queue-depth sweep
+        ("qd_sweep_unknown_drive", ["qd-sweep", "NOPE"], {}, "DRIVE: unknown catalog drive or DIMM"),
+        ("qd_sweep_qd_zero", ["qd-sweep", "ES5F", "--qd", "0,4"], {}, "--qd"),
+        ("qd_sweep_qd_text", ["qd-sweep", "ES5F", "--qd", "9" * 5000], {}, "--qd"),
+        ("qd_sweep_nan_read", ["qd-sweep", "ES5F", "--read-fraction", "nan"], {}, "--read-fraction"),
+        ("qd_sweep_inf_block", ["qd-sweep", "ES5F", "--block-kib", "inf"], {}, "--block-kib"),
         # measurement files
         ("fio_not_json", ["import", "fio", b("fio_not_json.json"), "--out", f["existing"]], {}, "fio_not_json.json"),
         ("fio_not_closed", ["import", "fio", b("fio_nested.json")], {}, "fio_nested.json"),

@@ -5,7 +5,8 @@ The page shows the stored calibration run (``calibration/results/latest.json``, 
 sources, declared known gaps (outside, with the hypotheses tried and the data that would settle
 them) and outside, and can run one system's quick subset now (the records marked
 ``ci``, at the quick budget) in the worker pool, without re-running the whole set on
-every visit.
+every visit. Below it, a queue-depth sweep of any catalog drive or DIMM with the published EXT
+points overlaid (app/views/qd_sweep.py).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import streamlit as st
 
 from app import charts, jobs, runner
 from app.calibration_data import LATEST, read_stored, system_summary
+from app.views import qd_sweep
 from calibration.evaluate import QUICK_RUN, settle_rows, stale_known_gap, with_conflict_partners
 from calibration.records import SYSTEM_NAMES, SYSTEMS, Record, load_records
 from calibration.report import parity_figure
@@ -139,9 +141,13 @@ def render(results_path: Path = LATEST, quick_run: dict[str, Any] | None = None)
             st.session_state.pop("calibration:shown", None)
             st.rerun()
         st.caption("The quick set is the records marked for CI, each scenario at ±4% precision and at most 6 s.")
-    if not rows:
-        return
+    if rows:
+        _stored_or_quick(rows)
+    qd_sweep.render_section()
 
+
+def _stored_or_quick(rows: list[dict[str, Any]]) -> None:
+    """The per-system summary, the parity plot and the record table of a calibration run."""
     summary = system_summary(rows)
     st.subheader("Per system")
     st.dataframe([{"system": s["system"], "what was measured": s["what"], "records": s["records"], "within tolerance": s["within"],

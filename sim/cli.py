@@ -98,6 +98,8 @@ def print_result(result: Result, console: Console, top: int = 8) -> None:
         m = getattr(result, key)
         table.add_row(label, _fmt(m.value), f"{_fmt(m.ci95[0])} .. {_fmt(m.ci95[1])}", unit)
     console.print(table)
+    if result.workloads is not None:
+        print_workloads(result, console)
     util = Table(title=f"utilization (top {top})", title_justify="left")
     util.add_column("component")
     util.add_column("utilization", justify="right")
@@ -111,6 +113,31 @@ def print_result(result: Result, console: Console, top: int = 8) -> None:
         f"({result.measured_ios:,} measured in {result.batches} batches), "
         f"{result.simulated_seconds:.3f} s simulated in {result.wall_seconds:.2f} s wall"
     )
+
+
+WORKLOAD_COLUMNS = (
+    ("iops", "IOPS"), ("mbps", "MB/s"), ("latency_mean_us", "mean us"), ("latency_p99_us", "p99 us"),
+    ("read_latency_mean_us", "read us"), ("write_latency_mean_us", "write us"), ("mean_outstanding_ios", "in flight"),
+)
+
+
+def print_workloads(result: Result, console: Console) -> None:
+    """One row per workload of a consolidated scenario (value and 95% CI of each metric); the hardware's
+    utilization and bottleneck, shared by all, follow in the scenario's tables."""
+    assert result.workloads is not None
+    table = Table(title="per workload (value ± 95% CI half-width)", title_justify="left")
+    table.add_column("workload")
+    table.add_column("kind")
+    for _, label in WORKLOAD_COLUMNS:
+        table.add_column(label, justify="right")
+    for name, w in result.workloads.items():
+        cells = [name, w.kind]
+        for key, _ in WORKLOAD_COLUMNS:
+            m = getattr(w, key)
+            ci = f" ±{_fmt(m.half_width)}" if m.has_ci and m.half_width > 0 else ""
+            cells.append(f"{_fmt(m.value)}{ci}")
+        table.add_row(*cells)
+    console.print(table)
 
 
 def cmd_simulate(args: argparse.Namespace, out: Console) -> int:

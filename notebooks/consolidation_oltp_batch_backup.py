@@ -153,8 +153,8 @@ lines = [
     f"± {checks.half.iloc[-1]:.1f} us mean, p99 {checks.p99.iloc[-1]:.0f} us.",
     f"* Fast path against the DES at {checks.backup_iops.iloc[1] * 1.048576:,.0f} MB/s of backup: OLTP "
     f"{middle_fast:.1f} us against {checks.oltp_us.iloc[1]:.1f} ± {checks.half.iloc[1]:.1f} us "
-    f"({middle_fast / checks.oltp_us.iloc[1] - 1:+.1%}: the multi-class correction takes the backup's waits at "
-    f"the shared stations, not its large transfers holding the namespace queues, so read the limit above as optimistic).",
+    f"({middle_fast / checks.oltp_us.iloc[1] - 1:+.1%}; the fast path's multi-class correction counts the other "
+    f"workloads' load at the shared stations only, not at the concurrency limits such as the namespace queues).",
     budget_note(BUDGET),
 ]
 conclusions = "\n".join(lines)

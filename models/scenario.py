@@ -23,6 +23,7 @@ from models.loading import (
     read_document,
 )
 from models.loading import format_validation_error as format_validation_error  # re-exported
+from models.slo import WorkloadSlo
 from models.topology import DirectNvme, Exflash, San, Topology, ZvmEdev
 from models.workload import Workload
 
@@ -67,6 +68,8 @@ class Scenario(StrictModel):
     workloads: list[Workload] | None = Field(default=None, min_length=1, max_length=MAX_WORKLOADS, description=(
         "several workloads on the one configuration (consolidation); instead of workload"))
     run: RunSettings = Field(default_factory=RunSettings)
+    slos: list[WorkloadSlo] | None = Field(default=None, max_length=64, description=(
+        "objectives per workload (models/slo.py), checked in the results: 'oltp p99 <= 1000 us', 'backup >= 500 MB/s'"))
 
     @model_validator(mode="after")
     def _one_load(self) -> Scenario:
@@ -89,6 +92,14 @@ class Scenario(StrictModel):
                 if slots > 1_000_000:
                     where = "workload.jobs" if self.workloads is None else f"workloads.{i}.jobs"
                     raise field_problem(where, "jobs x queue_depth (summed over the workloads) must be <= 1,000,000")
+        return self
+
+    @model_validator(mode="after")
+    def _slos_name_workloads(self) -> Scenario:
+        names = [name for name, _ in self.named_workloads()]
+        for i, slo in enumerate(self.slos or ()):
+            if slo.workload not in names:
+                raise field_problem(f"slos.{i}.workload", f"no workload is called {slo.workload!r}; the workloads: {', '.join(names)}")
         return self
 
     @model_serializer(mode="wrap")

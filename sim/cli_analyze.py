@@ -20,7 +20,7 @@ from models.common import dumps_json
 from models.numbers import format_number as _fmt
 from models.result import Result
 from sim.analytic import FastResult, evaluate
-from sim.cli import load_with_overrides
+from sim.cli import Figure, load_with_overrides, print_slos, slo_verdicts
 from sim.errors import EXIT_OK, EXIT_UNSTABLE
 
 COMPARED = (
@@ -87,6 +87,20 @@ def print_workloads(fast: FastResult, des: Result | None, out: Console) -> None:
     out.print(table)
 
 
+def fast_figure(fast: FastResult) -> Figure:
+    """The fast path's figures: means, and p99 by the planner's screening estimate (no interval; other
+    percentiles unknown)."""
+    from sim.planner import p99_estimate_us
+
+    def figure(name: str, key: str) -> tuple[float | None, float | None, float | None]:
+        source = fast.workloads.get(name) if fast.workloads is not None else fast
+        if source is None:
+            return None, None, None
+        value = p99_estimate_us(source) if key == "latency_p99_us" else getattr(source, key, None)
+        return (value if value is not None and math.isfinite(value) else None), None, None
+    return figure
+
+
 def cmd_analyze(args: argparse.Namespace, out: Console) -> int:
     scenario = load_with_overrides(args.file, args.set or [])
     fast = evaluate(scenario)
@@ -100,6 +114,8 @@ def cmd_analyze(args: argparse.Namespace, out: Console) -> int:
         if des is not None:
             data["des"] = des.summary()
             data["relative_error"] = relative_errors(fast, des)
+        if scenario.slos:
+            data["slos"] = slo_verdicts(scenario, fast_figure(fast))
         print(dumps_json(data))
         return EXIT_OK if fast.stable else EXIT_UNSTABLE
     if not fast.stable:  # first, as simulate does: no figure below is a steady state
@@ -149,4 +165,6 @@ def cmd_analyze(args: argparse.Namespace, out: Console) -> int:
         if any(not getattr(des, key).contains(getattr(fast, key)) for key, _, _ in COMPARED):
             line += "; * = fast path outside the DES 95% CI"
     out.print(line, markup=False)
+    if scenario.slos:
+        print_slos(slo_verdicts(scenario, fast_figure(fast)), out, "fast path; p99 is the planner's screening estimate")
     return EXIT_OK if fast.stable else EXIT_UNSTABLE

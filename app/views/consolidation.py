@@ -128,5 +128,11 @@ def render() -> None:
     st.dataframe(des_table(result), hide_index=True)
     st.plotly_chart(stacked({n: (w.iops.value, w.mbps.value) for n, w in (result.workloads or {}).items()},
                             "Load per workload (DES)"))
+    if scenario.slos:
+        from sim.cli import des_figure, slo_verdicts
+
+        st.dataframe([{"workload": r["workload"], "objective": f"{r['metric']} {'<=' if r['kind'] == 'max' else '>='} {fmt(r['bound'])}",
+                       "value": fmt(r["value"]) if r["value"] is not None else "-", "verdict": r["verdict"]}
+                      for r in slo_verdicts(scenario, des_figure(result))], hide_index=True)
     st.caption(f"Shared bottleneck: {result.bottleneck} ({result.utilization.get(result.bottleneck, 0.0):.0%} busy); "
                f"{result.measured_ios:,} I/Os measured; seed {result.seed}.")

@@ -218,3 +218,11 @@ def test_objectives_are_checked_against_each_workloads_interval(tmp_path, capsys
     main(["analyze", str(path), "--json"])
     fast = [row["verdict"] for row in json.loads(capsys.readouterr().out)["slos"]]
     assert fast == ["met", "missed", "met"]  # the fast path's throughput is the offered rate exactly
+
+
+def test_a_consolidated_run_is_the_same_for_the_same_seed_and_differs_for_another() -> None:
+    mixed = [CLOSED_TWO[0], OPEN_TWO[1] | {"rate_iops": 20_000}, {"name": "burst", "kind": "bursty", "on_rate_iops": 50_000,
+                                                                  "mean_on_ms": 1, "mean_off_ms": 9, "read_fraction": 0.5}]
+    first, again = (json.dumps(simulate(two_class(mixed, max_ios=15_000)).summary()) for _ in range(2))
+    other = json.dumps(simulate(two_class(mixed, max_ios=15_000, seed=4)).summary())
+    assert first == again and first != other

@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import math
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +29,8 @@ from models.common import dumps_json
 from models.loading import format_validation_error
 from models.numbers import format_number as _fmt
 from models.placement import check_placement
-from models.result import Metric, Result
+from models.result import Result
 from models.scenario import Scenario, parse_override, read_scenario_data, scenario_from_data
-from models.slo import verdict
 from models.topology import DirectNvme
 from sim.errors import (
     EXIT_BAD_INPUT,
@@ -142,34 +140,6 @@ def print_workloads(result: Result, console: Console) -> None:
     console.print(table)
 
 
-Figure = Callable[[str, str], tuple[float | None, float | None, float | None]]
-"""(workload name, metric key) -> (value, 95% low, 95% high): a solver's figures for the SLO check."""
-
-
-def slo_verdicts(scenario: Scenario, figure: Figure) -> list[dict[str, Any]]:
-    """Every bound of the scenario's objectives (``slos``) against a solver's per-workload figures."""
-    rows: list[dict[str, Any]] = []
-    for slo in scenario.slos or ():
-        for key, kind, bound in slo.checks():
-            value, low, high = figure(slo.workload, key)
-            rows.append({"workload": slo.workload, "metric": key, "bound": bound, "kind": kind, "value": value,
-                         "verdict": verdict(kind, bound, value, low, high)})
-    return rows
-
-
-def des_figure(result: Result) -> Figure:
-    """The DES's figures: a workload's metric with its interval (a one-workload scenario: the Result's own)."""
-    def figure(name: str, key: str) -> tuple[float | None, float | None, float | None]:
-        source = result.workloads.get(name) if result.workloads is not None else result
-        if source is None:
-            return None, None, None
-        m: Metric = getattr(source, key)
-        if not math.isfinite(m.value):
-            return None, None, None
-        return (m.value, m.ci95[0], m.ci95[1]) if m.has_ci else (m.value, None, None)
-    return figure
-
-
 def print_slos(rows: list[dict[str, Any]], console: Console, solver: str) -> None:
     table = Table(title=f"objectives ({solver})", title_justify="left")
     for column in ("workload", "objective", "value", "verdict"):
@@ -190,6 +160,8 @@ def cmd_simulate(args: argparse.Namespace, out: Console) -> int:
         warning = check_placement(scenario.topology).warning()
         if warning:  # the figures are right; the protection the layout promises is not there
             Console(stderr=True).print(f"warning: {warning}", markup=False, highlight=False)
+    from sim.slo_check import des_figure, slo_verdicts
+
     slos = slo_verdicts(scenario, des_figure(result)) if scenario.slos else []
     if args.json:
         print(dumps_json(result.summary() | ({"slos": slos} if scenario.slos else {})))

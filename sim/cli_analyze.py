@@ -20,8 +20,9 @@ from models.common import dumps_json
 from models.numbers import format_number as _fmt
 from models.result import Result
 from sim.analytic import FastResult, evaluate
-from sim.cli import Figure, load_with_overrides, print_slos, slo_verdicts
+from sim.cli import load_with_overrides, print_slos
 from sim.errors import EXIT_OK, EXIT_UNSTABLE
+from sim.slo_check import fast_figure, slo_verdicts
 
 COMPARED = (
     ("iops", "IOPS", ""),
@@ -85,20 +86,6 @@ def print_workloads(fast: FastResult, des: Result | None, out: Console) -> None:
             cells.append(cell)
         table.add_row(*cells)
     out.print(table)
-
-
-def fast_figure(fast: FastResult) -> Figure:
-    """The fast path's figures: means, and p99 by the planner's screening estimate (no interval; other
-    percentiles unknown)."""
-    from sim.planner import p99_estimate_us
-
-    def figure(name: str, key: str) -> tuple[float | None, float | None, float | None]:
-        source = fast.workloads.get(name) if fast.workloads is not None else fast
-        if source is None:
-            return None, None, None
-        value = p99_estimate_us(source) if key == "latency_p99_us" else getattr(source, key, None)
-        return (value if value is not None and math.isfinite(value) else None), None, None
-    return figure
 
 
 def cmd_analyze(args: argparse.Namespace, out: Console) -> int:

@@ -129,7 +129,7 @@ def render() -> None:
     st.plotly_chart(stacked({n: (w.iops.value, w.mbps.value) for n, w in (result.workloads or {}).items()},
                             "Load per workload (DES)"))
     if scenario.slos:
-        from sim.cli import des_figure, slo_verdicts
+        from sim.slo_check import des_figure, slo_verdicts
 
         st.dataframe([{"workload": r["workload"], "objective": f"{r['metric']} {'<=' if r['kind'] == 'max' else '>='} {fmt(r['bound'])}",
                        "value": fmt(r["value"]) if r["value"] is not None else "-", "verdict": r["verdict"]}

@@ -226,3 +226,30 @@ def test_a_consolidated_run_is_the_same_for_the_same_seed_and_differs_for_anothe
     first, again = (json.dumps(simulate(two_class(mixed, max_ios=15_000)).summary()) for _ in range(2))
     other = json.dumps(simulate(two_class(mixed, max_ios=15_000, seed=4)).summary())
     assert first == again and first != other
+
+
+# -- the consolidated planner --------------------------------------------------------------------
+
+def test_the_consolidated_planner_buys_the_cheapest_grid_point_that_keeps_every_objective() -> None:
+    from models.requirements import consolidation_from_data
+    from sim.plan_consolidated import plan_consolidated
+
+    data = {"name": "two workloads", "platform": "linuxone", "usable_tb": 1, "protection": "mirror",
+            "workloads": [{"name": "oltp", "kind": "open", "rate_iops": 450_000, "read_fraction": 0.9, "block_size_kib": 8},
+                          {"name": "backup", "kind": "open", "rate_iops": 300, "read_fraction": 1.0, "block_size_kib": 1024,
+                           "access": "sequential"}],
+            "slos": [{"workload": "oltp", "statistic": "mean", "us": 125}, {"workload": "backup", "min_mbps": 300}],
+            "candidates": {"devices": ["PM1733-1.92TB"], "device_counts": [2, 4], "layouts": ["raid10", "raid1"],
+                           "namespaces": [1], "include_san": False},
+            "verify": {"max_ios": 40_000, "warmup_ios": 2_000, "target_rel_ci": 0.05}}
+    result = plan_consolidated(consolidation_from_data(data))
+    winner = result.winner
+    assert winner.stage == "verified" and winner.des is not None and winner.des.workloads is not None
+    assert winner.des.workloads["oltp"].latency_mean_us.value <= 125
+    assert winner.label.startswith("4 x")
+    # two drives (raid1) cost half but queue the OLTP reads past the objective: rejected, saying why
+    (cheaper,) = [c for c in result.rejected if c.capex.total_usd < winner.capex.total_usd]
+    assert cheaper.label.startswith("2 x") and cheaper.stage == "objectives" and "oltp latency_mean_us" in (cheaper.rejection or "")
+    with pytest.raises(ValidationError) as info:
+        consolidation_from_data(data | {"slos": [{"workload": "nobody", "us": 1}]})
+    assert "slos.0.workload" in [path for path, _ in format_validation_error(info.value)]

@@ -6,7 +6,8 @@ when ``MAX_BATCHES`` have accumulated, adjacent pairs are merged, so batches gro
 and stay long compared with the system's correlation time. After ``run.min_batches`` batches
 the run stops once the relative 95% half-width of both IOPS and mean latency is at most
 ``run.target_rel_ci`` and still is after a further quarter of the run ("precision reached";
-the confirmation counters sequential-stopping bias). Leading batches that still drift (a write
+the confirmation counters sequential-stopping bias); with several workloads, each workload's own
+IOPS and mean latency too. Leading batches that still drift (a write
 cache filling up, a backlog building) are dropped by MSER truncation before any estimate.
 """
 
@@ -293,6 +294,16 @@ class BatchMeans:
             v, lo, hi = estimate(steady, key)
             if not v or not math.isfinite(lo) or (hi - lo) / 2 / abs(v) > s.target_rel_ci:
                 return False
+        return self.workloads_precise(s.target_rel_ci)
+
+    def workloads_precise(self, target: float) -> bool:
+        """Whether every workload of a consolidated run has its own IOPS and mean latency to ``target``
+        (a rare workload, a backup or a burst, keeps the run going until it has; True with one workload)."""
+        for own in self.steady_workload_batches():
+            for key in ("iops", "latency_mean_us"):
+                v, lo, hi = estimate(own, key)
+                if not v or not math.isfinite(lo) or (hi - lo) / 2 / abs(v) > target:
+                    return False
         return True
 
     def check_stop(self) -> None:
@@ -304,7 +315,7 @@ class BatchMeans:
             for key in ("iops", "latency_mean_us"):
                 v, lo, hi = estimate(steady, key)
                 rel.append((hi - lo) / 2 / abs(v) if v else math.inf)
-            if max(rel) <= s.target_rel_ci:
+            if max(rel) <= s.target_rel_ci and self.workloads_precise(s.target_rel_ci):
                 # Stopping the first time the interval looks narrow enough favours runs whose
                 # variance estimate happens to be low (sequential-stopping bias): confirm the
                 # precision after a further quarter of the run before stopping.

@@ -60,7 +60,9 @@ names
 # The same OLTP workload as a one-workload scenario, then with the batch and the backup (fast path and DES).
 
 # %%
-oltp_alone = with_overrides(base, {"workloads": [base.model_dump(mode="json", exclude_none=True)["workloads"][0]]})
+# the OLTP workload alone (and only its own objective)
+oltp_alone = with_overrides(base, {"workloads": [base.model_dump(mode="json", exclude_none=True)["workloads"][0]],
+                                   "slos": [s.model_dump(mode="json", exclude_none=True) for s in base.slos or [] if s.workload == "oltp"]})
 rows = []
 for label, scenario in (("OLTP alone", oltp_alone), ("consolidated", base)):
     fast = evaluate(scenario)

@@ -116,7 +116,9 @@ def _plain(value: Any) -> Any:
     if hasattr(value, "model_dump"):
         return _plain(value.model_dump(mode="python"))
     if hasattr(value, "__dataclass_fields__"):
-        return {k: _plain(getattr(value, k)) for k in value.__dataclass_fields__}
+        # a one-workload FastResult has no per-workload section (``workloads`` None): left out, as before it existed
+        return {k: _plain(getattr(value, k)) for k in value.__dataclass_fields__
+                if not (k == "workloads" and getattr(value, k) is None)}
     if isinstance(value, dict):
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

@@ -28,9 +28,10 @@ from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 from models.common import StrictModel, field_problem
 from models.loading import check_tree
 from models.presets import PRESETS, AnyWorkload, preset_workload
-from models.scenario import apply_overrides, read_scenario_data
+from models.scenario import MAX_WORKLOADS, apply_overrides, read_scenario_data
+from models.slo import WorkloadSlo
 from models.topology import HostConfig, Layout
-from models.workload import BurstyWorkload, ClosedWorkload, OpenWorkload
+from models.workload import BurstyWorkload, ClosedWorkload, OpenWorkload, Workload
 
 Platform = Literal["power10_ibmi", "linuxone", "x86_exflash", "zvm_edev"]
 Protection = Literal["none", "redundant", "mirror", "parity"]
@@ -262,6 +263,70 @@ class Requirements(StrictModel):
         return self.design_iops / (1.0 + self.growth_headroom_pct / 100.0)
 
 
+class ConsolidationRequirements(StrictModel):
+    """Size one configuration for several workloads, each with its own objectives (issue 21)::
+
+        name: OLTP + backup on LinuxONE
+        platform: linuxone
+        workloads:                       # as in a scenario: named, each its own kind, mix and load
+          - {name: oltp, kind: closed, jobs: 64, read_fraction: 0.9, block_size_kib: 8}
+          - {name: backup, kind: open, rate_iops: 500, read_fraction: 1.0, block_size_kib: 1024, access: sequential}
+        slos:
+          - {workload: oltp, statistic: p99, us: 1000}
+          - {workload: backup, min_mbps: 500}
+        usable_tb: 3
+        protection: redundant
+
+    The candidates are the planner's grid for the platform (``sim.planner``); the fast path screens them
+    against every objective, the DES verifies the cheapest (sim/plan_consolidated.py). Placements are
+    not planned (every workload uses the whole volume).
+    """
+
+    name: str = ""
+    description: str = ""
+    platform: Platform
+    workloads: list[Workload] = Field(min_length=1, max_length=MAX_WORKLOADS)
+    slos: list[WorkloadSlo] = Field(min_length=1, max_length=64)
+    usable_tb: float = Field(gt=0, le=100_000, description="usable decimal TB after protection")
+    protection: Protection = "redundant"
+    budget_usd: float | None = Field(default=None, gt=0)
+    storage_server_share: float = Field(default=1.0, gt=0, le=1, description="share of a SAN storage server's price charged")
+    host: HostConfig | None = Field(default=None, description="host override; default: the platform's catalog host")
+    candidates: CandidateSpace = Field(default_factory=CandidateSpace)
+    verify: VerifySettings = Field(default_factory=VerifySettings)
+
+    @model_validator(mode="after")
+    def _named_and_placed_nowhere(self) -> ConsolidationRequirements:
+        names: list[str] = []
+        for i, wl in enumerate(self.workloads):
+            if not wl.name or wl.name in names:
+                raise field_problem(f"workloads.{i}.name", "each workload needs a name of its own")
+            if wl.placement is not None:
+                raise field_problem(f"workloads.{i}.placement", "the planner spreads every workload over the whole volume")
+            names.append(wl.name)
+        for i, slo in enumerate(self.slos):
+            if slo.workload not in names:
+                raise field_problem(f"slos.{i}.workload", f"no workload is called {slo.workload!r}; the workloads: {', '.join(names)}")
+        self.grid()  # the platform, the candidate space and the protection checked as a plan's are
+        return self
+
+    def grid(self) -> Requirements:
+        """The single-workload requirements whose candidate grid (platform, devices, layouts, capacity,
+        protection) this plan searches; its workload, target and SLO are placeholders the plan never reads."""
+        return Requirements(platform=self.platform, workload=self.workloads[0].model_copy(update={"name": None}),
+                            target=Target(iops=1.0), latency_slo=LatencySlo(us=1e7), usable_tb=self.usable_tb,
+                            protection=self.protection, budget_usd=self.budget_usd,
+                            storage_server_share=self.storage_server_share, host=self.host, candidates=self.candidates,
+                            verify=self.verify)
+
+
+def consolidation_from_data(data: dict[str, Any], overrides: dict[str, Any] | None = None) -> ConsolidationRequirements:
+    """Validate raw data (after dotted-path overrides) into ConsolidationRequirements."""
+    data = apply_overrides(data, overrides) if overrides else data
+    check_tree(data)
+    return ConsolidationRequirements.model_validate(data)
+
+
 def requirements_from_data(data: dict[str, Any], overrides: dict[str, Any] | None = None) -> Requirements:
     """Validate raw data (after dotted-path overrides) into Requirements; raises pydantic.ValidationError."""
     if overrides:
@@ -281,7 +346,7 @@ def load_requirements(path: str | Path, overrides: dict[str, Any] | None = None)
 
 
 __all__ = [
-    "PLATFORMS", "PROTECTION_LAYOUTS", "CandidateSpace", "LatencySlo", "Platform", "PlatformOptions", "Protection",
-    "Requirements", "Target", "VerifySettings", "load_requirements",
+    "PLATFORMS", "PROTECTION_LAYOUTS", "CandidateSpace", "ConsolidationRequirements", "LatencySlo", "Platform", "PlatformOptions",
+    "Protection", "Requirements", "Target", "VerifySettings", "consolidation_from_data", "load_requirements",
     "requirements_from_data",
 ]

@@ -64,6 +64,41 @@ says how long the run lasted). Tables, charts, sweeps, the planner and caches tr
 ``precise`` as a final answer."""
 
 
+class WorkloadResult(StrictModel):
+    """One workload's share of a consolidated run: its own throughput and latency (the same metric
+    objects as the whole Result), over the same measured window. The hardware is shared: utilization,
+    the bottleneck and validity are the whole scenario's. ``cpu_us_per_io`` is the host CPU's busy
+    time per I/O of the whole run (one CPU, not metered per workload)."""
+
+    model_config = ConfigDict(allow_inf_nan=True)
+
+    kind: str
+    iops: Metric
+    read_iops: Metric
+    write_iops: Metric
+    mbps: Metric
+    latency_mean_us: Metric
+    latency_p50_us: Metric
+    latency_p95_us: Metric
+    latency_p99_us: Metric
+    latency_p999_us: Metric
+    read_latency_mean_us: Metric
+    write_latency_mean_us: Metric
+    cpu_us_per_io: Metric
+    mean_outstanding_ios: Metric = Field(description="time-average I/Os of this workload issued and not yet completed")
+    offered_iops: float | None = Field(default=None, description="the mean arrival rate of an open or bursty workload")
+    measured_ios: int = Field(description="this workload's I/Os completed in the measured window")
+
+    def summary(self) -> dict[str, Any]:
+        """The strict-JSON form (as ``Result.summary`` writes its metrics)."""
+        out: dict[str, Any] = {"kind": self.kind}
+        for key in METRIC_KEYS:
+            m: Metric = getattr(self, key)
+            out[key] = m.summary()
+        out.update(offered_iops=self.offered_iops, measured_ios=self.measured_ios)
+        return out
+
+
 class Result(StrictModel):
     """Predicted performance of one scenario, with the scenario and seed that produced it.
 
@@ -103,6 +138,8 @@ class Result(StrictModel):
     wall_seconds: float
     seed: int
     scenario: Scenario
+    workloads: dict[str, WorkloadResult] | None = Field(default=None, description=(
+        "per workload, by name (a scenario with a workloads list): each one's metrics over the same window"))
 
     def summary(self) -> dict[str, Any]:
         """The JSON shape of ``flashplan simulate --json``.
@@ -130,4 +167,6 @@ class Result(StrictModel):
             seed=self.seed,
             scenario=self.scenario.model_dump(mode="json", exclude_none=True),
         )
+        if self.workloads is not None:
+            out["workloads"] = {name: w.summary() for name, w in self.workloads.items()}
         return out

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, model_validator
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from models.common import StrictModel, field_problem
 from models.loading import (
@@ -23,8 +23,15 @@ from models.loading import (
     read_document,
 )
 from models.loading import format_validation_error as format_validation_error  # re-exported
-from models.topology import Topology
+from models.slo import WorkloadSlo
+from models.topology import DirectNvme, Exflash, San, Topology, ZvmEdev
 from models.workload import Workload
+
+MAIN_WORKLOAD = "main"
+"""The name of a scenario's single ``workload`` (in the per-workload results)."""
+MAX_WORKLOADS = 16
+PLACEMENT_MINIMUM = {"raid1": 2, "raid10": 2, "ibmi_mirror": 2, "raid5": 3, "raid6": 4}
+"""The fewest members a workload's own volume of each layout needs (a workload's placement)."""
 
 
 class RunSettings(StrictModel):
@@ -46,19 +53,116 @@ class RunSettings(StrictModel):
 
 
 class Scenario(StrictModel):
-    """Everything the engine needs: the hardware path, the load on it, and the run settings."""
+    """Everything the engine needs: the hardware path, the load on it, and the run settings.
+
+    The load is one ``workload`` or several ``workloads`` (consolidation: each named, with its own
+    kind, mix, sizes, access pattern and placement on the volume's members) sharing the hardware.
+    With ``workloads``, ``scenario.workload`` is the first of them (what code that knows one workload
+    reads); ``named_workloads()`` gives them all. A dump writes back what was given.
+    """
 
     name: str = ""
     description: str = ""
     topology: Topology
-    workload: Workload
+    workload: Workload = Field(default=None, validate_default=False)  # type: ignore[assignment]  # set from workloads when absent
+    workloads: list[Workload] | None = Field(default=None, min_length=1, max_length=MAX_WORKLOADS, description=(
+        "several workloads on the one configuration (consolidation); instead of workload"))
     run: RunSettings = Field(default_factory=RunSettings)
+    slos: list[WorkloadSlo] | None = Field(default=None, max_length=64, description=(
+        "objectives per workload (models/slo.py), checked in the results: 'oltp p99 <= 1000 us', 'backup >= 500 MB/s'"))
+
+    @model_validator(mode="after")
+    def _one_load(self) -> Scenario:
+        if self.workloads is None:
+            if self.workload is None:
+                raise field_problem("workload", "a scenario needs a workload (or a workloads list)")
+        else:
+            if "workload" in self.model_fields_set and self.workload is not None:
+                raise field_problem("workloads", "give either workload (one) or workloads (several), not both")
+            _check_workloads(self.workloads, self.topology)
+            self.__dict__["workload"] = self.workloads[0]
+        return self
 
     @model_validator(mode="after")
     def _bounded_concurrency(self) -> Scenario:
-        if self.workload.kind == "closed" and self.workload.jobs * self.workload.queue_depth > 1_000_000:
-            raise field_problem("workload.jobs", "jobs x queue_depth must be <= 1,000,000")
+        slots = 0
+        for i, wl in enumerate(self.all_workloads()):
+            if wl.kind == "closed":
+                slots += wl.jobs * wl.queue_depth
+                if slots > 1_000_000:
+                    where = "workload.jobs" if self.workloads is None else f"workloads.{i}.jobs"
+                    raise field_problem(where, "jobs x queue_depth (summed over the workloads) must be <= 1,000,000")
         return self
+
+    @model_validator(mode="after")
+    def _slos_name_workloads(self) -> Scenario:
+        names = [name for name, _ in self.named_workloads()]
+        for i, slo in enumerate(self.slos or ()):
+            if slo.workload not in names:
+                raise field_problem(f"slos.{i}.workload", f"no workload is called {slo.workload!r}; the workloads: {', '.join(names)}")
+        return self
+
+    @model_serializer(mode="wrap")
+    def _dump_what_was_given(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        out: dict[str, Any] = handler(self)
+        if self.workloads is not None:
+            out.pop("workload", None)
+        else:
+            out.pop("workloads", None)
+        return out
+
+    @property
+    def consolidated(self) -> bool:
+        """Whether the scenario lists its workloads (``workloads``; results then have a per-workload section)."""
+        return self.workloads is not None
+
+    def all_workloads(self) -> list[Workload]:
+        """The scenario's workloads in order (the single ``workload`` as a list of one)."""
+        return list(self.workloads) if self.workloads is not None else [self.workload]
+
+    def named_workloads(self) -> list[tuple[str, Workload]]:
+        """(name, workload) pairs; the single ``workload`` is called ``MAIN_WORKLOAD``."""
+        if self.workloads is None:
+            return [(self.workload.name or MAIN_WORKLOAD, self.workload)]
+        return [(wl.name or "", wl) for wl in self.workloads]
+
+
+def volume_members(topology: Topology) -> tuple[str, int] | None:
+    """(layout, members) of the topology's volume: namespaces (direct NVMe), LUNs (SAN), DIMMs
+    (eXFlash), base EDEVs (z/VM, one device each); None for a generic station chain (no volume)."""
+    if isinstance(topology, DirectNvme):
+        return topology.layout, topology.drives * topology.namespaces.per_drive
+    if isinstance(topology, San):
+        return topology.layout, topology.luns
+    if isinstance(topology, Exflash):
+        return topology.layout, topology.dimms
+    if isinstance(topology, ZvmEdev):
+        return "jbod", topology.base_devices
+    return None
+
+
+def _check_workloads(workloads: list[Workload], topology: Topology) -> None:
+    """Names given and unique; each placement within the topology's members and enough for its layout."""
+    seen: set[str] = set()
+    volume = volume_members(topology)
+    for i, wl in enumerate(workloads):
+        if not wl.name:
+            raise field_problem(f"workloads.{i}.name", "each workload in workloads needs a name (it keys the per-workload results)")
+        if wl.name in seen:
+            raise field_problem(f"workloads.{i}.name", f"workload names must be unique, {wl.name!r} is used twice")
+        seen.add(wl.name)
+        if wl.placement is None:
+            continue
+        if volume is None:
+            raise field_problem(f"workloads.{i}.placement", "a generic station chain has no volume members to place a workload on")
+        layout, members = volume
+        high = max(wl.placement)
+        if high >= members:
+            raise field_problem(f"workloads.{i}.placement", f"members are numbered 0..{members - 1} on this topology, got {high}")
+        need = PLACEMENT_MINIMUM.get(layout, 1)
+        if len(wl.placement) < need or (layout in ("raid10", "ibmi_mirror") and len(wl.placement) % 2):
+            even = " (an even number: mirror pairs)" if layout in ("raid10", "ibmi_mirror") else ""
+            raise field_problem(f"workloads.{i}.placement", f"a {layout} volume needs >= {need} members{even}, got {len(wl.placement)}")
 
 
 ScenarioFileError = BadInput

@@ -15,6 +15,9 @@ from pydantic import Field, model_validator
 
 from models.common import StrictModel, field_problem
 
+WORKLOAD_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9 _.+-]{0,63}$"
+"""A workload's name: letters, digits, space, ``_ . + -`` (it keys the result's ``workloads`` object)."""
+
 
 class SizeWeight(StrictModel):
     """One entry of a block-size mix."""
@@ -25,6 +28,11 @@ class SizeWeight(StrictModel):
 
 
 class WorkloadBase(StrictModel):
+    name: str | None = Field(default=None, pattern=WORKLOAD_NAME_PATTERN, description=(
+        "the workload's name in a scenario's ``workloads`` list (the single ``workload`` is called 'main')"))
+    placement: list[Annotated[int, Field(ge=0, le=1_000_000)]] | None = Field(default=None, min_length=1, max_length=100_000, description=(
+        "the volume members this workload's I/Os use (namespaces, LUNs, base EDEVs or DIMMs, numbered as the topology "
+        "numbers them): its own volume of the topology's layout over just these members; default: all of them"))
     read_fraction: float = Field(default=0.7, ge=0, le=1)
     block_size_kib: float = Field(default=4, gt=0, le=65_536)
     sizes: list[SizeWeight] | None = Field(default=None, description="block-size mix; overrides block_size_kib")
@@ -32,6 +40,8 @@ class WorkloadBase(StrictModel):
 
     @model_validator(mode="after")
     def _sizes_cover_ops(self) -> WorkloadBase:
+        if self.placement is not None and len(set(self.placement)) != len(self.placement):
+            raise field_problem("placement", f"each member may be listed once, got {self.placement}")
         if self.sizes:
             for op, needed in (("read", self.read_fraction > 0), ("write", self.read_fraction < 1)):
                 if needed and not any(s.op in ("any", op) for s in self.sizes):

@@ -25,8 +25,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from models.result import METRIC_KEYS, Metric, Result
-from models.workload import BurstyWorkload, OpenWorkload
+from models.result import METRIC_KEYS, Metric, Result, WorkloadResult
+from models.workload import BurstyWorkload, OpenWorkload, Workload
 from sim.components import Station
 from sim.stats import estimate
 
@@ -38,9 +38,8 @@ SATURATED_RHO = 0.99
 """Offered load (fraction of a component's capacity) from which a run is reported unstable."""
 
 
-def offered_rate(run: RunState) -> float:
-    """The workload's mean arrival rate (I/O per second); 0 for a closed workload."""
-    wl = run.scenario.workload
+def workload_rate(wl: Workload) -> float:
+    """A workload's mean arrival rate (I/O per second); 0 for a closed workload."""
     if isinstance(wl, OpenWorkload):
         return float(wl.rate_iops)
     if isinstance(wl, BurstyWorkload):
@@ -48,11 +47,27 @@ def offered_rate(run: RunState) -> float:
     return 0.0
 
 
-def saturated(run: RunState, iops: Metric, utilization: dict[str, float], candidates: dict[str, float]) -> tuple[str, float] | None:
-    """(component, offered load as a fraction of its capacity) when an open workload offers a
-    component at least ``SATURATED_RHO`` of its capacity, else None (see the module docstring).
-    The decision takes X at the top of its interval; the load reported takes X's point estimate."""
+def offered_rate(run: RunState) -> float:
+    """The workloads' mean arrival rate (I/O per second, summed); 0 when every workload is closed."""
+    return sum(workload_rate(wl) for wl in run.scenario.all_workloads())
+
+
+def offered_with_closed(run: RunState, per_workload: dict[str, WorkloadResult] | None) -> float:
+    """The rate the run offers the path: the open workloads' arrival rates plus what the closed ones
+    measured (a closed workload offers what it gets); 0 when no workload is open."""
     lam = offered_rate(run)
+    if lam <= 0 or per_workload is None:
+        return lam
+    return lam + sum(w.iops.value for w in per_workload.values() if w.offered_iops is None and math.isfinite(w.iops.value))
+
+
+def saturated(run: RunState, iops: Metric, utilization: dict[str, float], candidates: dict[str, float],
+              lam: float | None = None) -> tuple[str, float] | None:
+    """(component, offered load as a fraction of its capacity) when the open workloads offer a
+    component at least ``SATURATED_RHO`` of its capacity, else None (see the module docstring).
+    The decision takes X at the top of its interval; the load reported takes X's point estimate.
+    With several workloads, ``lam`` is the open rates plus the closed workloads' throughput."""
+    lam = offered_rate(run) if lam is None else lam
     if lam <= 0:
         return None
     x_high = iops.ci95[1] if iops.has_ci else iops.value
@@ -108,13 +123,14 @@ def assemble(run: RunState, batching: BatchMeans, wall: float) -> Result:
     for key in METRIC_KEYS:
         v, lo, hi = estimate(batches, key)
         metrics[key] = Metric(value=v, ci95=(lo, hi))
+    per_workload = workload_results(run) if run.tallies else None
     utilization, busy = batching.occupancy()
     # stations always compete; a concurrency limit only if an I/O ever waited for it
     candidates = {m.name: utilization[m.name] for m in run.model.meters
                   if isinstance(m, Station) or m.waited}
     bottleneck = max(candidates, key=lambda k: candidates[k]) if candidates else "none"
     reason = run.stop_reason
-    hot = saturated(run, metrics["iops"], utilization, candidates)
+    hot = saturated(run, metrics["iops"], utilization, candidates, offered_with_closed(run, per_workload))
     if reason.startswith("unstable") or hot is not None:
         name, rho = hot if hot is not None else (bottleneck, math.inf)
         load = f"{rho:.0%} of its capacity" if math.isfinite(rho) else "more than its capacity"
@@ -142,4 +158,20 @@ def assemble(run: RunState, batching: BatchMeans, wall: float) -> Result:
         wall_seconds=wall,
         seed=run.scenario.run.seed,
         scenario=run.scenario,
+        workloads=per_workload,
     )
+
+
+def workload_results(run: RunState) -> dict[str, WorkloadResult]:
+    """Each workload's metrics over the steady batches (the same window and cut as the whole run's)."""
+    out: dict[str, WorkloadResult] = {}
+    named = run.scenario.named_workloads()
+    for (name, wl), batches in zip(named, run.batching.steady_workload_batches(), strict=True):
+        metrics = {}
+        for key in METRIC_KEYS:
+            v, lo, hi = estimate(batches, key)
+            metrics[key] = Metric(value=v, ci95=(lo, hi))
+        rate = workload_rate(wl)
+        out[name] = WorkloadResult(kind=wl.kind, **metrics, offered_iops=rate if rate > 0 else None,
+                                   measured_ios=sum(b.ios for b in batches))
+    return out

@@ -6,7 +6,8 @@ when ``MAX_BATCHES`` have accumulated, adjacent pairs are merged, so batches gro
 and stay long compared with the system's correlation time. After ``run.min_batches`` batches
 the run stops once the relative 95% half-width of both IOPS and mean latency is at most
 ``run.target_rel_ci`` and still is after a further quarter of the run ("precision reached";
-the confirmation counters sequential-stopping bias). Leading batches that still drift (a write
+the confirmation counters sequential-stopping bias); with several workloads, each workload's own
+IOPS and mean latency too. Leading batches that still drift (a write
 cache filling up, a backlog building) are dropped by MSER truncation before any estimate.
 """
 
@@ -18,7 +19,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from models.scenario import Scenario
-from models.workload import BurstyWorkload, ClosedWorkload
+from models.workload import BurstyWorkload, ClosedWorkload, Workload
+from sim.components import READ, Job
 from sim.stats import BATCH_METRICS, NBUCKETS, Batch, estimate, histogram, mser_truncation
 
 if TYPE_CHECKING:
@@ -38,15 +40,106 @@ def default_batch_ios(scenario: Scenario) -> int:
     A closed system's completions are correlated over about one cycle of its N slots, so
     batches of several N completions keep the batch means close to independent. A bursty
     workload's completions are correlated over its on/off cycle, so a batch starts at the
-    I/Os of two mean cycles (the batches then grow by merging).
+    I/Os of two mean cycles (the batches then grow by merging). Several workloads: the largest
+    of these, with the I/O slots of all closed workloads counted together.
     """
+    workloads = scenario.all_workloads()
+    if len(workloads) > 1:
+        slots = sum(wl.jobs * wl.queue_depth for wl in workloads if isinstance(wl, ClosedWorkload))
+        closed = min(100_000, 8 * slots)
+        return max([closed, DEFAULT_BATCH_IOS, *[_bursty_batch_ios(wl) for wl in workloads]])
     wl = scenario.workload
     if isinstance(wl, ClosedWorkload):
         return min(100_000, max(DEFAULT_BATCH_IOS, 8 * wl.jobs * wl.queue_depth))
+    return _bursty_batch_ios(wl)
+
+
+def _bursty_batch_ios(wl: Workload) -> int:
     if isinstance(wl, BurstyWorkload):
         cycle_ios = wl.mean_rate_iops * (wl.mean_on_ms + wl.mean_off_ms) / 1e3
         return int(min(1_000_000, max(DEFAULT_BATCH_IOS, 2 * cycle_ios)))
     return DEFAULT_BATCH_IOS
+
+
+class WorkloadTally:
+    """One workload's completions in the batch being filled, and its I/Os outstanding over time
+    (a scenario with several workloads: ``Run.tallies``, closed into per-workload batches that
+    cover the same windows as the whole run's)."""
+
+    def __init__(self) -> None:
+        self.outstanding = 0
+        self.out_area = 0.0
+        self.out_t = 0.0
+        self.rlats: list[float] = []
+        self.wlats: list[float] = []
+        self.ios = 0
+        self.bytes = 0
+        self.area_start = 0.0
+        self.batch = Batch()
+
+    def issued(self, now: float) -> None:
+        self.out_area += self.outstanding * (now - self.out_t)
+        self.out_t = now
+        self.outstanding += 1
+
+    def completed(self, job: Job, now: float, warm: bool) -> None:
+        self.out_area += self.outstanding * (now - self.out_t)
+        self.out_t = now
+        self.outstanding -= 1
+        if not warm:
+            return
+        if job.op == READ:
+            self.rlats.append(now - job.t0)
+        else:
+            self.wlats.append(now - job.t0)
+        self.ios += 1
+        self.bytes += job.size
+        if len(self.rlats) + len(self.wlats) > FLUSH_MASK:
+            self.flush()
+
+    def area_now(self, now: float) -> float:
+        self.out_area += self.outstanding * (now - self.out_t)
+        self.out_t = now
+        return self.out_area
+
+    def flush(self) -> None:
+        """Move the held latencies into the batch's counts, sums and histogram."""
+        b = self.batch
+        for lats, is_read in ((self.rlats, True), (self.wlats, False)):
+            if not lats:
+                continue
+            values = np.asarray(lats)
+            total = float(values.sum())
+            if is_read:
+                b.reads += len(values)
+                b.read_latency_sum_us += total
+            else:
+                b.writes += len(values)
+                b.write_latency_sum_us += total
+            b.latency_sum_us += total
+            b.histogram += histogram(values)
+        self.rlats = []
+        self.wlats = []
+
+    def start(self, now: float) -> None:
+        """Begin a batch at ``now``."""
+        self.ios = 0
+        self.bytes = 0
+        self.rlats = []
+        self.wlats = []
+        self.batch = Batch()
+        self.area_start = self.area_now(now)
+
+    def close(self, now: float, duration_s: float, cpu_share_us: float) -> Batch:
+        """The batch that ends at ``now`` (``cpu_share_us``: its share of the host CPU's busy time)."""
+        self.flush()
+        b = self.batch
+        b.duration_s = duration_s
+        b.ios = self.ios
+        b.bytes = self.bytes
+        b.cpu_busy_us = cpu_share_us
+        b.outstanding_area_s = (self.area_now(now) - self.area_start) * 1e-6
+        return b
 
 
 class BatchMeans:
@@ -61,6 +154,8 @@ class BatchMeans:
         self.batch_target = settings.batch_ios or default_batch_ios(run.scenario)
         self.batch_fixed = settings.batch_ios is not None
         self.batches: list[Batch] = []
+        self.workload_batches: list[list[Batch]] = [[] for _ in run.tallies]
+        """Per workload (a scenario with several): its batches, over the same windows as ``batches``."""
         self.marks: list[tuple[float, list[float], list[float]]] = []
         self._cut: tuple[tuple[int, int], int] = ((-1, -1), 0)
         self._precision_met_at: int | None = None
@@ -93,6 +188,8 @@ class BatchMeans:
         self.b_start = run.env.now
         self.b_out_area = run.out_area_now()
         self.b_cpu = run.model.cpu.unit_time() if run.model.cpu else 0.0
+        for tally in run.tallies:
+            tally.start(self.b_start)
         self.marks.append(self.meter_mark())
 
     def meter_mark(self) -> tuple[float, list[float], list[float]]:
@@ -130,13 +227,23 @@ class BatchMeans:
             outstanding_area_s=(run.out_area_now() - self.b_out_area) * 1e-6,
             histogram=self.b_hist,
         ))
+        if run.tallies:
+            self._close_workload_batches(now, self.batches[-1])
         if len(self.batches) >= MAX_BATCHES and not self.batch_fixed:
             self.batches = [a.merged(b) for a, b in zip(self.batches[::2], self.batches[1::2], strict=True)]
+            self.workload_batches = [[a.merged(b) for a, b in zip(own[::2], own[1::2], strict=True)] for own in self.workload_batches]
             self.marks = self.marks[::2]
             self.batch_target *= 2
         if check:
             self.check_stop()
         self.new_batch()
+
+    def _close_workload_batches(self, now: float, whole: Batch) -> None:
+        """Each workload's batch of the window ``whole`` covers; the host CPU's busy time is shared
+        by I/O count (the CPU is one, and not metered per workload)."""
+        for tally, own in zip(self.run.tallies, self.workload_batches, strict=True):
+            share = whole.cpu_busy_us * tally.ios / whole.ios if whole.ios else 0.0
+            own.append(tally.close(now, whole.duration_s, share))
 
     def end_warmup(self) -> None:
         self.warm = True
@@ -156,6 +263,11 @@ class BatchMeans:
 
     def steady_batches(self) -> list[Batch]:
         return self.batches[self.truncation():]
+
+    def steady_workload_batches(self) -> list[list[Batch]]:
+        """Each workload's batches over the steady window (the whole run's MSER cut)."""
+        cut = self.truncation()
+        return [own[cut:] for own in self.workload_batches]
 
     def occupancy(self) -> tuple[dict[str, float], dict[str, float]]:
         """Utilization and busy fraction of every meter over the steady batches."""
@@ -182,6 +294,16 @@ class BatchMeans:
             v, lo, hi = estimate(steady, key)
             if not v or not math.isfinite(lo) or (hi - lo) / 2 / abs(v) > s.target_rel_ci:
                 return False
+        return self.workloads_precise(s.target_rel_ci)
+
+    def workloads_precise(self, target: float) -> bool:
+        """Whether every workload of a consolidated run has its own IOPS and mean latency to ``target``
+        (a rare workload, a backup or a burst, keeps the run going until it has; True with one workload)."""
+        for own in self.steady_workload_batches():
+            for key in ("iops", "latency_mean_us"):
+                v, lo, hi = estimate(own, key)
+                if not v or not math.isfinite(lo) or (hi - lo) / 2 / abs(v) > target:
+                    return False
         return True
 
     def check_stop(self) -> None:
@@ -193,7 +315,7 @@ class BatchMeans:
             for key in ("iops", "latency_mean_us"):
                 v, lo, hi = estimate(steady, key)
                 rel.append((hi - lo) / 2 / abs(v) if v else math.inf)
-            if max(rel) <= s.target_rel_ci:
+            if max(rel) <= s.target_rel_ci and self.workloads_precise(s.target_rel_ci):
                 # Stopping the first time the interval looks narrow enough favours runs whose
                 # variance estimate happens to be low (sequential-stopping bias): confirm the
                 # precision after a further quarter of the run before stopping.

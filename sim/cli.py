@@ -100,6 +100,8 @@ def print_result(result: Result, console: Console, top: int = 8) -> None:
         m = getattr(result, key)
         table.add_row(label, _fmt(m.value), f"{_fmt(m.ci95[0])} .. {_fmt(m.ci95[1])}", unit)
     console.print(table)
+    if result.workloads is not None:
+        print_workloads(result, console)
     util = Table(title=f"utilization (top {top})", title_justify="left")
     util.add_column("component")
     util.add_column("utilization", justify="right")
@@ -115,6 +117,42 @@ def print_result(result: Result, console: Console, top: int = 8) -> None:
     )
 
 
+WORKLOAD_COLUMNS = (
+    ("iops", "IOPS"), ("mbps", "MB/s"), ("latency_mean_us", "mean us"), ("latency_p99_us", "p99 us"),
+    ("read_latency_mean_us", "read us"), ("write_latency_mean_us", "write us"), ("mean_outstanding_ios", "in flight"),
+)
+
+
+def print_workloads(result: Result, console: Console) -> None:
+    """One row per workload of a consolidated scenario (value and 95% CI of each metric); the hardware's
+    utilization and bottleneck, shared by all, follow in the scenario's tables."""
+    assert result.workloads is not None
+    table = Table(title="per workload (value ± 95% CI half-width)", title_justify="left")
+    table.add_column("workload")
+    table.add_column("kind")
+    for _, label in WORKLOAD_COLUMNS:
+        table.add_column(label, justify="right")
+    for name, w in result.workloads.items():
+        cells = [name, w.kind]
+        for key, _ in WORKLOAD_COLUMNS:
+            m = getattr(w, key)
+            ci = f" ±{_fmt(m.half_width)}" if m.has_ci and m.half_width > 0 else ""
+            cells.append(f"{_fmt(m.value)}{ci}")
+        table.add_row(*cells)
+    console.print(table)
+
+
+def print_slos(rows: list[dict[str, Any]], console: Console, solver: str) -> None:
+    table = Table(title=f"objectives ({solver})", title_justify="left")
+    for column in ("workload", "objective", "value", "verdict"):
+        table.add_column(column, justify="right" if column == "value" else "left")
+    for row in rows:
+        sign = "<=" if row["kind"] == "max" else ">="
+        value = "-" if row["value"] is None else _fmt(row["value"])
+        table.add_row(row["workload"], f"{row['metric']} {sign} {_fmt(row['bound'])}", value, row["verdict"])
+    console.print(table)
+
+
 def cmd_simulate(args: argparse.Namespace, out: Console) -> int:
     from sim.engine import simulate
 
@@ -124,10 +162,15 @@ def cmd_simulate(args: argparse.Namespace, out: Console) -> int:
         warning = check_placement(scenario.topology).warning()
         if warning:  # the figures are right; the protection the layout promises is not there
             Console(stderr=True).print(f"warning: {warning}", markup=False, highlight=False)
+    from sim.slo_check import des_figure, slo_verdicts
+
+    slos = slo_verdicts(scenario, des_figure(result)) if scenario.slos else []
     if args.json:
-        print(dumps_json(result.summary()))
+        print(dumps_json(result.summary() | ({"slos": slos} if scenario.slos else {})))
     else:
         print_result(result, out)
+        if slos:
+            print_slos(slos, out, f"DES, seed {result.seed}: met = the whole 95% interval keeps the bound")
     return EXIT_UNSTABLE if result.validity == "unstable" else EXIT_OK
 
 

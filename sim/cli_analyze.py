@@ -20,8 +20,9 @@ from models.common import dumps_json
 from models.numbers import format_number as _fmt
 from models.result import Result
 from sim.analytic import FastResult, evaluate
-from sim.cli import load_with_overrides
+from sim.cli import load_with_overrides, print_slos
 from sim.errors import EXIT_OK, EXIT_UNSTABLE
+from sim.slo_check import fast_figure, slo_verdicts
 
 COMPARED = (
     ("iops", "IOPS", ""),
@@ -60,6 +61,33 @@ def relative_errors(fast: FastResult, des: Result) -> dict[str, float | None]:
     return out
 
 
+PER_WORKLOAD = (("iops", "IOPS"), ("mbps", "MB/s"), ("latency_mean_us", "mean us"),
+                ("read_latency_mean_us", "read us"), ("write_latency_mean_us", "write us"))
+
+
+def print_workloads(fast: FastResult, des: Result | None, out: Console) -> None:
+    """One row per workload of a consolidated scenario: the fast path's figure, and with ``--compare``
+    the DES's and the relative error (* = outside the DES 95% CI)."""
+    assert fast.workloads is not None
+    table = Table(title="per workload" + (" (fast path / DES, error)" if des is not None else " (fast path)"), title_justify="left")
+    table.add_column("workload")
+    for _, label in PER_WORKLOAD:
+        table.add_column(label, justify="right")
+    for name, w in fast.workloads.items():
+        other = des.workloads.get(name) if des is not None and des.workloads is not None else None
+        cells = [name]
+        for key, _ in PER_WORKLOAD:
+            f = getattr(w, key)
+            cell = _value(f)
+            if other is not None:
+                m = getattr(other, key)
+                err = (f - m.value) / m.value if m.value and math.isfinite(f) else None
+                cell += f" / {_fmt(m.value)}" + ("" if err is None else f" {err:+.1%}{'' if m.contains(f) else ' *'}")
+            cells.append(cell)
+        table.add_row(*cells)
+    out.print(table)
+
+
 def cmd_analyze(args: argparse.Namespace, out: Console) -> int:
     scenario = load_with_overrides(args.file, args.set or [])
     fast = evaluate(scenario)
@@ -73,6 +101,8 @@ def cmd_analyze(args: argparse.Namespace, out: Console) -> int:
         if des is not None:
             data["des"] = des.summary()
             data["relative_error"] = relative_errors(fast, des)
+        if scenario.slos:
+            data["slos"] = slo_verdicts(scenario, fast_figure(fast))
         print(dumps_json(data))
         return EXIT_OK if fast.stable else EXIT_UNSTABLE
     if not fast.stable:  # first, as simulate does: no figure below is a steady state
@@ -100,6 +130,8 @@ def cmd_analyze(args: argparse.Namespace, out: Console) -> int:
         row.append(unit)
         table.add_row(*row)
     out.print(table)
+    if fast.workloads is not None:
+        print_workloads(fast, des, out)
     b = fast.bounds
     out.print(f"bounds: Xmax = {_value(b.x_max_iops)} IOPS (D_max at {b.bottleneck}), Rmin = {_value(b.r_min_us)} us, "
               f"N* = {b.n_star:.1f} I/Os in flight", markup=False)
@@ -120,4 +152,6 @@ def cmd_analyze(args: argparse.Namespace, out: Console) -> int:
         if any(not getattr(des, key).contains(getattr(fast, key)) for key, _, _ in COMPARED):
             line += "; * = fast path outside the DES 95% CI"
     out.print(line, markup=False)
+    if scenario.slos:
+        print_slos(slo_verdicts(scenario, fast_figure(fast)), out, "fast path; p99 is the planner's screening estimate")
     return EXIT_OK if fast.stable else EXIT_UNSTABLE

@@ -27,9 +27,9 @@ from rich.table import Table
 
 from models.common import dumps_json
 from models.cost import Capex, Comparison, CostError, capex, price_performance, usd_per_kiops, usd_per_usable_tb
-from models.requirements import load_requirements
+from models.requirements import ConsolidationRequirements, consolidation_from_data, load_requirements
 from models.result import Metric
-from models.scenario import Scenario, ScenarioFileError, format_validation_error, parse_override
+from models.scenario import Scenario, ScenarioFileError, format_validation_error, parse_override, read_scenario_data
 from models.topology import San
 
 
@@ -67,6 +67,8 @@ def cmd_plan(args: argparse.Namespace, out: Console) -> int:
 
     try:
         overrides = dict(parse_override(s) for s in args.set or [])
+        if "workloads" in read_scenario_data(args.file):
+            return _plan_consolidated(consolidation_from_data(read_scenario_data(args.file), overrides), args, out)
         req = load_requirements(args.file, overrides)
     except ScenarioFileError as exc:
         raise _bad(exc.problems) from None
@@ -89,6 +91,36 @@ def cmd_plan(args: argparse.Namespace, out: Console) -> int:
         print(dumps_json(result.as_dict(), default=float))
         return 0
     _print_plan(result, out, args.show)
+    return 0
+
+
+def _plan_consolidated(req: ConsolidationRequirements, args: argparse.Namespace, out: Console) -> int:
+    """``plan`` of a requirements file with a ``workloads`` list (sim/plan_consolidated.py)."""
+    from sim.plan_consolidated import plan_consolidated
+    from sim.planner import NoFeasiblePlan
+
+    try:
+        result = plan_consolidated(req, verify_top=max(1, min(args.verify_top, 1_000)))
+    except NoFeasiblePlan as exc:
+        raise _bad(exc.problems) from None
+    if args.json:
+        print(dumps_json(result.as_dict(), default=float))
+        return 0
+    w = result.winner
+    out.print(f"{req.name or 'plan'}: {w.label}, ${w.capex.total_usd:,.0f}, {w.capex.usable_tb:.2f} TB usable "
+              f"(DES-verified; {len(result.rejected)} configurations rejected, {result.des_runs} DES runs)", markup=False)
+    table = Table(title="objectives on the winner", title_justify="left")
+    for column in ("workload", "objective", "fast path", "DES", "DES verdict (95% CI)"):
+        table.add_column(column)
+    for fast, des in zip(w.fast_verdicts, w.des_verdicts, strict=True):
+        sign = "<=" if fast["kind"] == "max" else ">="
+        table.add_row(fast["workload"], f"{fast['metric']} {sign} {fast['bound']:,.0f}", _num(fast["value"], 1),
+                      _num(des["value"], 1), des["verdict"])
+    out.print(table)
+    reasons: dict[str, int] = {}
+    for c in result.rejected:
+        reasons[c.stage] = reasons.get(c.stage, 0) + 1
+    out.print("rejected: " + (", ".join(f"{n} at {s}" for s, n in reasons.items()) or "none"), markup=False)
     return 0
 
 

@@ -46,6 +46,7 @@ class Job:
         "step",
         "t0",
         "token",
+        "workload",
     )
 
     def __init__(self) -> None:
@@ -63,6 +64,8 @@ class Job:
         self.phase = 0
         self.token = 0
         self.cost = 0.0
+        self.workload = 0
+        """Which of the scenario's workloads issued this I/O (its index in ``Scenario.all_workloads()``)."""
 
 
 def advance(job: Job) -> None:

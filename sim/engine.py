@@ -22,10 +22,10 @@ import simpy
 
 from models.result import Result
 from models.scenario import Scenario
-from models.workload import ClosedWorkload
-from sim.arrivals import ClosedArrivals, OpenArrivals
+from models.workload import Workload
+from sim.arrivals import arrivals_of
 from sim.assembly import assemble
-from sim.batching import FLUSH_MASK, BatchMeans
+from sim.batching import FLUSH_MASK, BatchMeans, WorkloadTally
 from sim.batching import default_batch_ios as default_batch_ios  # re-exported
 from sim.components import READ, WRITE, Job, JobFactory, advance
 from sim.model import Model, build
@@ -66,6 +66,47 @@ class _SizeChooser:
         return self.sizes[bisect_left(self.cum, self.unit())]
 
 
+class Traffic:
+    """What one workload's I/Os look like: its read fraction, size mix, access pattern and the
+    address space it uses (its placement's volume), with its own random streams and stream cursors."""
+
+    def __init__(self, streams: Streams, wl: Workload, capacity: int, uses_offsets: bool):
+        self.read_fraction = wl.read_fraction
+        self.op_unit = streams.uniform()
+        self.addr_unit = streams.uniform()
+        self.read_size = _SizeChooser(wl.size_table("read"), streams.uniform()) if wl.read_fraction > 0 else None
+        self.write_size = _SizeChooser(wl.size_table("write"), streams.uniform()) if wl.read_fraction < 1 else None
+        self.sequential = wl.access == "sequential"
+        self.capacity = max(4096, capacity)
+        self.stream_spacing = stream_spacing(self.capacity) if self.sequential else 0
+        self.blocks = self.capacity // 4096
+        self.cursors: dict[int, int] = {}
+        self.uses_offsets = uses_offsets
+
+    def shape(self, job: Job) -> None:
+        """Draw ``job``'s operation, size and (where the volume reads it) its address."""
+        rf = self.read_fraction
+        if rf >= 1.0 or (rf > 0.0 and self.op_unit() < rf):
+            job.op = READ
+            size = self.read_size()  # type: ignore[misc]
+        else:
+            job.op = WRITE
+            size = self.write_size()  # type: ignore[misc]
+        job.size = size
+        if self.sequential:
+            key = job.slot
+            start = self.cursors.get(key)
+            if start is None:
+                start = (abs(key) * 7919 % STREAMS_SPREAD) * self.stream_spacing
+            if start + size > self.capacity:
+                start = 0
+            job.offset = start
+            self.cursors[key] = start + size
+        elif self.uses_offsets:
+            off = int(self.addr_unit() * self.blocks) * 4096
+            job.offset = off if off + size <= self.capacity else max(0, self.capacity - size)
+
+
 class Run:
     """One simulation of one scenario (use ``simulate``)."""
 
@@ -77,17 +118,15 @@ class Run:
         self.jobs = JobFactory()
         self.model: Model = build(self.env, scenario, self.streams, self.jobs)
         self.route = (*self.model.route, self.complete)
-        wl = scenario.workload
-        self.read_fraction = wl.read_fraction
-        self.op_unit = self.streams.uniform()
-        self.addr_unit = self.streams.uniform()
-        self.read_size = _SizeChooser(wl.size_table("read"), self.streams.uniform()) if wl.read_fraction > 0 else None
-        self.write_size = _SizeChooser(wl.size_table("write"), self.streams.uniform()) if wl.read_fraction < 1 else None
-        self.sequential = wl.access == "sequential"
-        self.capacity = max(4096, self.model.capacity_bytes)
-        self.stream_spacing = stream_spacing(self.capacity) if self.sequential else 0
-        self.blocks = self.capacity // 4096
-        self.cursors: dict[int, int] = {}
+        workloads = scenario.all_workloads()
+        capacity = self.model.workload_capacity or [self.model.capacity_bytes] * len(workloads)
+        self.traffic = [Traffic(self.streams, wl, capacity[i], self.model.uses_offsets) for i, wl in enumerate(workloads)]
+        """Each workload's I/O shape, by the index an I/O carries (``Job.workload``)."""
+        self.first = self.traffic[0]
+        self.per_workload = scenario.consolidated
+        """Whether completions are also counted per workload (a scenario with a ``workloads`` list)."""
+        self.tallies: list[WorkloadTally] = [WorkloadTally() for _ in workloads] if self.per_workload else []
+        self.completers: list[Callable[[Job], None]] = [self._recycle for _ in workloads]
         # counters
         self.issued = 0
         self.completed = 0
@@ -102,6 +141,17 @@ class Run:
         self.stopped = False
         self.wall_start = 0.0
         self.batching = BatchMeans(self)
+
+    def set_completer(self, index: int, completer: Callable[[Job], None]) -> None:
+        """What a completed I/O of workload ``index`` does next (its arrivals' reissue, or recycling)."""
+        if len(self.traffic) == 1:
+            self.on_complete = completer
+            return
+        self.completers[index] = completer
+        self.on_complete = self._dispatch
+
+    def _dispatch(self, job: Job) -> None:
+        self.completers[job.workload](job)
 
     def out_area_now(self) -> float:
         """The time integral of the I/Os outstanding, brought up to now."""
@@ -128,26 +178,7 @@ class Run:
 
     # -- issuing and completing ----------------------------------------------------
     def issue(self, job: Job) -> None:
-        rf = self.read_fraction
-        if rf >= 1.0 or (rf > 0.0 and self.op_unit() < rf):
-            job.op = READ
-            size = self.read_size()  # type: ignore[misc]
-        else:
-            job.op = WRITE
-            size = self.write_size()  # type: ignore[misc]
-        job.size = size
-        if self.sequential:
-            key = job.slot
-            start = self.cursors.get(key)
-            if start is None:
-                start = (abs(key) * 7919 % STREAMS_SPREAD) * self.stream_spacing
-            if start + size > self.capacity:
-                start = 0
-            job.offset = start
-            self.cursors[key] = start + size
-        elif self.model.uses_offsets:
-            off = int(self.addr_unit() * self.blocks) * 4096
-            job.offset = off if off + size <= self.capacity else max(0, self.capacity - size)
+        self.traffic[job.workload].shape(job)
         now = self.env._now
         job.t0 = now
         job.route = self.route
@@ -156,6 +187,8 @@ class Run:
         self.out_area += self.outstanding * (now - self.out_t)
         self.out_t = now
         self.outstanding += 1
+        if self.per_workload:
+            self.tallies[job.workload].issued(now)
         if self.outstanding > UNSTABLE_BACKLOG:
             self.stop(f"unstable: more than {UNSTABLE_BACKLOG} I/Os outstanding; the offered load exceeds what the path can serve")
         elif not self.issued & WALL_CHECK_MASK and not self.stopped:
@@ -169,6 +202,8 @@ class Run:
         self.outstanding -= 1
         self.completed += 1
         b = self.batching
+        if self.per_workload:
+            self.tallies[job.workload].completed(job, now, b.warm)
         if b.warm:
             if job.op == READ:
                 b.b_rlats.append(now - job.t0)
@@ -191,10 +226,10 @@ class Run:
 
     # -- the run ---------------------------------------------------------------------------
     def run(self) -> Result:
-        wl = self.scenario.workload
         self.wall_start = time.perf_counter()
-        source = ClosedArrivals(self, wl) if isinstance(wl, ClosedWorkload) else OpenArrivals(self, wl)
-        source.start()
+        sources = [arrivals_of(self, wl, i) for i, wl in enumerate(self.scenario.all_workloads())]
+        for source in sources:
+            source.start()
         try:
             self.env.run(until=self.stop_event)
         except RuntimeError:

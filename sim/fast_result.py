@@ -42,6 +42,9 @@ class FastResult:
     cpu_us_per_io: float
     stable: bool
     """False when an open or bursty workload's mean rate exceeds Xmax (latency is then infinite)."""
+    workloads: dict[str, FastResult] | None = None
+    """Per workload, by name (a scenario with a ``workloads`` list; sim/analytic/classes.py): each
+    one's throughput and latency, and its own share of each component's utilization."""
 
     def summary(self) -> dict[str, object]:
         """A JSON-friendly dictionary (infinite latencies as None)."""
@@ -55,4 +58,4 @@ class FastResult:
             "utilization": self.utilization, "bottleneck": self.bottleneck, "stable": self.stable,
             "bounds": {"x_max_iops": self.bounds.x_max_iops, "r_min_us": self.bounds.r_min_us,
                        "n_star": self.bounds.n_star, "bottleneck": self.bounds.bottleneck},
-        }
+        } | ({"workloads": {name: w.summary() for name, w in self.workloads.items()}} if self.workloads is not None else {})

@@ -75,6 +75,8 @@ class Model:
     closed_affinity: bool
     uses_offsets: bool = True
     notes: dict[str, Any] = field(default_factory=dict)
+    workload_capacity: list[int] = field(default_factory=list)
+    """Bytes each workload addresses (its placement's own volume; the whole volume without one)."""
 
 
 def _bytes_time(gbs: float) -> Callable[[Job], float]:
@@ -320,6 +322,39 @@ def _volume_planner(volume: Volume, routes: Callable[[int, int], Sequence[Hop]])
     return plan
 
 
+def _placed_planner(volumes: list[tuple[Volume, list[int]]],
+                    routes: Callable[[int, int], Sequence[Hop]]) -> Callable[[Job], list[list[Child]]]:
+    """The volume layer of several workloads: each I/O is planned on its workload's own volume
+    (its placement: the members it uses), whose member i is the whole volume's member ``placed[i]``."""
+    def plan(job: Job) -> list[list[Child]]:
+        volume, placed = volumes[job.workload]
+        phases = volume.plan(job.op, job.offset, job.size, job.slot)
+        return [[(routes(placed[m], op), n, op, placed[m]) for m, op, n in phase] for phase in phases]
+
+    return plan
+
+
+def _placed_load(load: Callable[[int], int], placed: list[int]) -> Callable[[int], int]:
+    """I/Os outstanding on a workload's member i: on the whole volume's member ``placed[i]``."""
+    return lambda m: load(placed[m])
+
+
+def _placements(scenario: Scenario, whole: Volume, load: Callable[[int], int]) -> list[tuple[Volume, list[int]]] | None:
+    """Each workload's volume and the members it maps to, or None when every workload uses the whole volume."""
+    workloads = scenario.all_workloads()
+    if all(wl.placement is None for wl in workloads):
+        return None
+    out = []
+    for wl in workloads:
+        if wl.placement is None:
+            out.append((whole, list(range(whole.members))))
+            continue
+        placed = list(wl.placement)
+        own = Volume(whole.layout, len(placed), whole.chunk, whole.member_bytes, _placed_load(load, placed), whole.closed_affinity)
+        out.append((own, placed))
+    return out
+
+
 
 
 def _ports(b: Builder, bank: PortBank) -> list[tuple[Station, Station]]:
@@ -375,12 +410,17 @@ def build(env: simpy.Environment, scenario: Scenario, streams: Streams, jobs: Jo
     volume = Volume(v.layout, v.members, v.chunk_bytes, v.member_bytes, load, v.closed_affinity)
     if not lay.uses_volume:
         return Model(route=make_route(*hops.hops(lay.steps[(READ, False)], 0, READ, 0)), meters=b.meters, cpu=cpu,
-                     capacity_bytes=v.member_bytes, closed_affinity=False, uses_offsets=False)
-    split = Split(_volume_planner(volume, routes), b.jobs)
+                     capacity_bytes=v.member_bytes, closed_affinity=False, uses_offsets=False,
+                     workload_capacity=[v.member_bytes] * len(scenario.all_workloads()))
+    placements = _placements(scenario, volume, load)
+    planner = _volume_planner(volume, routes) if placements is None else _placed_planner(placements, routes)
+    split = Split(planner, b.jobs)
     devices = [x for x in made.values() if x and isinstance(x[0], FlashDevice)]
+    capacity = [volume.capacity] * len(scenario.all_workloads()) if placements is None else [own.capacity for own, _ in placements]
     return Model(route=(split,), meters=b.meters, cpu=cpu, capacity_bytes=volume.capacity,
                  closed_affinity=v.closed_affinity,
-                 notes={"members": v.members} | ({"device": devices[0][0].parallelism} if devices else {}))
+                 notes={"members": v.members} | ({"device": devices[0][0].parallelism} if devices else {}),
+                 workload_capacity=capacity)
 
 
 def _instances(bank: Any) -> tuple[str, ...]:

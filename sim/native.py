@@ -35,6 +35,7 @@ SIM_DIR = Path(__file__).resolve().parent
 ROOT = SIM_DIR.parent
 COMPILED = ("components.py", "engine.py", "model.py", "rng.py", "stats.py", "volume.py", "analytic/__init__.py",
             "arrivals.py", "assembly.py", "batching.py",
+            "analytic/classes.py",
             "analytic/dies.py", "analytic/network.py", "analytic/paths.py", "analytic/queueing.py", "route/__init__.py", "route/derived.py",
             "route/describe.py", "route/elements.py", "route/flash.py", "route/host.py", "route/links.py", "route/san.py",
             "route/steps.py")

@@ -118,6 +118,9 @@ def test_closed_network_matches_exact_mva(population: int) -> None:
 
 
 def _check_bounds_and_little(r: FastResult, sc: Scenario) -> None:
+    if sc.consolidated:
+        _check_each_workload(r, sc)
+        return
     wl = sc.workload
     assert r.iops <= r.bounds.x_max_iops * (1 + 1e-9)
     assert r.latency_mean_us >= r.bounds.r_min_us * (1 - 1e-9)
@@ -130,6 +133,19 @@ def _check_bounds_and_little(r: FastResult, sc: Scenario) -> None:
     read, write = r.read_iops, r.write_iops
     assert read + write == pytest.approx(r.iops)
     assert r.latency_mean_us == pytest.approx((read * r.read_latency_mean_us + write * r.write_latency_mean_us) / r.iops)
+
+
+def _check_each_workload(r: FastResult, sc: Scenario) -> None:
+    """Several workloads: each closed one obeys Little's law with its own population, the totals are the
+    sums of the workloads' (conservation), every utilization is a fraction."""
+    assert r.workloads is not None and list(r.workloads) == [name for name, _ in sc.named_workloads()]
+    assert all(0.0 <= u <= 1.0 for u in r.utilization.values())
+    assert r.iops == pytest.approx(sum(w.iops for w in r.workloads.values()))
+    for name, wl in sc.named_workloads():
+        w = r.workloads[name]
+        if wl.kind == "closed":
+            n = wl.jobs * wl.queue_depth
+            assert w.iops * 1e-6 * (w.latency_mean_us + wl.think_time_us + wl.app_us_per_io) == pytest.approx(n, rel=1e-3)
 
 
 @pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.yaml")), ids=lambda p: p.stem)

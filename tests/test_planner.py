@@ -43,6 +43,14 @@ def _problems(data: dict[str, Any]) -> dict[str, str]:
 
 @pytest.mark.parametrize("path", PLAN_EXAMPLES, ids=lambda p: p.name)
 def test_example_requirement_files_load(path: Path) -> None:
+    from models.requirements import consolidation_from_data
+    from models.scenario import read_scenario_data
+
+    data = read_scenario_data(path)
+    if "workloads" in data:  # a consolidation: several workloads with objectives each (sim/plan_consolidated.py)
+        consolidated = consolidation_from_data(data)
+        assert consolidated.slos and len(consolidated.workloads) >= 2
+        return
     req = load_requirements(path)
     assert req.design_iops == pytest.approx(req.target_iops * (1 + req.growth_headroom_pct / 100))
     assert req.design_iops > 0

@@ -78,16 +78,19 @@ BASELINE_KEY = "size.baseline"
 
 @st.cache_data(show_spinner=False)
 def example_names() -> dict[str, str]:
-    """Example scenario files (examples/*.yaml) -> their scenario names."""
+    """Example scenario files (examples/*.yaml) -> their scenario names; those with several workloads are
+    left out (the Consolidation page shows them: these pages size one workload)."""
     from app.forms import EXAMPLES
     from models.scenario import ScenarioFileError, read_scenario_data
 
     out = {}
     for path in sorted(EXAMPLES.glob("*.yaml")):
         try:
-            out[path.name] = str(read_scenario_data(path).get("name") or path.stem)
+            data = read_scenario_data(path)
         except ScenarioFileError:
             continue
+        if not data.get("workloads"):
+            out[path.name] = str(data.get("name") or path.stem)
     return out
 
 
@@ -156,7 +159,8 @@ def load_source(source: str) -> tuple[Any, list[tuple[str, str]]]:
 
 
 PAGE_SCRIPTS = {"size": "page_scripts/size.py", "compare": "page_scripts/compare.py", "what-if": "page_scripts/whatif.py",
-                "plan": "page_scripts/plan.py", "calibration": "page_scripts/calibration.py", "library": "page_scripts/scenarios.py"}
+                "plan": "page_scripts/plan.py", "calibration": "page_scripts/calibration.py", "library": "page_scripts/scenarios.py",
+                "consolidation": "page_scripts/consolidation.py"}
 """Each page's script, relative to app/main.py, by its url path."""
 
 

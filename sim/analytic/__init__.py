@@ -73,6 +73,7 @@ from models.workload import BurstyWorkload, ClosedWorkload, OpenWorkload
 
 # the die-level device preview (issue 18: not yet read by the route's solvers); loaded with the package so
 # the compiled build finds it (a compiled package's submodules are imported from inside it)
+from sim.analytic.classes import solve_classes
 from sim.analytic.dies import DiePoint, die_level_closed, die_level_quantile_us, die_qd1_quantile_us
 from sim.analytic.network import READ, WRITE, Evaluation, Group, Network
 from sim.analytic.paths import STRIPED, Compiler, clear_tables, compile_scenario, layout_of
@@ -272,7 +273,22 @@ def _compiled(scenario: Scenario, catalog: Catalog, spread: bool = False) -> Com
 
 
 def evaluate(scenario: Scenario) -> FastResult:
-    """The analytic fast path's prediction for ``scenario`` (no simulation; ~0.1-0.2 ms, bench/fastpath.py)."""
+    """The analytic fast path's prediction for ``scenario`` (no simulation; ~0.1-0.2 ms, bench/fastpath.py).
+    A scenario with a ``workloads`` list is solved as a multi-class network (sim/analytic/classes.py)."""
+    if scenario.consolidated:
+        return solve_classes(scenario, _evaluate_one, _network_of)
+    return _evaluate_one(scenario)
+
+
+def _network_of(scenario: Scenario) -> Network:
+    """The compiled network of a one-workload scenario (its groups' demands per logical I/O)."""
+    c = _compiled(scenario, load_catalog())
+    with c.lock:
+        _solve(c, scenario, utilization=False)  # finishes the network for the workload's population
+        return c.net
+
+
+def _evaluate_one(scenario: Scenario) -> FastResult:
     catalog = load_catalog()
     dwell = _stripe_dwell(scenario)
     if dwell is None:

@@ -266,23 +266,44 @@ def dimms_per_driver_thread(topo: Exflash) -> int:
 # -- the attachments ------------------------------------------------------------------------------
 
 
+def shared_load(scenario: Scenario) -> tuple[str, float, bool, bool]:
+    """What the route takes from the load: (access pattern, mean I/O bytes, closed, reads meet programs).
+
+    One workload gives its own. Several share one description (consolidation, an approximation):
+    the devices are described as sequential only when every workload is sequential, the SAN sizes
+    its per-byte costs at the workloads' mean size, closed jobs keep their members (open I/Os
+    never use that), and reads meet programs when any workload writes while another (or the
+    same) reads.
+    """
+    workloads = scenario.all_workloads()
+    layout = layout_of(scenario.topology)
+    if len(workloads) == 1:
+        wl = workloads[0]
+        return wl.access, wl.mean_bytes(), wl.kind == "closed", reads_meet_programs(wl.read_fraction, layout)
+    access = "sequential" if all(w.access == "sequential" for w in workloads) else "random"
+    mean_bytes = sum(w.mean_bytes() for w in workloads) / len(workloads)
+    closed = any(w.kind == "closed" for w in workloads)
+    reads = any(w.read_fraction > 0 for w in workloads)
+    writes = any(w.read_fraction < 1 for w in workloads)
+    meets = any(reads_meet_programs(w.read_fraction, layout) for w in workloads) or (reads and writes)
+    return access, mean_bytes, closed, meets
+
+
 def describe(scenario: Scenario, catalog: Catalog | None = None) -> AnyRoute:
     """The route description of ``scenario``'s attachment (the one dispatch on the topology's kind)."""
     catalog = catalog or load_catalog()
     topo = scenario.topology
-    wl = scenario.workload
-    closed = wl.kind == "closed"
-    meets = reads_meet_programs(wl.read_fraction, layout_of(topo))
+    access, mean_bytes, closed, meets = shared_load(scenario)
     if isinstance(topo, Generic):
         return _generic(catalog, topo, meets)
     if isinstance(topo, DirectNvme):
-        return _direct(catalog, topo, wl.access, closed, meets)
+        return _direct(catalog, topo, access, closed, meets)
     if isinstance(topo, San):
-        return _san(catalog, topo, wl.mean_bytes(), closed, meets)
+        return _san(catalog, topo, mean_bytes, closed, meets)
     if isinstance(topo, Exflash):
-        return _exflash(catalog, topo, wl.access, closed, meets)
+        return _exflash(catalog, topo, access, closed, meets)
     if isinstance(topo, ZvmEdev):
-        return _zvm(catalog, topo, wl.access, closed, meets)
+        return _zvm(catalog, topo, access, closed, meets)
     raise TypeError(f"unknown topology {type(topo).__name__}")  # pragma: no cover - the union is closed
 
 

@@ -1,0 +1,276 @@
+"""Several workloads on one I/O path in the fast path: a multi-class queueing network.
+
+Each workload (a class) is first solved alone with the single-workload fast path (its own network:
+mix, sizes, access, fork-join, limits). What the other classes add is then taken from a product-form
+mixed network on the component-level demands of every class (Lazowska et al., *Quantitative System
+Performance*, 1984, ch. 7 "multiple class models"):
+
+* open classes load station k with U_open,k = sum_o lambda_o D_o,k / c_k; an open class's residence
+  there is D_o,k (1 + Q_closed,k) / (1 - U_open,k) (M/M/1 with the total load: a two-class open
+  M/M/1 gives every class 1 / (mu - lambda_total));
+* closed classes by approximate MVA (Schweitzer): R_c,k = D_c,k / (1 - U_open,k)
+  (1 + Q_k - Q_c,k / N_c), X_c = N_c / (Z_c + sum_k R_c,k);
+* a c-server station as a queue with demand D / c plus a delay of D (c - 1) / c (Seidmann's
+  approximation).
+
+A class's extra latency is its residence in the mixed network minus its residence in the same
+network alone (exactly 0 for one class), added to its own solution; a closed class's extra also
+lengthens its cycle (solved again with that much more think time), which lowers its throughput,
+so its residence alone is taken at that longer cycle (a fixed point: where the demand network is
+the whole model, the class's response and throughput are then the mixed network's own).
+Known approximations: the extra is the same for a class's reads and writes; concurrency limits
+(queues, write caches) and background work enter only through each class's own solution; the
+DES's per-workload placement is not modelled here (every class is spread over all members).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from models.scenario import Scenario
+from models.workload import BurstyWorkload, ClosedWorkload, OpenWorkload, Workload
+from sim.analytic.network import Network
+from sim.fast_result import Bounds, FastResult
+
+MVA_ITERATIONS = 2_000
+MVA_TOLERANCE = 1e-9
+EXACT_LATTICE = 4_000
+"""Closed populations solved by exact MVA up to this many lattice points (Schweitzer's approximation
+is poor for a few jobs per class: 9% on two classes of 2 and 3 jobs at one station)."""
+CLOSED_STEPS = 30
+"""Fixed-point steps for a closed class's extra latency (it converges in a few: the gap shrinks with it)."""
+
+
+class Demands:
+    """Every class's demand (us per logical I/O) at each foreground station instance, by component name."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+        self.servers: list[int] = []
+        self.index: dict[str, int] = {}
+        self.per_class: list[dict[int, float]] = []
+
+    def add_class(self, net: Network) -> None:
+        own: dict[int, float] = {}
+        for g in net.groups:
+            if g.pool or g.background or g.program_locks or g.view_of >= 0 or g.work <= 0:
+                continue
+            per_instance = g.work / len(g.names)
+            for name in g.names:
+                k = self.index.get(name)
+                if k is None:
+                    k = self.index[name] = len(self.names)
+                    self.names.append(name)
+                    self.servers.append(g.servers)
+                own[k] = own.get(k, 0.0) + per_instance
+        self.per_class.append(own)
+
+    def matrix(self) -> list[list[float]]:
+        return [[own.get(k, 0.0) for k in range(len(self.names))] for own in self.per_class]
+
+
+def mixed_mva(servers: list[int], demand: list[list[float]], rate: list[float], population: list[float],
+              think: list[float]) -> tuple[list[float], list[float], bool]:
+    """Throughput (per us) and response (us) of each class of a mixed product-form network.
+
+    Class c is open with ``rate[c]`` arrivals per us when that is > 0, else closed with
+    ``population[c]`` jobs and ``think[c]`` us of think time; ``demand[c][k]`` is its demand at
+    station k (``servers[k]`` servers). The flag is False when the open classes alone saturate a
+    station (their responses are then infinite).
+    """
+    stations = range(len(servers))
+    classes = range(len(demand))
+    queue_part = [[demand[c][k] / servers[k] for k in stations] for c in classes]
+    delay_part = [sum(demand[c][k] * (servers[k] - 1) / servers[k] for k in stations) for c in classes]
+    u_open = [sum(rate[c] * queue_part[c][k] for c in classes if rate[c] > 0) for k in stations]
+    if any(u >= 1.0 for u in u_open):
+        return [rate[c] for c in classes], [math.inf for _ in classes], False
+    closed = [c for c in classes if rate[c] <= 0]
+    inflated = [[queue_part[c][k] / (1.0 - u_open[k]) for k in stations] for c in classes]
+    exact = _exact_closed(inflated, delay_part, population, think, closed)
+    if exact is not None:
+        x, q = exact
+    else:
+        x, q = _schweitzer(inflated, delay_part, population, think, closed)
+    response = [0.0 for _ in classes]
+    for c in classes:
+        if rate[c] > 0:
+            x[c] = rate[c]
+            response[c] = delay_part[c] + sum(queue_part[c][k] * (1.0 + sum(q[j][k] for j in closed)) / (1.0 - u_open[k])
+                                              for k in stations)
+        else:
+            response[c] = population[c] / x[c] - think[c] if x[c] > 0 else math.inf
+    return x, response, True
+
+
+def _exact_closed(demand: list[list[float]], delay: list[float], population: list[float], think: list[float],
+                  closed: list[int]) -> tuple[list[float], list[list[float]]] | None:
+    """Exact multi-class MVA (Reiser and Lavenberg) over the lattice of closed populations, when it has
+    at most ``EXACT_LATTICE`` points (else None): (throughput per class, queue per class and station)."""
+    sizes = [round(population[c]) for c in closed]
+    points = 1
+    for n in sizes:
+        points *= n + 1
+    if points > EXACT_LATTICE:
+        return None
+    stations = range(len(demand[0]) if demand else 0)
+    queue_at: dict[tuple[int, ...], list[float]] = {tuple(0 for _ in closed): [0.0 for _ in stations]}
+    x = [0.0 for _ in demand]
+    q = [[0.0 for _ in stations] for _ in demand]
+    for vector in _lattice(sizes):
+        total = [0.0 for _ in stations]
+        for i, c in enumerate(closed):
+            if vector[i] == 0:
+                x[c] = 0.0
+                continue
+            before = queue_at[(*vector[:i], vector[i] - 1, *vector[i + 1:])]
+            res = [demand[c][k] * (1.0 + before[k]) for k in stations]
+            x[c] = vector[i] / (think[c] + delay[c] + sum(res))
+            for k in stations:
+                q[c][k] = x[c] * res[k]
+                total[k] += q[c][k]
+        queue_at[vector] = total
+    return x, q
+
+
+def _lattice(sizes: list[int]) -> list[tuple[int, ...]]:
+    """Every population vector up to ``sizes`` except zero, each after all the vectors below it."""
+    vectors: list[tuple[int, ...]] = [()]
+    for n in sizes:
+        vectors = [(*v, i) for v in vectors for i in range(n + 1)]
+    vectors.sort(key=sum)
+    return vectors[1:]
+
+
+def _schweitzer(demand: list[list[float]], delay: list[float], population: list[float], think: list[float],
+                closed: list[int]) -> tuple[list[float], list[list[float]]]:
+    """Approximate multi-class MVA (Schweitzer's (N - 1) / N for each class's own jobs)."""
+    stations = range(len(demand[0]) if demand else 0)
+    q = [[population[c] / max(1, len(stations)) for _ in stations] for c in range(len(demand))]
+    x = [0.0 for _ in demand]
+    for _ in range(MVA_ITERATIONS):
+        moved = 0.0
+        for c in closed:
+            res = [demand[c][k] * (1.0 + sum(q[j][k] for j in closed) - q[c][k] / population[c]) for k in stations]
+            x[c] = population[c] / (think[c] + delay[c] + sum(res))
+            for k in stations:
+                new = x[c] * res[k]
+                moved = max(moved, abs(new - q[c][k]))
+                q[c][k] = new
+        if moved < MVA_TOLERANCE:
+            break
+    return x, q
+
+
+def interference_us(demands: Demands, workloads: list[Workload]) -> list[float]:
+    """Each class's extra latency from the others: its mixed-network response minus its response alone."""
+    matrix = demands.matrix()
+    rate = [_rate_per_us(wl) for wl in workloads]
+    population = [float(wl.jobs * wl.queue_depth) if isinstance(wl, ClosedWorkload) else 0.0 for wl in workloads]
+    think = [wl.think_time_us + wl.app_us_per_io if isinstance(wl, ClosedWorkload) else 0.0 for wl in workloads]
+    _, together, stable = mixed_mva(demands.servers, matrix, rate, population, think)
+    if not stable:
+        return [math.inf for _ in workloads]
+    out = []
+    for c in range(len(workloads)):
+        extra = 0.0
+        # a closed class's extra lengthens its cycle, which lowers its own queueing: the extra is the
+        # gap to its response alone at the longer cycle (a fixed point; one step for an open class)
+        for _ in range(1 if rate[c] > 0 else CLOSED_STEPS):
+            _, alone, _ = mixed_mva(demands.servers, [matrix[c]], [rate[c]], [population[c]], [think[c] + extra])
+            extra = max(0.0, together[c] - alone[0])
+        out.append(extra)
+    return out
+
+
+def _rate_per_us(wl: Workload) -> float:
+    if isinstance(wl, OpenWorkload):
+        return wl.rate_iops * 1e-6
+    if isinstance(wl, BurstyWorkload):
+        return wl.mean_rate_iops * 1e-6
+    return 0.0
+
+
+def alone(scenario: Scenario, wl: Workload, extra_think_us: float = 0.0) -> Scenario:
+    """The scenario with only ``wl`` (its name and placement dropped), closed think time lengthened by ``extra_think_us``."""
+    update: dict[str, object] = {"name": None, "placement": None}
+    if isinstance(wl, ClosedWorkload) and extra_think_us > 0:
+        update["think_time_us"] = wl.think_time_us + extra_think_us
+    one = wl.model_copy(update=update)
+    return Scenario.model_construct(name=scenario.name, description=scenario.description, topology=scenario.topology,
+                                    workload=one, workloads=None, run=scenario.run)
+
+
+def solve_classes(scenario: Scenario, single: Callable[[Scenario], FastResult],
+                  network: Callable[[Scenario], Network]) -> FastResult:
+    """The fast path of a scenario with several workloads: each class's own solution (``single``)
+    plus the interference of the others (``interference_us``); the totals over the classes."""
+    named = scenario.named_workloads()
+    workloads = [wl for _, wl in named]
+    demands = Demands()
+    for wl in workloads:
+        demands.add_class(network(alone(scenario, wl)))
+    extra = interference_us(demands, workloads)
+    per: dict[str, FastResult] = {}
+    for (name, wl), more in zip(named, extra, strict=True):
+        own = single(alone(scenario, wl, more if math.isfinite(more) else 0.0))
+        per[name] = _with_extra(own, more)
+    return combine(per, demands, workloads)
+
+
+def _with_extra(own: FastResult, extra: float) -> FastResult:
+    """``own`` with ``extra`` us more latency on every op it issues (infinite: unstable)."""
+    if extra <= 0:
+        return own
+    read = own.read_latency_mean_us + extra if own.read_iops > 0 else 0.0
+    write = own.write_latency_mean_us + extra if own.write_iops > 0 else 0.0
+    return FastResult(iops=own.iops, read_iops=own.read_iops, write_iops=own.write_iops, mbps=own.mbps,
+                      latency_mean_us=own.latency_mean_us + extra, read_latency_mean_us=read, write_latency_mean_us=write,
+                      utilization=own.utilization, bottleneck=own.bottleneck, bounds=own.bounds,
+                      cpu_us_per_io=own.cpu_us_per_io, stable=own.stable and math.isfinite(extra))
+
+
+def _weighted(per: dict[str, FastResult], value: Callable[[FastResult], float], weight: Callable[[FastResult], float]) -> float:
+    total = sum(weight(r) for r in per.values())
+    if total <= 0:
+        return 0.0
+    return sum(value(r) * weight(r) for r in per.values() if weight(r) > 0) / total
+
+
+def combine(per: dict[str, FastResult], demands: Demands, workloads: list[Workload]) -> FastResult:
+    """The whole scenario: throughputs summed, latencies weighted by throughput, utilization summed per
+    component, the bottleneck the busiest foreground station, the bounds of the mix."""
+    utilization: dict[str, float] = {}
+    for r in per.values():
+        for name, u in r.utilization.items():
+            utilization[name] = min(1.0, utilization.get(name, 0.0) + u)
+    foreground = [n for n in demands.names if n in utilization] or list(utilization)
+    bottleneck = max(foreground, key=lambda n: utilization[n]) if foreground else "none"
+    iops = sum(r.iops for r in per.values())
+    stable = all(r.stable for r in per.values()) and all(utilization[n] < 1.0 for n in foreground)
+    think = [wl.think_time_us + wl.app_us_per_io if isinstance(wl, ClosedWorkload) else 0.0 for wl in workloads]
+    shares = [r.iops / iops if iops > 0 else 1.0 / len(per) for r in per.values()]
+    matrix = demands.matrix()
+    load = [sum(s * matrix[c][k] for c, s in enumerate(shares)) / demands.servers[k] for k in range(len(demands.names))]
+    d_max = max(load) if load else 0.0
+    x_max = 1e6 / d_max if d_max > 0 else math.inf
+    r_min = _weighted(per, lambda r: r.bounds.r_min_us, lambda r: r.iops)
+    z = sum(s * t for s, t in zip(shares, think, strict=True))
+    bound_name = demands.names[load.index(d_max)] if load else "none"
+    return FastResult(
+        iops=iops,
+        read_iops=sum(r.read_iops for r in per.values()),
+        write_iops=sum(r.write_iops for r in per.values()),
+        mbps=sum(r.mbps for r in per.values()),
+        latency_mean_us=_weighted(per, lambda r: r.latency_mean_us, lambda r: r.iops),
+        read_latency_mean_us=_weighted(per, lambda r: r.read_latency_mean_us, lambda r: r.read_iops),
+        write_latency_mean_us=_weighted(per, lambda r: r.write_latency_mean_us, lambda r: r.write_iops),
+        utilization=utilization,
+        bottleneck=bottleneck,
+        bounds=Bounds(x_max_iops=x_max, r_min_us=r_min, n_star=(r_min + z) * x_max * 1e-6 if math.isfinite(x_max) else math.inf,
+                      bottleneck=bound_name),
+        cpu_us_per_io=_weighted(per, lambda r: r.cpu_us_per_io, lambda r: r.iops),
+        stable=stable,
+        workloads=per,
+    )

@@ -13,6 +13,7 @@ from typing import Protocol
 import simpy
 
 from models.scenario import Scenario
+from sim.batching import BatchMeans, WorkloadTally
 from sim.components import Job, JobFactory
 from sim.model import Model
 from sim.rng import Streams
@@ -33,6 +34,12 @@ class RunState(Protocol):
     stop_reason: str
     on_complete: Callable[[Job], None]
     """What a completed I/O does next (the workload's arrivals set it)."""
+    tallies: list[WorkloadTally]
+    """Per-workload batch tallies (empty with a single workload)."""
+    batching: BatchMeans
+
+    def set_completer(self, index: int, completer: Callable[[Job], None]) -> None:
+        """What a completed I/O of workload ``index`` does next."""
 
     def issue(self, job: Job) -> None:
         """Start ``job`` down the route."""

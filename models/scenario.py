@@ -13,7 +13,9 @@ from typing import Any
 
 from pydantic import Field, model_validator
 
+from models.catalog import lookup
 from models.common import StrictModel, field_problem
+from models.faults import Faults, failed_hardware
 from models.loading import (
     MAX_DOCUMENT_BYTES,
     BadInput,
@@ -53,11 +55,17 @@ class Scenario(StrictModel):
     topology: Topology
     workload: Workload
     run: RunSettings = Field(default_factory=RunSettings)
+    faults: Faults | None = Field(default=None, description="failed drives / adapters / ports and a rebuild in progress (models/faults.py)")
 
     @model_validator(mode="after")
     def _bounded_concurrency(self) -> Scenario:
         if self.workload.kind == "closed" and self.workload.jobs * self.workload.queue_depth > 1_000_000:
             raise field_problem("workload.jobs", "jobs x queue_depth must be <= 1,000,000")
+        if self.faults is not None:
+            topo = self.topology
+            ports_per_adapter = lookup("san_adapters", topo.host_adapter).ports if topo.kind == "san" else 1
+            host_ports = topo.host_adapters * ports_per_adapter if topo.kind == "san" else 0
+            failed_hardware(topo, self.faults, host_ports, ports_per_adapter)
         return self
 
 

@@ -236,6 +236,22 @@ def rebuild_traffic(layout: str, members: int, rebuilt: int) -> tuple[tuple[floa
     return tuple(traffic)
 
 
+def rebuild_sources(layout: str, members: int, failed: frozenset[int], rebuilt: int, stripe: int) -> list[int]:
+    """Members read to rebuild member ``rebuilt``'s chunk of ``stripe`` (the replacement is then written).
+
+    Mirrors read the surviving copy (raid1: the first surviving member); RAID-5 every other member;
+    RAID-6 the first N-2 surviving chunks of the stripe, data before parities (the minimum a
+    recovery must read: ``rebuild_traffic``). Members in ``failed`` are never read.
+    """
+    if layout == "raid1":
+        return [next(i for i in range(members) if i not in failed)]
+    if layout in ("raid10", "ibmi_mirror"):
+        return [rebuilt ^ 1]
+    parities, data = stripe_placement(layout, members, stripe)
+    alive = [m for m in data + parities if m != rebuilt and m not in failed]
+    return alive if layout == "raid5" else alive[: members - 2]
+
+
 def saturated_read_iops(layout: str, members: int, member_read_iops: float, failed: frozenset[int] = frozenset()) -> float:
     """Random small-read IOPS the array sustains when its busiest member saturates.
 

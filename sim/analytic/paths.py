@@ -249,6 +249,15 @@ def _round_robin_shares(paths: int, ports: int) -> tuple[float, ...]:
     return tuple([(paths // ports + (1 if i < paths % ports else 0)) / paths for i in range(ports)])
 
 
+@lru_cache(maxsize=256)
+def _surviving_shares(paths: int, ports: int, alive: tuple[int, ...]) -> tuple[float, ...]:
+    """Share of the device I/Os each port takes when path r takes port ``alive[r % len(alive)]`` (failed ports: 0)."""
+    taken = [0] * ports
+    for r in range(paths):
+        taken[alive[r % len(alive)]] += 1
+    return tuple([t / paths for t in taken])
+
+
 class Compiler:
     """Shared state while compiling one scenario."""
 
@@ -627,7 +636,7 @@ def _member_jobs_of(scenario: Scenario, route: AnyRoute, spread: bool) -> tuple[
 def _port_groups(c: Compiler, bank: PortBank) -> tuple[Choice, Choice]:
     """SAN ports: path r % paths takes port (r % paths) % n, round-robin, every n-th device I/O."""
     n = len(bank.names)
-    shares = _round_robin_shares(bank.paths, n)
+    shares = _round_robin_shares(bank.paths, n) if bank.alive is None else _surviving_shares(bank.paths, n, bank.alive)
     to_host, to_dev = _directions(bank.names)
     return (c.groups(to_host, 1, None, ca2=1.0 / n, shares=shares),
             c.groups(to_dev, 1, None, ca2=1.0 / n, shares=shares))

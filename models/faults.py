@@ -402,11 +402,11 @@ def failed_hardware(topo: object, faults: Faults, host_ports: int = 0, ports_per
     ports: set[int] = set()
     if faults.failed_adapters:
         if kind == "direct_nvme":
-            adapters = int(getattr(topo, "adapters"))
+            adapters = int(topo.adapters)
             lost = _indexes("faults.failed_adapters", faults.failed_adapters, adapters, "adapter")
             failed |= {d for d in range(count) if d % adapters in lost}
         elif kind == "san":
-            lost = _indexes("faults.failed_adapters", faults.failed_adapters, int(getattr(topo, "host_adapters")), "host adapter")
+            lost = _indexes("faults.failed_adapters", faults.failed_adapters, int(topo.host_adapters), "host adapter")
             ports |= {a * ports_per_adapter + p for a in lost for p in range(ports_per_adapter)}
         else:
             raise field_problem("faults.failed_adapters", f"a {kind} attachment has no adapters to fail in the model")

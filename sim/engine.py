@@ -23,7 +23,7 @@ import simpy
 from models.result import Result
 from models.scenario import Scenario
 from models.workload import ClosedWorkload
-from sim.arrivals import ClosedArrivals, OpenArrivals
+from sim.arrivals import ClosedArrivals, OpenArrivals, RebuildArrivals
 from sim.assembly import assemble
 from sim.batching import FLUSH_MASK, BatchMeans
 from sim.batching import default_batch_ios as default_batch_ios  # re-exported
@@ -102,6 +102,8 @@ class Run:
         self.stopped = False
         self.wall_start = 0.0
         self.batching = BatchMeans(self)
+        self.rebuild: RebuildArrivals | None = None
+        """A rebuild in progress (the scenario's ``faults.rebuild``): a second source of device I/O."""
 
     def out_area_now(self) -> float:
         """The time integral of the I/Os outstanding, brought up to now."""
@@ -195,6 +197,10 @@ class Run:
         self.wall_start = time.perf_counter()
         source = ClosedArrivals(self, wl) if isinstance(wl, ClosedWorkload) else OpenArrivals(self, wl)
         source.start()
+        volume, routes = self.model.volume, self.model.device_routes
+        if volume is not None and volume.rebuild is not None and routes is not None:
+            self.rebuild = RebuildArrivals(self, volume, volume.rebuild, routes, self.jobs)
+            self.rebuild.start()
         try:
             self.env.run(until=self.stop_event)
         except RuntimeError:

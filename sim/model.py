@@ -38,7 +38,7 @@ from sim.components import (
 )
 from sim.rng import Streams, UnitSampler
 from sim.route.describe import describe
-from sim.route.elements import Channel, DeviceBank, LinkBank, PoolBank, PortBank, ServiceLaw, StationBank, instance_of
+from sim.route.elements import Channel, DeviceBank, LinkBank, PoolBank, PortBank, ServiceLaw, StationBank, VolumeSplit, instance_of
 from sim.route.flash import FlashParameters
 from sim.route.host import Charge, ResolvedHost
 from sim.route.links import us_per_byte
@@ -75,6 +75,10 @@ class Model:
     closed_affinity: bool
     uses_offsets: bool = True
     notes: dict[str, Any] = field(default_factory=dict)
+    volume: VolumeSplit | None = None
+    """The volume layer's description (its failed members and rebuild stream, ``sim.arrivals.RebuildArrivals``)."""
+    device_routes: Callable[[int, int], Sequence[Hop]] | None = None
+    """The route of a device I/O of (member, op), for I/O the volume layer does not plan (a rebuild)."""
 
 
 def _bytes_time(gbs: float) -> Callable[[Job], float]:
@@ -380,7 +384,8 @@ def build(env: simpy.Environment, scenario: Scenario, streams: Streams, jobs: Jo
     devices = [x for x in made.values() if x and isinstance(x[0], FlashDevice)]
     return Model(route=(split,), meters=b.meters, cpu=cpu, capacity_bytes=volume.capacity,
                  closed_affinity=v.closed_affinity,
-                 notes={"members": v.members} | ({"device": devices[0][0].parallelism} if devices else {}))
+                 notes={"members": v.members} | ({"device": devices[0][0].parallelism} if devices else {}),
+                 volume=v, device_routes=routes)
 
 
 def _instances(bank: Any) -> tuple[str, ...]:

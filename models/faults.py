@@ -252,6 +252,21 @@ def rebuild_sources(layout: str, members: int, failed: frozenset[int], rebuilt: 
     return alive if layout == "raid5" else alive[: members - 2]
 
 
+def rebuild_member_bytes(layout: str, members: int, failed: frozenset[int], rebuilt: tuple[int, ...],
+                         written_per_s: float) -> tuple[tuple[float, float], ...]:
+    """(read, write) bytes per second each member moves while the members ``rebuilt`` are rebuilt in turn
+    at ``written_per_s`` bytes written in all (``rebuild_sources`` averaged over a rotation of stripes)."""
+    share = written_per_s / len(rebuilt)
+    reads = [0.0] * members
+    writes = [0.0] * members
+    for r in rebuilt:
+        writes[r] += share
+        for stripe in range(members):
+            for m in rebuild_sources(layout, members, failed, r, stripe):
+                reads[m] += share / members
+    return tuple(zip(reads, writes, strict=True))
+
+
 def saturated_read_iops(layout: str, members: int, member_read_iops: float, failed: frozenset[int] = frozenset()) -> float:
     """Random small-read IOPS the array sustains when its busiest member saturates.
 

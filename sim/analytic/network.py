@@ -56,6 +56,7 @@ class Group:
 
     __slots__ = (
         "background",
+        "background_util",
         "behind_ack",
         "ca2",
         "cover",
@@ -95,6 +96,10 @@ class Group:
         """Device I/Os take the instances in turn (SAN ports), not by volume member."""
         self.ca2 = ca2
         self.background = False
+        self.background_util = 0.0
+        """Utilization of each instance by work outside the logical I/Os (a rebuild in progress): an open
+        class sharing the station FCFS, so the logical I/Os see its capacity times (1 - this) and its
+        queue at the total load (a mixed network, Lazowska et al., Quantitative System Performance, ch. 7)."""
         self.visits = 0.0
         self.work = 0.0
         self.work2 = 0.0
@@ -445,6 +450,7 @@ class Network:
         self._zero: Evaluation | None = None
         self._structured = False
         self._capacities: list[float] = []
+        self._extra_load: dict[int, float] = {}
         self._nested: dict[int, set[int]] = {}
         """Station index -> the limits whose every hold contains all its visits."""
         self._never_wait: set[int] = set()
@@ -527,7 +533,8 @@ class Network:
             if not g.pool:
                 g.background = g.index not in foreground
                 demand = g.work / len(g.names)
-                caps.append(g.servers / demand if demand > 0 else INF)
+                free = 1.0 - g.background_util if g.background_util else 1.0
+                caps.append(g.servers * free / demand if demand > 0 and free > 0 else (0.0 if demand > 0 else INF))
                 continue
             inside: dict[int, float] = {}
             entries = g.holding.values()
@@ -655,6 +662,10 @@ class Network:
                 pipeline = []  # a limit no job waits for needs no blocking estimate
             pools.append((g.index, g.visits / len(g.names), g.servers, g.ca2, g.population, spans, pipeline))
         self._stations = stations
+        everyone = self.groups
+        self._extra_load = {i: everyone[i].background_util for i, _, mean, _, _, _, _ in stations
+                            if mean > 0 and everyone[i].background_util > 0}
+        """Station index -> its background utilization (``Group.background_util``)."""
         self._pools = [p for p in pools if p[4] > p[2]]
         self._all_pools = pools
         self._pool_spans: dict[int, Spans] = {p[0]: p[5] for p in pools}
@@ -850,7 +861,16 @@ class Network:
             w2 = rho * residual2 - wait * wait
             wvar[i] = w2 if w2 > 0.0 else 0.0
             p_wait[i] = rho if rho < 1.0 else 1.0
+        extra = self._extra_load
         for i, visits, mean, scv, servers, ca2, population in self._stations:
+            if extra and i in extra:
+                wait, w2, pw = queue_wait(x * visits * seen[i] + extra[i] * servers / mean, mean, scv, servers, ca2 * burstiness,
+                                          population, 1.0)  # the rebuild: an open class at the same station
+                if wait == INF:
+                    p_wait[i] = 1.0
+                    return Evaluation(x, [INF, INF], waits, p_wait, holding, True)
+                waits[i], wvar[i], p_wait[i] = wait, max(0.0, w2 - wait * wait), pw
+                continue
             if servers == 1:
                 # M/G/1 (Pollaczek-Khinchine with the Allen-Cunneen arrival factor), inline: most stations
                 rho = x * visits * mean * seen[i]

@@ -34,7 +34,7 @@ sizes flash arrays); full-stripe writes and multi-chunk reads are not covered he
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
@@ -400,7 +400,7 @@ def _indexes(field: str, values: list[int], count: int, what: str) -> frozenset[
     return frozenset(values)
 
 
-def failed_hardware(topo: object, faults: Faults, host_ports: int = 0, ports_per_adapter: int = 1) -> FailedHardware:
+def failed_hardware(topo: Any, faults: Faults, host_ports: int = 0, ports_per_adapter: int = 1) -> FailedHardware:
     """Check ``faults`` against a topology (attributes of models.topology's classes) and list what failed.
 
     Raises a ``field_problem`` naming the ``faults`` field for an index out of range, a fault the

@@ -375,6 +375,9 @@ class Faults(StrictModel):
     failed_adapters: list[int] = Field(default_factory=list, max_length=64)
     failed_ports: list[int] = Field(default_factory=list, max_length=4096)
     rebuild: Rebuild | None = None
+    slo_statistic: Literal["mean", "p50", "p95", "p99", "p999"] = Field(
+        default="p99", description="the latency the SLO bounds in every state (healthy, degraded, rebuilding)")
+    slo_us: float | None = Field(default=None, gt=0, le=1e9, description="latency SLO: margins per state are reported against it")
 
     @property
     def any_failed(self) -> bool:

@@ -215,28 +215,51 @@ def _sampled_plan(layout: str, members: int, chunk: int, op: int, size: int, sam
     return tuple(out)
 
 
+MemberWeights = tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...]]
+"""Each member's share of all device I/Os, of the device reads and of the device writes."""
+
+
 @lru_cache(maxsize=1024)
 def member_weights(layout: str, members: int, chunk: int, mix: Mix, grid: int, failed: frozenset[int],
-                   samples: int = 256) -> tuple[float, ...]:
-    """Share of the device I/Os each member takes in a degraded array (the DES's ``Volume.plan`` at offsets
-    spread over a rotation, mirror ties alternating so that two live copies share a pair's reads evenly,
-    as the DES's less-loaded choice does under load). Reads and writes are pooled: a member's share of
-    the device I/Os is exact, the read / write mix on it is the array's (a fast-path approximation)."""
+                   samples: int = 256) -> MemberWeights:
+    """Share of the device I/Os each member takes in a degraded array: all of them, the reads, the writes
+    (the DES's ``Volume.plan`` at offsets spread over a rotation, mirror ties alternating so that two live
+    copies share a pair's reads evenly, as the DES's less-loaded choice does under load)."""
     vol = Volume(layout, members, chunk, 1 << 50, lambda m: 0, False, failed)
     vol.alternate_ties = True
     span = rotation_bytes(layout, members, chunk)
     step = max(grid, (span // samples) // grid * grid)
     offsets = range(0, span, step)
-    load = [0.0] * members
+    load = ([0.0] * members, [0.0] * members)
     for op, p_op, sizes in mix:
         for nbytes, p_size in sizes:
             w = p_op * p_size / len(offsets)
             for off in offsets:
                 for phase in vol.plan(op, off, int(nbytes), -1):
-                    for m, _, _ in phase:
-                        load[m] += w
-    total = sum(load)
-    return tuple([x / total for x in load])
+                    for m, child, _ in phase:
+                        load[child][m] += w
+    both = [r + w for r, w in zip(*load, strict=True)]
+
+    def norm(x: list[float]) -> tuple[float, ...]:
+        total = sum(x)
+        return tuple([v / total for v in x]) if total > 0 else tuple([v / sum(both) for v in both])
+
+    return norm(both), norm(load[READ]), norm(load[WRITE])
+
+
+READ_SIDE = (".read_units", ".read_bw", ".die_locks", ".to_host")
+WRITE_SIDE = (".write_cache", ".write_bw", ".program_units", ".to_device")
+"""Meters only device reads (or only device writes) visit on a direct route (``sim.route.steps``: reads cross
+the links towards the host, writes towards the device): a degraded array loads them by the reads' (writes')
+member shares; the rest (namespace and NVMe queues) by all device I/Os."""
+
+
+def _side_weights(weights: MemberWeights, label: str) -> tuple[float, ...]:
+    if label.endswith(READ_SIDE):
+        return weights[1]
+    if label.endswith(WRITE_SIDE):
+        return weights[2]
+    return weights[0]
 
 
 # -- building blocks ----------------------------------------------------------------------------------
@@ -343,7 +366,7 @@ class Compiler:
         self.lock = threading.Lock()
         self.population = -1.0
         self.keep: object = None
-        self.weights: tuple[float, ...] | None = None
+        self.weights: MemberWeights | None = None
         """A degraded array: each member's share of the device I/Os (``member_weights``); None: all alike."""
         self.background: dict[str, float] = {}
         """Instance name -> utilization a rebuild adds there (``rebuild_background``)."""
@@ -385,7 +408,7 @@ class Compiler:
         count = len(labels)
         registered = self.net.groups
         bg = tuple([self.background.get(x, 0.0) for x in labels]) if self.background else None
-        for s, c, u, idx in _weighted_buckets(self.weights, mapping, count, bg):
+        for s, c, u, idx in _weighted_buckets(_side_weights(self.weights, labels[0]), mapping, count, bg):
             if s <= 0.0 and u <= 0.0:
                 self.idle_names.extend([labels[i] for i in idx])
                 continue

@@ -3,7 +3,8 @@
 ``state_scenarios`` splits a faulted scenario into the scenario of each state: *healthy* (the
 faults removed), *degraded* (the failed hardware gone: mirrors read their survivors, RAID-5/6
 reconstruct, traffic moves to the surviving adapters and ports; no rebuild) and *rebuilding*
-(degraded plus the rebuild stream onto the replacements, when ``faults.rebuild`` is set). Each state
+(degraded plus the rebuild stream onto the replacements, when ``faults.rebuild`` is set; mirrors then write
+the replacements too, md and IBM i write a recovering copy; RAID-5/6 stay degraded). Each state
 is simulated (``simulate_states``, the DES) or evaluated (``evaluate_states``, the fast path) on its
 own, in steady state: the rebuild's figures (achieved rate, time to rebuild a drive at that rate)
 come from the rebuilding state. ``FaultStates.summary`` is the JSON of ``flashplan simulate`` for

@@ -376,7 +376,7 @@ def build(env: simpy.Environment, scenario: Scenario, streams: Streams, jobs: Jo
     else:
         pools, load_of = made[id(load_bank)], load_bank.of
         load = lambda m: pools[instance_of(load_of, m)].load  # noqa: E731
-    volume = Volume(v.layout, v.members, v.chunk_bytes, v.member_bytes, load, v.closed_affinity, v.failed)
+    volume = Volume(v.layout, v.members, v.chunk_bytes, v.member_bytes, load, v.closed_affinity, v.failed, v.rebuild is not None)
     if not lay.uses_volume:
         return Model(route=make_route(*hops.hops(lay.steps[(READ, False)], 0, READ, 0)), meters=b.meters, cpu=cpu,
                      capacity_bytes=v.member_bytes, closed_affinity=False, uses_offsets=False)

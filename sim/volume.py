@@ -43,7 +43,8 @@ class Volume:
     """Maps (op, offset, size, job) to phases of (member, op, bytes) device I/Os."""
 
     def __init__(self, layout: str, members: int, chunk_bytes: int, member_bytes: int,
-                 load: Callable[[int], int], closed_affinity: bool, failed: frozenset[int] = frozenset()):
+                 load: Callable[[int], int], closed_affinity: bool, failed: frozenset[int] = frozenset(),
+                 rebuilding: bool = False):
         self.layout = layout
         self.members = members
         self.chunk = chunk_bytes
@@ -56,6 +57,9 @@ class Volume:
         self.alternate_ties = layout == "ibmi_mirror"
         self.tie_flip = 0
         self.failed = failed
+        self.rebuilding = rebuilding
+        """Failed mirror members are being rebuilt: host writes go to their replacements too (md writes every
+        device that is not Faulty, a recovering spare included; IBM i writes a resuming unit), reads do not."""
 
     # -- helpers ---------------------------------------------------------------
     def _pieces(self, offset: int, size: int) -> list[tuple[int, int]]:
@@ -154,6 +158,8 @@ class Volume:
         if self.layout in ("raid5", "raid6"):
             return self._parity_degraded(op, offset, size)
         failed = self.failed
+        if op == WRITE and self.rebuilding:
+            failed = frozenset()
         if self.layout == "raid1":
             alive = [i for i in range(self.members) if i not in failed]
             if op == READ:

@@ -94,7 +94,7 @@ VolumePlan = tuple[tuple[float, tuple[tuple[tuple[int, int, float], ...], ...]],
 
 @lru_cache(maxsize=4096)
 def volume_plan(layout: str, members: int, chunk: int, op: int, size: int, grid: int = 4096,
-                failed: frozenset[int] = frozenset()) -> VolumePlan:
+                failed: frozenset[int] = frozenset(), rebuilding: bool = False) -> VolumePlan:
     """How the volume layer splits one logical I/O of ``size`` bytes at a random ``grid``-aligned offset.
 
     Random I/O lands on 4 KiB boundaries; a sequential stream (``access_grid``) on multiples of
@@ -109,7 +109,7 @@ def volume_plan(layout: str, members: int, chunk: int, op: int, size: int, grid:
     array) every layout is sampled from ``Volume.plan`` over a whole rotation of its placement.
     """
     if failed:
-        return _sampled_plan(layout, members, chunk, op, size, failed=failed)
+        return _sampled_plan(layout, members, chunk, op, size, failed=failed, rebuilding=rebuilding)
     if layout == "jbod" or (layout == "raid1" and op == READ):
         return ((1.0, (((1, op, float(size)),),)),)
     if layout == "raid1":
@@ -162,7 +162,7 @@ def rotation_bytes(layout: str, members: int, chunk: int) -> int:
 
 
 def _sampled_plan(layout: str, members: int, chunk: int, op: int, size: int, samples: int = 64,
-                  failed: frozenset[int] = frozenset()) -> VolumePlan:
+                  failed: frozenset[int] = frozenset(), rebuilding: bool = False) -> VolumePlan:
     """RAID-5/6: run the DES volume mapping at offsets spread evenly over one stripe (a degraded array:
     over a whole rotation, ``rotation_bytes``, as the lost member's place in the stripe rotates).
 
@@ -172,7 +172,7 @@ def _sampled_plan(layout: str, members: int, chunk: int, op: int, size: int, sam
     """
     parities = 1 if layout == "raid5" else 2
     stripe = chunk * (members - parities) if not failed else rotation_bytes(layout, members, chunk)
-    vol = Volume(layout, members, chunk, 1 << 50, lambda m: 0, False, failed)
+    vol = Volume(layout, members, chunk, 1 << 50, lambda m: 0, False, failed, rebuilding)
     step = max(4096, (stripe // samples) // 4096 * 4096)
     shapes: dict[tuple[tuple[tuple[int, int, int], ...], ...], list[list[float]]] = {}
     counts: dict[tuple[tuple[tuple[int, int, int], ...], ...], int] = {}
@@ -221,11 +221,11 @@ MemberWeights = tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...]]
 
 @lru_cache(maxsize=1024)
 def member_weights(layout: str, members: int, chunk: int, mix: Mix, grid: int, failed: frozenset[int],
-                   samples: int = 256) -> MemberWeights:
+                   rebuilding: bool = False, samples: int = 256) -> MemberWeights:
     """Share of the device I/Os each member takes in a degraded array: all of them, the reads, the writes
     (the DES's ``Volume.plan`` at offsets spread over a rotation, mirror ties alternating so that two live
     copies share a pair's reads evenly, as the DES's less-loaded choice does under load)."""
-    vol = Volume(layout, members, chunk, 1 << 50, lambda m: 0, False, failed)
+    vol = Volume(layout, members, chunk, 1 << 50, lambda m: 0, False, failed, rebuilding)
     vol.alternate_ties = True
     span = rotation_bytes(layout, members, chunk)
     step = max(grid, (span // samples) // grid * grid)
@@ -589,7 +589,8 @@ def access_grid(mix: Mix, sequential: bool) -> int:
 
 
 @lru_cache(maxsize=4096)
-def kind_plan(layout: str, members: int, chunk: int, mix: Mix, grid: int = 4096, failed: frozenset[int] = frozenset()) -> KindPlan:
+def kind_plan(layout: str, members: int, chunk: int, mix: Mix, grid: int = 4096, failed: frozenset[int] = frozenset(),
+              rebuilding: bool = False) -> KindPlan:
     """The logical kinds of ``mix`` on a volume of ``members`` members (``volume_plan`` for every op and size).
 
     Also what the solver reads of them: the child kinds (device op, bytes) in its order, and its
@@ -603,7 +604,7 @@ def kind_plan(layout: str, members: int, chunk: int, mix: Mix, grid: int = 4096,
             variants = []
             serial = []
             crowded = False
-            for vprob, phases in volume_plan(layout, members, chunk, op, nbytes, grid, failed):
+            for vprob, phases in volume_plan(layout, members, chunk, op, nbytes, grid, failed, rebuilding):
                 merged = []
                 for phase in phases:
                     pieces = 0
@@ -660,7 +661,7 @@ def _scenario_plan(c: Compiler) -> KindPlan:
     v = c.route.volume
     grid = access_grid(mix, wl.access == "sequential")
     if v.failed:
-        return kind_plan(v.layout, c.members, v.chunk_bytes, mix, grid, v.failed)
+        return kind_plan(v.layout, c.members, v.chunk_bytes, mix, grid, v.failed, v.rebuild is not None)
     return kind_plan(v.layout, c.members, v.chunk_bytes, mix, grid)
 
 
@@ -923,7 +924,8 @@ def _degrade(c: Compiler, route: AnyRoute) -> None:
     v = route.volume
     wl = c.scenario.workload
     mix = workload_mix(wl)
-    c.weights = member_weights(v.layout, v.members, v.chunk_bytes, mix, access_grid(mix, wl.access == "sequential"), v.failed)
+    c.weights = member_weights(v.layout, v.members, v.chunk_bytes, mix, access_grid(mix, wl.access == "sequential"), v.failed,
+                               v.rebuild is not None)
     c.background = rebuild_background(route, rebuild_rate(route))
 
 

@@ -241,3 +241,31 @@ def test_simulate_json_reports_every_state_strictly(tmp_path: Any, capsys: Any) 
     assert out["rebuild"]["time_s"] == pytest.approx(4e12 / (out["rebuild"]["rate_mbps"]["value"] * 1e6))
     lowest = out["slo"]["lowest"]
     assert lowest["margin_pct"] == min(out["slo"]["margin_pct"].values())
+
+
+# -- the planner: the SLO must hold with one drive failed ----------------------------------------------
+
+
+def test_planner_keeps_the_slo_with_one_drive_failed() -> None:
+    """LinuxONE YCSB at 6,000 MB/s (+20%): three PM1733 in RAID-5 carry it healthy, but degraded (every read of
+    the lost drive's chunks reads both others) their carriers saturate; with ``survive.drive`` the planner
+    buys four drives in RAID-10 instead, and the DES confirms the SLO in the degraded and rebuilding states."""
+    from models.requirements import load_requirements
+    from sim.planner import plan
+
+    sets = {"target.mbps": 6000, "verify.max_ios": 20_000, "candidates.include_san": False}
+    plain = plan(load_requirements("examples/plan/linuxone_ycsb.yaml", sets), verify_top=1)
+    assert plain.winner.label.startswith("3 x") and "raid5" in plain.winner.label
+    survive = plan(load_requirements("examples/plan/linuxone_ycsb.yaml", {**sets, "survive.drive": True}), verify_top=1)
+    w = survive.winner
+    assert w.capex_usd > plain.winner.capex_usd and w.label.startswith("4 x")
+    assert set(w.failure_states) == {"drive 0 failed", "drive 0 rebuilding"}
+    for state in w.failure_states.values():
+        assert state.des is not None and state.des.latency_mean_us.value <= 300
+        assert state.margin_pct(survive.requirements) is not None and state.margin_pct(survive.requirements) > 0  # type: ignore[operator]
+    rejected = {c.label: c for c in survive.rejected}
+    three = rejected[plain.winner.label]
+    assert three.stage == "failure" and "drive 0 failed" in (three.rejection or "")
+    assert survive.des_runs == 3  # the winner and its two failure states
+    data = json.loads(json.dumps(survive.as_dict(), allow_nan=False))
+    assert set(data["winner"]["failure_states"]) == {"drive 0 failed", "drive 0 rebuilding"}

@@ -269,3 +269,24 @@ def test_planner_keeps_the_slo_with_one_drive_failed() -> None:
     assert survive.des_runs == 3  # the winner and its two failure states
     data = json.loads(json.dumps(survive.as_dict(), allow_nan=False))
     assert set(data["winner"]["failure_states"]) == {"drive 0 failed", "drive 0 rebuilding"}
+
+
+# -- the FAULTS records, checked against the solvers ------------------------------------------------------
+
+
+def test_faults_records_checked_against_the_solvers() -> None:
+    """calibration/faults/check.py: md's default cap sets the idle rebuild (the DES reaches it: cap share 1),
+    the i8ge resync took longer than the model's idle floor, md's under-load rate lies in md's range, and the
+    Solidigm md idle record stays the documented conflict (the study raised speed_limit_max)."""
+    from calibration.faults.check import check_records
+
+    checks = {c.record: c for c in check_records()}
+    assert len(checks) == 6
+    idle = checks["faults.solidigm_xiraid.md_idle_rebuild_time"]
+    assert idle.kind == "conflict" and idle.passed is False
+    assert idle.predicted == pytest.approx(61.44e12 / 204.8e6, rel=0.02)  # 83.3 h at md's default speed_limit_max
+    assert idle.cap_share == pytest.approx(1.0, abs=0.02)
+    for rid in ("faults.solidigm_xiraid.md_rebuild_rate_under_load", "faults.md_raid10.i8ge_resync_default"):
+        assert checks[rid].passed, checks[rid]
+        assert checks[rid].fast_path == pytest.approx(checks[rid].predicted, rel=0.02)  # fast path agrees with the DES
+    assert sum(c.kind == "out_of_scope" for c in checks.values()) == 3

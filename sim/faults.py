@@ -123,3 +123,30 @@ def fast_rebuild_rate_mbps(scenario: Scenario) -> float | None:
     if stream is None:
         return None
     return rebuild_rate(route) / stream.replacement_drives / 1e6
+
+
+def timeline(states: FaultStates, replace_after_h: float = 4.0, points: int = 50) -> list[dict[str, float | str]]:
+    """A failure's course for a chart: healthy until the drive fails at t = 0, degraded until the replacement
+    is in (``replace_after_h``, an operator's figure), rebuilding for the rebuild time at the achieved rate,
+    then healthy again. Rows: time (h), state, host p99 and mean latency (us), IOPS and rebuild progress (%),
+    each state at its steady-state figures (the DES results of ``states``)."""
+    results = states.results
+    rebuilding = results.get("rebuilding")
+    rebuild_h = rebuilding.rebuild.time_s / 3600 if rebuilding is not None and rebuilding.rebuild is not None else 0.0
+    if not math.isfinite(rebuild_h):
+        rebuild_h = 0.0
+    end = replace_after_h + rebuild_h
+    span = max(end * 1.2, 1.0)
+    rows: list[dict[str, float | str]] = []
+    for k in range(points + 1):
+        t = -0.1 * span + k * 1.1 * span / points
+        if t < 0 or t >= end or "degraded" not in results:
+            name, progress = "healthy", (100.0 if t >= end else 0.0)
+        elif t < replace_after_h or rebuilding is None:
+            name, progress = "degraded", 0.0
+        else:
+            name, progress = "rebuilding", 100.0 * (t - replace_after_h) / rebuild_h if rebuild_h else 100.0
+        r = results[name]
+        rows.append({"hours": t, "state": name, "p99_us": r.latency_p99_us.value, "mean_us": r.latency_mean_us.value,
+                     "iops": r.iops.value, "rebuild_progress_pct": progress})
+    return rows

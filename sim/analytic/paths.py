@@ -500,6 +500,8 @@ class FlashGroups:
                                   mapping) if c.route.reads_meet_programs else []
         for group, _ in self.die_locks:
             group.program_locks = True
+        if c.weights is not None:  # a degraded array's idle devices: their die locks have no DES meter to report
+            c.idle_names = [n for n in c.idle_names if not n.endswith(".die_locks")]
         self.read_bw = c.groups(suffixed(labels, ".read_bw"), 1, mapping)
         self.write_cache = c.groups(suffixed(labels, ".write_cache"), p.write_cache_slots, mapping, pool=True)
         if not p.shared_dies:

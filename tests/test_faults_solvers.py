@@ -290,3 +290,19 @@ def test_faults_records_checked_against_the_solvers() -> None:
         assert checks[rid].passed, checks[rid]
         assert checks[rid].fast_path == pytest.approx(checks[rid].predicted, rel=0.02)  # fast path agrees with the DES
     assert sum(c.kind == "out_of_scope" for c in checks.values()) == 3
+
+
+def test_calibrate_only_faults_runs_the_check(capsys: Any) -> None:
+    from sim.cli import main
+
+    assert main(["calibrate", "--only", "FAULTS", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert {r["kind"] for r in rows} == {"conflict", "range", "bound", "out_of_scope"}
+    assert main(["calibrate", "--only", "FAULTS", "--fit"]) == 2
+
+
+def test_states_are_deterministic() -> None:
+    light = {"kind": "open", "rate_iops": 20_000, "read_fraction": 0.7, "block_size_kib": 4, "access": "random"}
+    s = scenario("raid5", faults={"failed_drives": [1], "rebuild": {"rate_mbps": 150}}, workload=light)
+    first, second = simulate_states(s).summary(), simulate_states(s).summary()
+    assert json.dumps(first, allow_nan=False) == json.dumps(second, allow_nan=False)

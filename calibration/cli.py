@@ -40,7 +40,8 @@ MAX_FIT_STEPS = 50
 
 def register(sub: Any) -> None:
     p = sub.add_parser("calibrate", help="run the calibration records against the seeds' measurements")
-    p.add_argument("--only", choices=SYSTEMS, help="one system's records")
+    p.add_argument("--only", choices=(*SYSTEMS, "FAULTS"),
+                   help="one system's records (FAULTS: the failure / rebuild records, calibration/faults/check.py)")
     p.add_argument("--json", action="store_true", help="print the records as a JSON list")
     p.add_argument("--fit", action="store_true", help="refit the free parameters first (slow: minutes)")
     p.add_argument("--quick", action="store_true", help="only the CI subset, with +-4%% run precision")
@@ -74,6 +75,12 @@ def cmd_calibrate(args: argparse.Namespace, out: Console) -> int:
         problems.append(("--fit-steps", f"must be 1 .. {MAX_FIT_STEPS}, got {args.fit_steps}"))
     if problems:
         raise BadInput(problems)
+    if args.only == "FAULTS":  # checked, never fitted: their own check (calibration/faults/check.py)
+        if args.fit:
+            raise BadInput([("--fit", "the FAULTS records are checked, never fitted")])
+        from calibration.faults.check import main as check_faults
+
+        return EXIT_OK if check_faults(["--json"] if args.json else []) == 0 else EXIT_FAILURE
     records = load_records(only=args.only)
     if args.quick:
         records = with_conflict_partners([r for r in records if r.ci], records)

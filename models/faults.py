@@ -34,6 +34,11 @@ sizes flash arrays); full-stripe writes and multi-chunk reads are not covered he
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from models.common import StrictModel, field_problem
 
 MIRROR_LAYOUTS = ("raid1", "raid10", "ibmi_mirror")
 PARITY_LAYOUTS = ("raid5", "raid6")
@@ -231,6 +236,37 @@ def rebuild_traffic(layout: str, members: int, rebuilt: int) -> tuple[tuple[floa
     return tuple(traffic)
 
 
+def rebuild_sources(layout: str, members: int, failed: frozenset[int], rebuilt: int, stripe: int) -> list[int]:
+    """Members read to rebuild member ``rebuilt``'s chunk of ``stripe`` (the replacement is then written).
+
+    Mirrors read the surviving copy (raid1: the first surviving member); RAID-5 every other member;
+    RAID-6 the first N-2 surviving chunks of the stripe, data before parities (the minimum a
+    recovery must read: ``rebuild_traffic``). Members in ``failed`` are never read.
+    """
+    if layout == "raid1":
+        return [next(i for i in range(members) if i not in failed)]
+    if layout in ("raid10", "ibmi_mirror"):
+        return [rebuilt ^ 1]
+    parities, data = stripe_placement(layout, members, stripe)
+    alive = [m for m in data + parities if m != rebuilt and m not in failed]
+    return alive if layout == "raid5" else alive[: members - 2]
+
+
+def rebuild_member_bytes(layout: str, members: int, failed: frozenset[int], rebuilt: tuple[int, ...],
+                         written_per_s: float) -> tuple[tuple[float, float], ...]:
+    """(read, write) bytes per second each member moves while the members ``rebuilt`` are rebuilt in turn
+    at ``written_per_s`` bytes written in all (``rebuild_sources`` averaged over a rotation of stripes)."""
+    share = written_per_s / len(rebuilt)
+    reads = [0.0] * members
+    writes = [0.0] * members
+    for r in rebuilt:
+        writes[r] += share
+        for stripe in range(members):
+            for m in rebuild_sources(layout, members, failed, r, stripe):
+                reads[m] += share / members
+    return tuple(zip(reads, writes, strict=True))
+
+
 def saturated_read_iops(layout: str, members: int, member_read_iops: float, failed: frozenset[int] = frozenset()) -> float:
     """Random small-read IOPS the array sustains when its busiest member saturates.
 
@@ -267,3 +303,153 @@ def md_rebuild_time_range_s(member_bytes: float, device_rate_bytes_per_s: float,
     fastest = min(device_rate_bytes_per_s, speed_limit_max_kib_s * KIB)
     slowest = min(device_rate_bytes_per_s, speed_limit_min_kib_s * KIB)
     return rebuild_time_s(member_bytes, fastest), rebuild_time_s(member_bytes, slowest)
+
+
+# -- the scenario's ``faults`` section ---------------------------------------------------------------
+
+MD_SYNC_IO_DEPTH = 32
+"""md's ``sync_io_depth`` default: recovery I/Os in flight while the array serves host I/O (Yu Kuai, "md: add
+a new api sync_io_depth", linux-raid 2025; before it md kept one: see calibration/faults/MD_DEFAULTS.md)."""
+MD_RESYNC_IO_KIB = 64
+"""md's recovery I/O for raid1/raid10 (RESYNC_PAGES, 64 KiB; MD_DEFAULTS.md). Parity levels recover 4 KiB
+stripes that the block layer merges: 64 KiB is taken for them too (an assumption, stated)."""
+PRIORITY_TIME_FACTOR = {"highest": 1.0, "high": 2.0, "medium": 3.5, "low": 6.0, "lowest": 8.0}
+"""How much longer a synchronization takes at each priority than at the highest: IBM DS4000 Storage Manager
+help, Enhanced Remote Mirroring (MD_DEFAULTS.md). A hint at how a priority knob scales time (remote
+mirroring, approximate), used only when a scenario gives ``rebuild.priority``; IBM i documents no rate."""
+
+
+class Rebuild(StrictModel):
+    """A rebuild (md recovery) or resync (IBM i mirror resume) onto replacements of the failed drives.
+
+    The rebuild reads the surviving copies or stripe members and writes each failed drive's
+    replacement (``rebuild_traffic``), ``depth`` rebuild I/Os of ``io_kib`` at a time, no faster than
+    its cap: ``rate_mbps`` (MB/s written to each replacement drive; divided by the
+    ``priority`` factor when one is given), else md's ``speed_limit_max_kib_s`` per member (md(4):
+    a per-device goal; under host load md keeps issuing at ``sync_io_depth`` between
+    ``speed_limit_min`` and ``speed_limit_max``). Host I/O and rebuild I/O share every queue;
+    the achieved rate is an output of the simulation.
+    """
+
+    rate_mbps: float | None = Field(default=None, gt=0, le=100_000, description="cap: MB/s written to each replacement drive")
+    speed_limit_min_kib_s: int = Field(default=MD_SPEED_LIMIT_MIN_KIB_S, ge=1, le=10**8,
+                                       description="md speed_limit_min (KiB/s per member): the rate md keeps under load")
+    speed_limit_max_kib_s: int = Field(default=MD_SPEED_LIMIT_MAX_KIB_S, ge=1, le=10**8,
+                                       description="md speed_limit_max (KiB/s per member): the cap when no rate_mbps is given")
+    priority: Literal["lowest", "low", "medium", "high", "highest"] | None = Field(
+        default=None, description="resync priority: rate_mbps is the highest priority's rate, divided by PRIORITY_TIME_FACTOR")
+    depth: int = Field(default=MD_SYNC_IO_DEPTH, ge=1, le=4096, description="rebuild I/Os in flight (md sync_io_depth)")
+    io_kib: int = Field(default=MD_RESYNC_IO_KIB, ge=4, le=16_384, description="bytes per rebuild I/O")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Rebuild:
+        if self.speed_limit_min_kib_s > self.speed_limit_max_kib_s:
+            raise field_problem("speed_limit_min_kib_s", f"at most speed_limit_max_kib_s ({self.speed_limit_max_kib_s}), "
+                                f"got {self.speed_limit_min_kib_s}")
+        if self.priority is not None and self.rate_mbps is None:
+            raise field_problem("priority", "needs rate_mbps (the rate at the highest priority): IBM i documents no resync rate")
+        return self
+
+    def cap_bytes_per_s(self, members_per_drive: int) -> float:
+        """The most bytes per second written to one replacement drive."""
+        if self.rate_mbps is not None:
+            return self.rate_mbps * 1e6 / PRIORITY_TIME_FACTOR[self.priority or "highest"]
+        return float(self.speed_limit_max_kib_s * KIB * members_per_drive)
+
+    def floor_bytes_per_s(self, members_per_drive: int) -> float:
+        """md's guaranteed rate under load (speed_limit_min per member); 0 with an explicit rate."""
+        return 0.0 if self.rate_mbps is not None else float(self.speed_limit_min_kib_s * KIB * members_per_drive)
+
+
+class Faults(StrictModel):
+    """Hardware that failed, and a rebuild in progress (issue 22).
+
+    ``failed_drives``: drive indexes (direct NVMe: drive d holds members d, d + drives, ...; eXFlash:
+    DIMMs; z/VM: drives). ``failed_adapters``: JBOF adapters (drive d sits behind adapter
+    d % adapters, so all its drives are lost) or SAN host adapters (all their ports).
+    ``failed_ports``: SAN host ports (``hba{a}.port{p}`` is port a x ports + p); I/Os take the
+    surviving paths in turn. A layout that loses every copy of some data is refused (data loss).
+    """
+
+    failed_drives: list[int] = Field(default_factory=list, max_length=256)
+    failed_adapters: list[int] = Field(default_factory=list, max_length=64)
+    failed_ports: list[int] = Field(default_factory=list, max_length=4096)
+    rebuild: Rebuild | None = None
+    slo_statistic: Literal["mean", "p50", "p95", "p99", "p999"] = Field(
+        default="p99", description="the latency the SLO bounds in every state (healthy, degraded, rebuilding)")
+    slo_us: float | None = Field(default=None, gt=0, le=1e9, description="latency SLO: margins per state are reported against it")
+
+    @property
+    def any_failed(self) -> bool:
+        return bool(self.failed_drives or self.failed_adapters or self.failed_ports)
+
+
+@dataclass(frozen=True)
+class FailedHardware:
+    """What a ``faults`` section takes away from a topology: volume members, drives, host ports."""
+
+    members: frozenset[int]
+    drives: frozenset[int]
+    ports: frozenset[int]
+    members_per_drive: int
+
+
+def _indexes(field: str, values: list[int], count: int, what: str) -> frozenset[int]:
+    bad = [v for v in values if not 0 <= v < count]
+    if bad:
+        raise field_problem(field, f"{what} indexes in 0..{count - 1}, got {bad}")
+    if len(set(values)) != len(values):
+        raise field_problem(field, f"each {what} index once, got {values}")
+    return frozenset(values)
+
+
+def failed_hardware(topo: Any, faults: Faults, host_ports: int = 0, ports_per_adapter: int = 1) -> FailedHardware:
+    """Check ``faults`` against a topology (attributes of models.topology's classes) and list what failed.
+
+    Raises a ``field_problem`` naming the ``faults`` field for an index out of range, a fault the
+    attachment cannot have, or data loss (the layout cannot serve some data without the failed members).
+    """
+    kind = getattr(topo, "kind", "")
+    if kind == "generic" and faults.any_failed:
+        raise field_problem("faults", "a generic station chain has no drives, adapters or ports to fail")
+    drives = {"direct_nvme": "drives", "zvm_edev": "drives", "exflash": "dimms"}.get(kind)
+    if drives is None and faults.failed_drives:
+        raise field_problem("faults.failed_drives", f"a {kind} attachment has no host-side drives (the storage server protects its back end)")
+    count = int(getattr(topo, drives)) if drives else 0
+    failed = set(_indexes("faults.failed_drives", faults.failed_drives, count, "drive") if drives else ())
+    ports: set[int] = set()
+    if faults.failed_adapters:
+        if kind == "direct_nvme":
+            adapters = int(topo.adapters)
+            lost = _indexes("faults.failed_adapters", faults.failed_adapters, adapters, "adapter")
+            failed |= {d for d in range(count) if d % adapters in lost}
+        elif kind == "san":
+            lost = _indexes("faults.failed_adapters", faults.failed_adapters, int(topo.host_adapters), "host adapter")
+            ports |= {a * ports_per_adapter + p for a in lost for p in range(ports_per_adapter)}
+        else:
+            raise field_problem("faults.failed_adapters", f"a {kind} attachment has no adapters to fail in the model")
+    if faults.failed_ports:
+        if kind != "san":
+            raise field_problem("faults.failed_ports", f"only a SAN attachment has host ports, not {kind}")
+        ports |= _indexes("faults.failed_ports", faults.failed_ports, host_ports, "host port")
+    if kind == "san" and host_ports and len(ports) >= host_ports:
+        raise field_problem("faults", f"every host port of the {host_ports} failed: no path to the storage left")
+    per_drive = int(getattr(getattr(topo, "namespaces", None), "per_drive", 1))
+    members = frozenset(m for m in range(count * per_drive) if m % count in failed) if count else frozenset()
+    _no_data_loss(topo, members, count * per_drive,
+                  "faults.failed_adapters" if faults.failed_adapters and not faults.failed_drives else "faults.failed_drives")
+    if faults.rebuild is not None and not members:
+        raise field_problem("faults.rebuild", "a rebuild needs a failed drive (or adapter) to rebuild onto a replacement")
+    return FailedHardware(members, frozenset(failed), frozenset(ports), per_drive)
+
+
+def _no_data_loss(topo: object, members: frozenset[int], count: int, field: str) -> None:
+    if not members:
+        return
+    layout = "jbod" if getattr(topo, "kind", "") == "zvm_edev" else str(getattr(topo, "layout", "jbod"))
+    if layout not in REDUNDANT_LAYOUTS:
+        raise field_problem(field, f"data loss: {layout} has no redundancy, a failed drive loses its data")
+    try:
+        _check(layout, count, members)
+    except DataLoss as exc:
+        raise field_problem(field, f"data loss: {exc} (members are namespaces; member m is on drive m % drives)") from None

@@ -26,6 +26,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 
 from models.common import StrictModel, field_problem
+from models.faults import Rebuild
 from models.loading import check_tree
 from models.presets import PRESETS, AnyWorkload, preset_workload
 from models.scenario import MAX_WORKLOADS, apply_overrides, read_scenario_data
@@ -193,6 +194,20 @@ class VerifySettings(StrictModel):
     max_wall_s: float = Field(default=60.0, gt=0, le=3_600)
 
 
+class SurviveFailures(StrictModel):
+    """Failure states in which the latency SLO must hold too (issue 22): one drive failed (degraded, then
+    rebuilding onto its replacement at ``rebuild``'s settings, md's defaults unless given), one adapter
+    failed (a JBOF adapter, or a SAN host adapter). Candidates that lose data in a state are rejected."""
+
+    drive: bool = Field(default=False, description="the SLO must hold with one drive failed and while it rebuilds")
+    adapter: bool = Field(default=False, description="the SLO must hold with one JBOF / SAN host adapter failed")
+    rebuild: Rebuild = Field(default_factory=Rebuild, description="the rebuild after a drive failure (rate cap, depth)")
+
+    @property
+    def any(self) -> bool:
+        return self.drive or self.adapter
+
+
 class Requirements(StrictModel):
     """What a configuration must deliver; see the module docstring for a file."""
 
@@ -210,6 +225,7 @@ class Requirements(StrictModel):
     host: HostConfig | None = Field(default=None, description="host override; default: the platform's catalog host")
     candidates: CandidateSpace = Field(default_factory=CandidateSpace)
     verify: VerifySettings = Field(default_factory=VerifySettings)
+    survive: SurviveFailures | None = Field(default=None, description="failure states the SLO must hold in (issue 22)")
 
     @field_validator("workload")
     @classmethod
@@ -347,6 +363,6 @@ def load_requirements(path: str | Path, overrides: dict[str, Any] | None = None)
 
 __all__ = [
     "PLATFORMS", "PROTECTION_LAYOUTS", "CandidateSpace", "ConsolidationRequirements", "LatencySlo", "Platform", "PlatformOptions",
-    "Protection", "Requirements", "Target", "VerifySettings", "consolidation_from_data", "load_requirements",
+    "Protection", "Requirements", "SurviveFailures", "Target", "VerifySettings", "consolidation_from_data", "load_requirements",
     "requirements_from_data",
 ]

@@ -99,6 +99,26 @@ class WorkloadResult(StrictModel):
         return out
 
 
+class RebuildFigures(StrictModel):
+    """A rebuild measured while host I/O runs (a scenario's ``faults.rebuild``): the rate it achieved against
+    its cap, and the time it would take to rebuild each replacement drive at that rate."""
+
+    model_config = ConfigDict(allow_inf_nan=True)
+
+    rate_mbps: Metric = Field(description="MB/s written to each replacement drive (batch means over the measured window)")
+    cap_mbps: float = Field(description="the configured cap per replacement drive (rate_mbps, or md speed_limit_max)")
+    floor_mbps: float = Field(description="md speed_limit_min per replacement drive (0 with an explicit rate)")
+    drive_bytes: int = Field(description="bytes to rebuild on each replacement drive")
+    time_s: float = Field(description="drive_bytes / rate: the rebuild's duration at the achieved rate")
+    replacement_drives: int
+
+    def summary(self) -> dict[str, Any]:
+        finite = math.isfinite(self.time_s)
+        return {"rate_mbps": self.rate_mbps.summary(), "cap_mbps": self.cap_mbps, "floor_mbps": self.floor_mbps,
+                "drive_bytes": self.drive_bytes, "time_s": self.time_s if finite else None,
+                "time_h": self.time_s / 3600 if finite else None, "replacement_drives": self.replacement_drives}
+
+
 class Result(StrictModel):
     """Predicted performance of one scenario, with the scenario and seed that produced it.
 
@@ -140,6 +160,7 @@ class Result(StrictModel):
     scenario: Scenario
     workloads: dict[str, WorkloadResult] | None = Field(default=None, description=(
         "per workload, by name (a scenario with a workloads list): each one's metrics over the same window"))
+    rebuild: RebuildFigures | None = Field(default=None, description="a rebuild in progress (scenario faults.rebuild)")
 
     def summary(self) -> dict[str, Any]:
         """The JSON shape of ``flashplan simulate --json``.
@@ -169,4 +190,6 @@ class Result(StrictModel):
         )
         if self.workloads is not None:
             out["workloads"] = {name: w.summary() for name, w in self.workloads.items()}
+        if self.rebuild is not None:
+            out["rebuild"] = self.rebuild.summary()
         return out

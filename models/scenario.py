@@ -13,7 +13,9 @@ from typing import Any
 
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
+from models.catalog import lookup
 from models.common import StrictModel, field_problem
+from models.faults import Faults, failed_hardware
 from models.loading import (
     MAX_DOCUMENT_BYTES,
     BadInput,
@@ -68,6 +70,7 @@ class Scenario(StrictModel):
     workloads: list[Workload] | None = Field(default=None, min_length=1, max_length=MAX_WORKLOADS, description=(
         "several workloads on the one configuration (consolidation); instead of workload"))
     run: RunSettings = Field(default_factory=RunSettings)
+    faults: Faults | None = Field(default=None, description="failed drives / adapters / ports and a rebuild in progress (models/faults.py)")
     slos: list[WorkloadSlo] | None = Field(default=None, max_length=64, description=(
         "objectives per workload (models/slo.py), checked in the results: 'oltp p99 <= 1000 us', 'backup >= 500 MB/s'"))
 
@@ -92,6 +95,11 @@ class Scenario(StrictModel):
                 if slots > 1_000_000:
                     where = "workload.jobs" if self.workloads is None else f"workloads.{i}.jobs"
                     raise field_problem(where, "jobs x queue_depth (summed over the workloads) must be <= 1,000,000")
+        if self.faults is not None:
+            topo = self.topology
+            ports_per_adapter = lookup("san_adapters", topo.host_adapter).ports if topo.kind == "san" else 1
+            host_ports = topo.host_adapters * ports_per_adapter if topo.kind == "san" else 0
+            failed_hardware(topo, self.faults, host_ports, ports_per_adapter)
         return self
 
     @model_validator(mode="after")

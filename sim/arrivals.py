@@ -7,13 +7,16 @@ its volume (its placement) and its tally. A source only needs ``start()``."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 import simpy
 
+from models.faults import rebuild_sources
 from models.workload import BurstyWorkload, ClosedWorkload, OpenWorkload, Workload
-from sim.components import Job, schedule
+from sim.components import READ, WRITE, Child, Hop, Job, JobFactory, Split, advance, schedule
 from sim.rng import UnitSampler
+from sim.route.elements import RebuildStream, VolumeSplit
 
 if TYPE_CHECKING:
     from sim.run_state import RunState
@@ -121,3 +124,65 @@ def arrivals_of(run: RunState, wl: Workload, index: int) -> Source:
     if isinstance(wl, ClosedWorkload):
         return ClosedArrivals(run, wl, index)
     return OpenArrivals(run, wl, index)
+
+
+class RebuildArrivals:
+    """A rebuild in progress as a second source of I/O (md recovery, IBM i mirror resume).
+
+    ``depth`` workers each run one rebuild unit at a time: read ``io_bytes`` from the unit's sources
+    (``models.faults.rebuild_sources``: the surviving copy, or the rest of the stripe), then write them to
+    the rebuilt member's replacement, through the same device routes as host I/O (queues, links, drives).
+    A worker starts its next unit no sooner than ``depth x io_bytes / cap`` after the last one, so the
+    rebuild never passes its cap; when host I/O slows the units, the rate falls below it (md keeps
+    ``sync_io_depth`` rebuild I/Os in flight under load, MD_DEFAULTS.md). Units take the rebuilt members
+    in turn and walk the stripes, so parity sources rotate. Completion times are kept to measure the rate.
+    """
+
+    def __init__(self, run: RunState, volume: VolumeSplit, stream: RebuildStream, routes: Callable[[int, int], Sequence[Hop]],
+                 jobs: JobFactory):
+        self.run = run
+        self.volume = volume
+        self.stream = stream
+        self.routes = routes
+        self.spacing_us = stream.depth * stream.io_bytes / stream.cap_bytes_per_s * 1e6
+        self.units = 0
+        self.done_at: list[float] = []
+        self.split = Split(self.plan, jobs)
+        self.route = (self.split, self.finished)
+
+    def plan(self, job: Job) -> list[list[Child]]:
+        v, s = self.volume, self.stream
+        k = job.offset
+        rebuilt = s.rebuilt[k % len(s.rebuilt)]
+        stripe = (k // len(s.rebuilt)) % v.members
+        n = s.io_bytes
+        reads: list[Child] = [(self.routes(m, READ), n, READ, m) for m in rebuild_sources(v.layout, v.members, v.failed, rebuilt, stripe)]
+        return [reads, [(self.routes(rebuilt, WRITE), n, WRITE, rebuilt)]]
+
+    def launch(self, job: Job) -> None:
+        if self.run.stopped:
+            return
+        job.offset = self.units
+        self.units += 1
+        job.t0 = self.run.env.now
+        job.route = self.route
+        job.step = -1
+        advance(job)
+
+    def relaunch(self, event: simpy.Event) -> None:
+        self.launch(event._value)
+
+    def finished(self, job: Job) -> None:
+        now = self.run.env.now
+        self.done_at.append(now)
+        wait = job.t0 + self.spacing_us - now
+        if wait > 0.0:
+            schedule(self.run.env, wait, job, self.relaunch)
+        else:
+            self.launch(job)
+
+    def start(self) -> None:
+        for w in range(self.stream.depth):
+            job = Job()
+            job.slot = -2
+            schedule(self.run.env, w * self.spacing_us / self.stream.depth, job, self.relaunch)

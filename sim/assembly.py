@@ -23,12 +23,13 @@ Validity (``models.result.Validity``):
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from typing import TYPE_CHECKING
 
-from models.result import METRIC_KEYS, Metric, Result, WorkloadResult
+from models.result import METRIC_KEYS, Metric, RebuildFigures, Result, WorkloadResult
 from models.workload import BurstyWorkload, OpenWorkload, Workload
 from sim.components import Station
-from sim.stats import estimate
+from sim.stats import estimate, t_half_width
 
 if TYPE_CHECKING:
     from sim.batching import BatchMeans
@@ -159,6 +160,7 @@ def assemble(run: RunState, batching: BatchMeans, wall: float) -> Result:
         seed=run.scenario.run.seed,
         scenario=run.scenario,
         workloads=per_workload,
+        rebuild=rebuild_figures(run, len(batching.batches) - len(batches)),
     )
 
 
@@ -175,3 +177,30 @@ def workload_results(run: RunState) -> dict[str, WorkloadResult]:
         out[name] = WorkloadResult(kind=wl.kind, **metrics, offered_iops=rate if rate > 0 else None,
                                    measured_ios=sum(b.ios for b in batches))
     return out
+
+
+def rebuild_figures(run: RunState, cut: int) -> RebuildFigures | None:
+    """The rebuild's rate per replacement drive over the steady batches (one rate per batch window:
+    units finished in it x bytes / its length) and the rebuild time at that rate."""
+    source = run.rebuild
+    if source is None:
+        return None
+    stream = source.stream
+    marks = [m[0] for m in run.batching.marks] + [run.env.now]
+    done = source.done_at
+    per_drive = stream.io_bytes / stream.replacement_drives
+    rates = []
+    for i in range(cut, len(run.batching.batches)):
+        t0, t1 = marks[i], marks[i + 1]
+        if t1 > t0:
+            units = bisect_left(done, t1) - bisect_left(done, t0)
+            rates.append(units * per_drive / (t1 - t0))  # bytes per us = MB/s
+    if not rates:
+        return None
+    rate = sum(rates) / len(rates)
+    half = t_half_width(rates) if len(rates) > 1 else math.nan
+    ci = (rate - half, rate + half) if math.isfinite(half) else (math.nan, math.nan)
+    return RebuildFigures(rate_mbps=Metric(value=rate, ci95=ci), cap_mbps=stream.cap_bytes_per_s / stream.replacement_drives / 1e6,
+                          floor_mbps=stream.floor_bytes_per_s / stream.replacement_drives / 1e6, drive_bytes=stream.drive_bytes,
+                          time_s=stream.drive_bytes / (rate * 1e6) if rate > 0 else math.inf,
+                          replacement_drives=stream.replacement_drives)

@@ -42,6 +42,7 @@ from sim.errors import (
     BadInput,
     format_problems,
 )
+from sim.faults import FaultStates, simulate_states
 
 # Modules that add their own subcommands: each has ``register(subparsers)`` which adds
 # its parser(s) with ``set_defaults(func=handler)``; a handler takes (args, console) and
@@ -153,10 +154,40 @@ def print_slos(rows: list[dict[str, Any]], console: Console, solver: str) -> Non
     console.print(table)
 
 
+def print_states(states: FaultStates, console: Console) -> None:
+    """``flashplan simulate`` of a scenario with faults: one table per state, the rebuild, the SLO margins."""
+    margins = states.margins()
+    statistic, slo_us = states.slo
+    for name, result in states.results.items():
+        console.print(f"\n== state: {name} ==", markup=False, highlight=False)
+        print_result(result, console, top=5)
+        if margins.get(name) is not None:
+            console.print(f"SLO {statistic} <= {slo_us:g} us: margin {margins[name]:+.1f}%", markup=False, highlight=False)
+    rebuilding = states.results.get("rebuilding")
+    if rebuilding is not None and rebuilding.rebuild is not None:
+        rb = rebuilding.rebuild
+        console.print(f"\nrebuild: {_fmt(rb.rate_mbps.value)} MB/s per replacement drive (cap {rb.cap_mbps:g} MB/s) -> "
+                      f"{rb.drive_bytes / 1e12:g} TB in {rb.time_s / 3600:,.2f} h", markup=False, highlight=False)
+    lowest = states.lowest_margin()
+    if lowest is not None:
+        console.print(f"lowest SLO margin: {lowest[1]:+.1f}% ({lowest[0]})", markup=False, highlight=False)
+
+
+def _simulate_states(scenario: Scenario, args: argparse.Namespace, out: Console) -> int:
+    states = simulate_states(scenario)
+    if args.json:
+        print(dumps_json(states.summary()))
+    else:
+        print_states(states, out)
+    return EXIT_UNSTABLE if states.worst_validity == "unstable" else EXIT_OK
+
+
 def cmd_simulate(args: argparse.Namespace, out: Console) -> int:
     from sim.engine import simulate
 
     scenario = load_with_overrides(args.file, args.set or [])
+    if scenario.faults is not None:
+        return _simulate_states(scenario, args, out)
     result = simulate(scenario)
     if isinstance(scenario.topology, DirectNvme):
         warning = check_placement(scenario.topology).warning()

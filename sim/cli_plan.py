@@ -67,6 +67,8 @@ def cmd_plan(args: argparse.Namespace, out: Console) -> int:
 
     try:
         overrides = dict(parse_override(s) for s in args.set or [])
+        for failure in args.survive or []:
+            overrides[f"survive.{failure}"] = True
         if "workloads" in read_scenario_data(args.file):
             return _plan_consolidated(consolidation_from_data(read_scenario_data(args.file), overrides), args, out)
         req = load_requirements(args.file, overrides)
@@ -124,6 +126,20 @@ def _plan_consolidated(req: ConsolidationRequirements, args: argparse.Namespace,
     return 0
 
 
+def _print_failure_states(w: Any, req: Any, out: Console) -> None:
+    """The winner's failure states (``survive``): DES latency, rebuild and SLO margin of each."""
+    slo = req.latency_slo
+    for name, state in w.failure_states.items():
+        if state.des is None:
+            continue
+        d = state.des
+        metric = d.latency_mean_us if slo.statistic == "mean" else d.latency_p99_us
+        rebuild = (f", rebuild {d.rebuild.rate_mbps.value:,.0f} MB/s per drive: {d.rebuild.time_s / 3600:,.2f} h"
+                   if d.rebuild is not None else "")
+        out.print(f"  {name}: DES {slo.statistic} {_ci(metric)} us at {d.iops.value:,.0f} IOPS, SLO margin "
+                  f"{state.margin_pct(req):+.1f}%{rebuild} (bottleneck {d.bottleneck})", markup=False)
+
+
 def _print_plan(result: Any, out: Console, show: int) -> None:
     req = result.requirements
     slo = req.latency_slo
@@ -175,6 +191,7 @@ def _print_plan(result: Any, out: Console, show: int) -> None:
         f"{w.des.iops.value:,.0f} IOPS, headroom {_num(w.headroom_pct(t))}% over the target, bottleneck {w.bottleneck}",
         markup=False,
     )
+    _print_failure_states(w, req, out)
     cheaper = result.cheaper_rejected
     counts: dict[str, int] = {}
     for c in cheaper:
@@ -341,6 +358,9 @@ def register(subparsers: Any) -> None:
                    help="candidates: the planner's grid (default) or every catalog device, count, namespaces, adapters and "
                         "settings (sim/plan_space.py; about 15,000 for IBM i), finalists verified as distinct purchases")
     p.add_argument("--json", action="store_true", help="print the whole plan as JSON")
+    p.add_argument("--survive", action="append", choices=("drive", "adapter"),
+                   help="the SLO must also hold with one drive failed (and while it rebuilds) / one adapter failed "
+                        "(repeatable; sets survive.drive / survive.adapter; rebuild settings: --set survive.rebuild.rate_mbps=...)")
     p.set_defaults(func=cmd_plan)
     p = subparsers.add_parser("cost", help="capex, usable TB, $/KIOPS of a scenario; price-performance of two")
     p.add_argument("file")

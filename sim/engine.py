@@ -23,7 +23,7 @@ import simpy
 from models.result import Result
 from models.scenario import Scenario
 from models.workload import Workload
-from sim.arrivals import arrivals_of
+from sim.arrivals import RebuildArrivals, arrivals_of
 from sim.assembly import assemble
 from sim.batching import FLUSH_MASK, BatchMeans, WorkloadTally
 from sim.batching import default_batch_ios as default_batch_ios  # re-exported
@@ -141,6 +141,8 @@ class Run:
         self.stopped = False
         self.wall_start = 0.0
         self.batching = BatchMeans(self)
+        self.rebuild: RebuildArrivals | None = None
+        """A rebuild in progress (the scenario's ``faults.rebuild``): a second source of device I/O."""
 
     def set_completer(self, index: int, completer: Callable[[Job], None]) -> None:
         """What a completed I/O of workload ``index`` does next (its arrivals' reissue, or recycling)."""
@@ -230,6 +232,10 @@ class Run:
         sources = [arrivals_of(self, wl, i) for i, wl in enumerate(self.scenario.all_workloads())]
         for source in sources:
             source.start()
+        volume, routes = self.model.volume, self.model.device_routes
+        if volume is not None and volume.rebuild is not None and routes is not None:
+            self.rebuild = RebuildArrivals(self, volume, volume.rebuild, routes, self.jobs)
+            self.rebuild.start()
         try:
             self.env.run(until=self.stop_event)
         except RuntimeError:

@@ -38,7 +38,7 @@ from sim.components import (
 )
 from sim.rng import Streams, UnitSampler
 from sim.route.describe import describe
-from sim.route.elements import Channel, DeviceBank, LinkBank, PoolBank, PortBank, ServiceLaw, StationBank, instance_of
+from sim.route.elements import Channel, DeviceBank, LinkBank, PoolBank, PortBank, ServiceLaw, StationBank, VolumeSplit, instance_of
 from sim.route.flash import FlashParameters
 from sim.route.host import Charge, ResolvedHost
 from sim.route.links import us_per_byte
@@ -77,6 +77,10 @@ class Model:
     notes: dict[str, Any] = field(default_factory=dict)
     workload_capacity: list[int] = field(default_factory=list)
     """Bytes each workload addresses (its placement's own volume; the whole volume without one)."""
+    volume: VolumeSplit | None = None
+    """The volume layer's description (its failed members and rebuild stream, ``sim.arrivals.RebuildArrivals``)."""
+    device_routes: Callable[[int, int], Sequence[Hop]] | None = None
+    """The route of a device I/O of (member, op), for I/O the volume layer does not plan (a rebuild)."""
 
 
 def _bytes_time(gbs: float) -> Callable[[Job], float]:
@@ -407,7 +411,7 @@ def build(env: simpy.Environment, scenario: Scenario, streams: Streams, jobs: Jo
     else:
         pools, load_of = made[id(load_bank)], load_bank.of
         load = lambda m: pools[instance_of(load_of, m)].load  # noqa: E731
-    volume = Volume(v.layout, v.members, v.chunk_bytes, v.member_bytes, load, v.closed_affinity)
+    volume = Volume(v.layout, v.members, v.chunk_bytes, v.member_bytes, load, v.closed_affinity, v.failed, v.rebuild is not None)
     if not lay.uses_volume:
         return Model(route=make_route(*hops.hops(lay.steps[(READ, False)], 0, READ, 0)), meters=b.meters, cpu=cpu,
                      capacity_bytes=v.member_bytes, closed_affinity=False, uses_offsets=False,
@@ -420,7 +424,8 @@ def build(env: simpy.Environment, scenario: Scenario, streams: Streams, jobs: Jo
     return Model(route=(split,), meters=b.meters, cpu=cpu, capacity_bytes=volume.capacity,
                  closed_affinity=v.closed_affinity,
                  notes={"members": v.members} | ({"device": devices[0][0].parallelism} if devices else {}),
-                 workload_capacity=capacity)
+                 workload_capacity=capacity,
+                 volume=v, device_routes=routes)
 
 
 def _instances(bank: Any) -> tuple[str, ...]:
@@ -470,7 +475,7 @@ class _Hops:
     def one(self, bank: Any, member: int, path: int) -> Any:
         made = self.made[id(bank)]
         if isinstance(bank, PortBank):
-            return made[path % len(made)]
+            return made[bank.port_of(path)]
         if isinstance(bank, SubchannelBank):
             return made[0]
         return made[instance_of(bank.of, member)]

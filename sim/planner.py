@@ -44,11 +44,12 @@ from pydantic import ValidationError
 from models.catalog import lookup, parameter
 from models.cost import Capex, CostError, capex, usd_per_kiops, usd_per_usable_tb
 from models.hardware import FlashDeviceSpec
-from models.requirements import PLATFORMS, PROTECTION_LAYOUTS, PlatformOptions, Requirements
+from models.requirements import PLATFORMS, PROTECTION_LAYOUTS, PlatformOptions, Requirements, SurviveFailures
 from models.result import Result
 from models.scenario import Scenario
 from sim.analytic import FastResult, evaluate
 from sim.engine import simulate
+from sim.faults import margin_pct
 from sim.route.host import DEFAULT_STACK, IBMI_STACK
 
 P99_SCREEN_SLACK = 1.25
@@ -94,6 +95,8 @@ class Candidate:
     des: Result | None = None
     stage: str = "enumerated"
     rejection: str | None = None
+    failure_states: dict[str, FailureState] = field(default_factory=dict)
+    """The failure states the requirements ask to survive (``Requirements.survive``), by name."""
 
     @property
     def capex_usd(self) -> float:
@@ -173,6 +176,8 @@ class Candidate:
                               validity_note=d.validity_note, simulated_ios=d.simulated_ios, seed=d.seed)
             if detail:
                 out["des"]["utilization"] = d.utilization
+        if self.failure_states:
+            out["failure_states"] = {name: st.as_dict() for name, st in self.failure_states.items()}
         return out
 
 
@@ -451,6 +456,8 @@ def _screen(c: Candidate, req: Requirements) -> None:
                        f"(fast path mean {fast.latency_mean_us:,.0f} us, bottleneck {fast.bottleneck})")
         return
     c.stage = "screened"
+    if req.survive is not None and req.survive.any:
+        _screen_failures(c, req, req.survive)
 
 
 def _verify(c: Candidate, req: Requirements) -> None:
@@ -474,6 +481,8 @@ def _verify(c: Candidate, req: Requirements) -> None:
                        f"{slo.us:g} us (bottleneck {result.bottleneck})")
     else:
         c.stage = "verified"
+        if c.failure_states:
+            _verify_failures(c, req)
 
 
 def _rank_key(c: Candidate, statistic: str) -> tuple[float, float, float, str]:
@@ -562,7 +571,7 @@ def plan(req: Requirements, verify_top: int = 3, space: tuple[list[Candidate], i
         if distinct is not None and distinct(c) in bought:
             continue
         _verify(c, req)
-        des_runs += 1
+        des_runs += 1 + sum(state.des is not None for state in c.failure_states.values())
         passed += c.stage == "verified"
         if distinct is not None and c.stage == "verified":
             bought.add(distinct(c))
@@ -593,3 +602,103 @@ def plan(req: Requirements, verify_top: int = 3, space: tuple[list[Candidate], i
         des_wall_s=t2 - t1,
         notes=notes,
     )
+
+
+# -- failure states (issue 22): the SLO must hold with a drive or an adapter failed ----------------------
+
+
+@dataclass
+class FailureState:
+    """One failure state of a candidate: its scenario, the fast path's and the DES's predictions, the SLO margin."""
+
+    scenario: Scenario
+    fast: FastResult | None = None
+    p99_estimate_us: float | None = None
+    des: Result | None = None
+
+    def margin_pct(self, req: Requirements) -> float | None:
+        """How far the state stays under the SLO (DES when run, else the fast path's estimate)."""
+        slo = req.latency_slo
+        if self.des is not None:
+            value = (self.des.latency_mean_us if slo.statistic == "mean" else self.des.latency_p99_us).value
+        elif self.fast is not None:
+            value = self.fast.latency_mean_us if slo.statistic == "mean" else (self.p99_estimate_us or math.inf)
+        else:
+            return None
+        return margin_pct(slo.us, value)
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"faults": self.scenario.faults.model_dump(mode="json", exclude_none=True) if self.scenario.faults else None}
+        if self.fast is not None:
+            out["fast_path"] = {"iops": self.fast.iops, "latency_mean_us": _finite(self.fast.latency_mean_us),
+                                "latency_p99_estimate_us": _finite(self.p99_estimate_us), "max_iops": self.fast.bounds.x_max_iops,
+                                "bottleneck": self.fast.bottleneck}
+        if self.des is not None:
+            d = self.des
+            out["des"] = {key: getattr(d, key).summary() for key in ("iops", "latency_mean_us", "latency_p99_us")}
+            out["des"].update(bottleneck=d.bottleneck, validity=d.validity)
+            if d.rebuild is not None:
+                out["des"]["rebuild"] = d.rebuild.summary()
+        return out
+
+
+def failure_scenarios(scenario: Scenario, survive: SurviveFailures) -> dict[str, Scenario] | str:
+    """The failure states of a candidate (name -> scenario), or why it cannot survive them (data loss, no path)."""
+    topo = scenario.topology
+    wanted: dict[str, dict[str, Any]] = {}
+    if survive.drive and topo.kind != "san":  # a SAN storage server protects its own drives
+        wanted["drive 0 failed"] = {"failed_drives": [0]}
+        wanted["drive 0 rebuilding"] = {"failed_drives": [0], "rebuild": survive.rebuild.model_dump(mode="json", exclude_none=True)}
+    if survive.adapter and topo.kind in ("direct_nvme", "san"):
+        wanted["adapter 0 failed"] = {"failed_adapters": [0]}
+    out: dict[str, Scenario] = {}
+    data = scenario.model_dump(mode="json", exclude_none=True)
+    for name, faults in wanted.items():
+        try:
+            out[name] = Scenario.model_validate({**data, "faults": faults})
+        except ValidationError as exc:
+            return f"{name}: " + "; ".join(str(e["msg"]) for e in exc.errors())
+    return out
+
+
+def _fast_rejection(fast: FastResult, p99: float, req: Requirements) -> str | None:
+    """Why the fast path rejects a prediction at the design rate (None: it passes the screen)."""
+    if not fast.stable or fast.bounds.x_max_iops < req.design_iops:
+        return f"saturates at {_fmt_iops(fast.bounds.x_max_iops)} (bottleneck {fast.bottleneck})"
+    slo = req.latency_slo
+    if slo.statistic == "mean" and fast.latency_mean_us > slo.us:
+        return f"fast path mean latency {fast.latency_mean_us:,.0f} us > SLO {slo.us:g} us (bottleneck {fast.bottleneck})"
+    if slo.statistic == "p99" and p99 > slo.us * P99_SCREEN_SLACK:
+        return f"estimated p99 {p99:,.0f} us > SLO {slo.us:g} us x {P99_SCREEN_SLACK:g} (bottleneck {fast.bottleneck})"
+    return None
+
+
+def _screen_failures(c: Candidate, req: Requirements, survive: SurviveFailures) -> None:
+    """Screen a candidate's failure states with the fast path; reject it at stage ``failure`` when one fails."""
+    states = failure_scenarios(c.scenario, survive)
+    if isinstance(states, str):
+        c.stage, c.rejection = "failure", states
+        return
+    for name, scenario in states.items():
+        fast = evaluate(scenario)
+        state = c.failure_states[name] = FailureState(scenario, fast, p99_estimate_us(fast))
+        assert state.p99_estimate_us is not None
+        why = _fast_rejection(fast, state.p99_estimate_us, req)
+        if why is not None:
+            c.stage, c.rejection = "failure", f"{name}: {why}"
+            return
+
+
+def _verify_failures(c: Candidate, req: Requirements) -> None:
+    """Simulate every failure state of a verified candidate; the SLO must hold in each (else stage ``DES``)."""
+    slo = req.latency_slo
+    for name, state in c.failure_states.items():
+        result = state.des = simulate(state.scenario)
+        metric = result.latency_mean_us if slo.statistic == "mean" else result.latency_p99_us
+        if result.validity == "unstable":
+            c.stage, c.rejection = "DES", f"DES, {name}: unstable ({result.validity_note})"
+            return
+        if metric.value > slo.us:
+            c.stage, c.rejection = "DES", (f"DES, {name}: {slo.statistic} latency {metric.value:,.0f} us > SLO {slo.us:g} us "
+                                           f"(bottleneck {result.bottleneck})")
+            return

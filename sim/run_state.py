@@ -13,6 +13,7 @@ from typing import Protocol
 import simpy
 
 from models.scenario import Scenario
+from sim.arrivals import RebuildArrivals
 from sim.batching import BatchMeans, WorkloadTally
 from sim.components import Job, JobFactory
 from sim.model import Model
@@ -37,6 +38,8 @@ class RunState(Protocol):
     tallies: list[WorkloadTally]
     """Per-workload batch tallies (empty with a single workload)."""
     batching: BatchMeans
+    rebuild: RebuildArrivals | None
+    """A rebuild in progress (the scenario's ``faults.rebuild``)."""
 
     def set_completer(self, index: int, completer: Callable[[Job], None]) -> None:
         """What a completed I/O of workload ``index`` does next."""

@@ -16,6 +16,12 @@ adapters too (IBM i planar / bus protection, seed 001).
 * raid5 / raid6 - left-symmetric rotating parity. A write that covers a whole stripe
   writes data and parity at once; a smaller write reads old data and parity, then
   writes both (read-modify-write: 2 reads + 2 writes per chunk for RAID-5, 3 + 3 for RAID-6).
+
+With ``failed`` members (a scenario's ``faults``, models/faults.py) the mapping is degraded: a
+mirror reads and writes the surviving copies only; RAID-5/6 read a lost chunk by reading the
+rest of its stripe (every surviving data chunk plus a parity per lost chunk), write a lost
+chunk by reconstruct-write (read the surviving data, write the parities) and skip lost parities
+(``models.faults.degraded_io_cost`` gives the expected costs; tests check the two agree).
 """
 
 from __future__ import annotations
@@ -37,7 +43,8 @@ class Volume:
     """Maps (op, offset, size, job) to phases of (member, op, bytes) device I/Os."""
 
     def __init__(self, layout: str, members: int, chunk_bytes: int, member_bytes: int,
-                 load: Callable[[int], int], closed_affinity: bool):
+                 load: Callable[[int], int], closed_affinity: bool, failed: frozenset[int] = frozenset(),
+                 rebuilding: bool = False):
         self.layout = layout
         self.members = members
         self.chunk = chunk_bytes
@@ -49,6 +56,10 @@ class Volume:
         self.parities = {"raid5": 1, "raid6": 2}.get(layout, 0)
         self.alternate_ties = layout == "ibmi_mirror"
         self.tie_flip = 0
+        self.failed = failed
+        self.rebuilding = rebuilding
+        """Failed mirror members are being rebuilt: host writes go to their replacements too (md writes every
+        device that is not Faulty, a recovering spare included; IBM i writes a resuming unit), reads do not."""
 
     # -- helpers ---------------------------------------------------------------
     def _pieces(self, offset: int, size: int) -> list[tuple[int, int]]:
@@ -78,6 +89,8 @@ class Volume:
 
     # -- the mapping -------------------------------------------------------------
     def plan(self, op: int, offset: int, size: int, job_index: int) -> list[list[Piece]]:
+        if self.failed:
+            return self._plan_degraded(op, offset, size)
         layout = self.layout
         m = self.members
         if layout == "jbod":
@@ -139,3 +152,74 @@ class Volume:
         if op == READ:
             return [reads]
         return [reads, writes] if reads else [writes]
+
+    # -- degraded (members failed) ---------------------------------------------------------
+    def _plan_degraded(self, op: int, offset: int, size: int) -> list[list[Piece]]:
+        if self.layout in ("raid5", "raid6"):
+            return self._parity_degraded(op, offset, size)
+        failed = self.failed
+        if op == WRITE and self.rebuilding:
+            failed = frozenset()
+        if self.layout == "raid1":
+            alive = [i for i in range(self.members) if i not in failed]
+            if op == READ:
+                return [[(min(alive, key=self.load), READ, size)]]
+            return [[(i, WRITE, size) for i in alive]]
+        pairs = self.members // 2  # raid10 / ibmi_mirror (failed_hardware refuses the rest)
+        out: list[Piece] = []
+        for c, n in self._pieces(offset, size):
+            p = c % pairs
+            alive = [x for x in (2 * p, 2 * p + 1) if x not in failed]
+            if op == WRITE:
+                out.extend((x, WRITE, n) for x in alive)
+            elif len(alive) == 2:
+                out.append((self._less_loaded(alive[0], alive[1]), READ, n))
+            else:
+                out.append((alive[0], READ, n))
+        return [out]
+
+    def _parity_degraded(self, op: int, offset: int, size: int) -> list[list[Piece]]:
+        m, k, failed = self.members, self.parities, self.failed
+        dps = m - k
+        stripes: dict[int, list[tuple[int, int]]] = {}
+        for c, n in self._pieces(offset, size):
+            stripes.setdefault(c // dps, []).append((c % dps, n))
+        reads: list[Piece] = []
+        writes: list[Piece] = []
+        for s, pieces in stripes.items():
+            parity = (m - 1) - s % m
+            parities = [(parity + j) % m for j in range(k)]
+            data = [(parity + k + i) % m for i in range(dps)]
+            alive_p = [x for x in parities if x not in failed]
+            lost_data = [x for x in data if x in failed]
+            if op == READ:
+                for i, n in pieces:
+                    if data[i] not in failed:
+                        reads.append((data[i], READ, n))
+                    else:  # reconstruct: the stripe's surviving data and a parity per lost chunk
+                        reads.extend((x, READ, n) for x in data if x not in failed)
+                        reads.extend((x, READ, n) for x in alive_p[: len(lost_data)])
+                continue
+            self._parity_write(pieces, data, alive_p, lost_data, reads, writes)
+        if op == READ:
+            return [reads]
+        return [reads, writes] if reads else [writes]
+
+    def _parity_write(self, pieces: list[tuple[int, int]], data: list[int], alive_p: list[int], lost_data: list[int],
+                      reads: list[Piece], writes: list[Piece]) -> None:
+        """One stripe of a degraded parity write: full stripe, reconstruct-write, or read-modify-write."""
+        failed = self.failed
+        full = len(pieces) == len(data) and all(n == self.chunk for _, n in pieces)
+        nbytes = self.chunk if full else max(n for _, n in pieces)
+        written = {data[i] for i, _ in pieces}
+        live = [(data[i], n) for i, n in pieces if data[i] not in failed]
+        if not full and alive_p:
+            if written & failed:  # reconstruct-write: read the data the write leaves, rebuild the lost chunk
+                reads.extend((x, READ, nbytes) for x in data if x not in failed and x not in written)
+                if len(lost_data) > 1:
+                    reads.extend((x, READ, nbytes) for x in alive_p)
+            else:  # read-modify-write with the surviving parities
+                reads.extend((x, READ, n) for x, n in live)
+                reads.extend((x, READ, nbytes) for x in alive_p)
+        writes.extend((x, WRITE, n) for x, n in live)
+        writes.extend((x, WRITE, nbytes) for x in alive_p)

@@ -27,6 +27,7 @@ from app.report import sizing_report
 from app.sizing import PriceFigures, des_point, des_scenarios, fast_curve, price_at_bound, price_of
 from app.validity import Overload, badge, is_final, note_of, overload, validity_of, with_overload
 from app.views.common import BASELINE_KEY, fmt, library, metric, result_table, show_problems
+from app.views.faults import faults_section, show_failure_states
 from app.words import component_words, limiting_sentence
 from models.placement import check_placement
 from models.result import Result
@@ -347,6 +348,7 @@ def render() -> None:
     form.name(name_box)
     st.subheader("Run")
     form.run_settings(st.container())
+    faults_section(form.data, st.container())
     scenario, problems = form.validate()
     st.session_state[f"size.{forms.DRAFT}"] = form.data
     if forms.matching_preset(form.data.get("workload")) != shown_preset:
@@ -397,3 +399,5 @@ def render() -> None:
     if baseline is not None:
         show_baseline(baseline, result)
     show_sizing(sized, result, float(st.session_state.get(SHARE, 1.0)))
+    if sized.faults is not None:
+        show_failure_states(sized)

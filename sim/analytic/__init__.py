@@ -257,7 +257,7 @@ def _compiled(scenario: Scenario, catalog: Catalog, spread: bool = False) -> Com
     layout = None if isinstance(topo, Generic) else layout_of(topo)
     jobs = (wl.jobs, wl.queue_depth) if isinstance(wl, ClosedWorkload) and (layout == "jbod" or wl.access == "sequential") else None
     key = (id(catalog), _freeze(topo), wl.read_fraction, wl.block_size_kib, _freeze(wl.sizes) if wl.sizes else None, wl.access, jobs,
-           spread)
+           spread, _freeze(scenario.faults) if scenario.faults is not None else None)
     with _cache_lock:
         c = _cache.get(key)
         if c is not None:
@@ -442,6 +442,8 @@ def _utilization(c: Compiler, ev: Evaluation, x: float, x_max: float, caps: list
             u = x * g.visits / n * hold / servers
         else:
             u = x * g.work / n / servers
+        if g.background_util:
+            u += g.background_util  # a rebuild's share of the station
         u = u * servers / (reported.get(id(g), servers) if reported else servers)
         if not u <= 1.0:  # min(1.0, u), NaN included
             u = 1.0

@@ -56,6 +56,7 @@ class Group:
 
     __slots__ = (
         "background",
+        "background_util",
         "behind_ack",
         "ca2",
         "cover",
@@ -95,6 +96,10 @@ class Group:
         """Device I/Os take the instances in turn (SAN ports), not by volume member."""
         self.ca2 = ca2
         self.background = False
+        self.background_util = 0.0
+        """Utilization of each instance by work outside the logical I/Os (a rebuild in progress): an open
+        class sharing the station FCFS, so the logical I/Os see its capacity times (1 - this) and its
+        queue at the total load (a mixed network, Lazowska et al., Quantitative System Performance, ch. 7)."""
         self.visits = 0.0
         self.work = 0.0
         self.work2 = 0.0
@@ -445,6 +450,7 @@ class Network:
         self._zero: Evaluation | None = None
         self._structured = False
         self._capacities: list[float] = []
+        self._shared: list[tuple[tuple[int, float, float, float, int, float, float], float]] = []
         self._nested: dict[int, set[int]] = {}
         """Station index -> the limits whose every hold contains all its visits."""
         self._never_wait: set[int] = set()
@@ -527,7 +533,8 @@ class Network:
             if not g.pool:
                 g.background = g.index not in foreground
                 demand = g.work / len(g.names)
-                caps.append(g.servers / demand if demand > 0 else INF)
+                free = 1.0 - g.background_util if g.background_util else 1.0
+                caps.append(g.servers * free / demand if demand > 0 and free > 0 else (0.0 if demand > 0 else INF))
                 continue
             inside: dict[int, float] = {}
             entries = g.holding.values()
@@ -655,6 +662,7 @@ class Network:
                 pipeline = []  # a limit no job waits for needs no blocking estimate
             pools.append((g.index, g.visits / len(g.names), g.servers, g.ca2, g.population, spans, pipeline))
         self._stations = stations
+        self._split_shared()
         self._pools = [p for p in pools if p[4] > p[2]]
         self._all_pools = pools
         self._pool_spans: dict[int, Spans] = {p[0]: p[5] for p in pools}
@@ -850,6 +858,8 @@ class Network:
             w2 = rho * residual2 - wait * wait
             wvar[i] = w2 if w2 > 0.0 else 0.0
             p_wait[i] = rho if rho < 1.0 else 1.0
+        if self._shared and not self._shared_waits(x, burstiness, waits, wvar, p_wait):
+            return Evaluation(x, [INF, INF], waits, p_wait, holding, True)
         for i, visits, mean, scv, servers, ca2, population in self._stations:
             if servers == 1:
                 # M/G/1 (Pollaczek-Khinchine with the Allen-Cunneen arrival factor), inline: most stations
@@ -901,6 +911,25 @@ class Network:
                     self._view_wait(vi, k, x, visits, h1, scv if scv > 0 else 0.0, servers, ca2, burstiness, population,
                                     seen[i], pipeline, waits, wvar, p_wait)
         return Evaluation(x, self._latency(waits, wvar), waits, p_wait, holding, False)
+
+    def _split_shared(self) -> None:
+        """Move the stations a rebuild shares (``Group.background_util``) to ``_shared`` with that utilization."""
+        everyone = self.groups
+        self._shared = [(t, everyone[t[0]].background_util) for t in self._stations if t[2] > 0 and everyone[t[0]].background_util > 0]
+        if self._shared:
+            self._stations = [t for t in self._stations if not (t[2] > 0 and everyone[t[0]].background_util > 0)]
+
+    def _shared_waits(self, x: float, burstiness: float, waits: list[float], wvar: list[float], p_wait: list[float]) -> bool:
+        """Waits at stations a rebuild shares: its work an open class of the same service arriving at
+        utilization u (u x servers / mean per us) beside the logical I/Os. False when one is overloaded."""
+        seen = self._seen
+        for (i, visits, mean, scv, servers, ca2, population), u in self._shared:
+            wait, w2, pw = queue_wait(x * visits * seen[i] + u * servers / mean, mean, scv, servers, ca2 * burstiness, population)
+            if wait == INF:
+                p_wait[i] = 1.0
+                return False
+            waits[i], wvar[i], p_wait[i] = wait, max(0.0, w2 - wait * wait), pw
+        return True
 
     @staticmethod
     def _blocking(wait: float, w2: float, pw: float, x: float, slots: int, pipeline: list[tuple[float, float, float, int, float]],

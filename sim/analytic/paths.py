@@ -28,6 +28,7 @@ from functools import lru_cache
 from typing import cast
 
 from models.catalog import Catalog, load_catalog
+from models.faults import rebuild_member_bytes
 from models.scenario import Scenario
 from models.workload import ClosedWorkload, Workload
 from sim.analytic.network import READ, WRITE, ChildKind, Choice, Group, KindPlan, LogicalKind, Network, Path, Phase, PhaseRow
@@ -37,6 +38,7 @@ from sim.route.describe import (
     MIRROR_PAIRS,
     STRIPED,
     AnyRoute,
+    DirectRoute,
     chunk_bytes_of,
     describe,
     layout_of,
@@ -91,7 +93,8 @@ VolumePlan = tuple[tuple[float, tuple[tuple[tuple[int, int, float], ...], ...]],
 
 
 @lru_cache(maxsize=4096)
-def volume_plan(layout: str, members: int, chunk: int, op: int, size: int, grid: int = 4096) -> VolumePlan:
+def volume_plan(layout: str, members: int, chunk: int, op: int, size: int, grid: int = 4096,
+                failed: frozenset[int] = frozenset(), rebuilding: bool = False) -> VolumePlan:
     """How the volume layer splits one logical I/O of ``size`` bytes at a random ``grid``-aligned offset.
 
     Random I/O lands on 4 KiB boundaries; a sequential stream (``access_grid``) on multiples of
@@ -102,8 +105,11 @@ def volume_plan(layout: str, members: int, chunk: int, op: int, size: int, grid:
     boundary (probability from the number of aligned offsets that make it straddle);
     the two end pieces share the bytes that are not whole chunks. Mirrors write every
     piece to both copies; RAID-1 reads one copy and writes all; parity layouts are taken
-    from ``Volume.plan`` itself at offsets spread over a stripe.
+    from ``Volume.plan`` itself at offsets spread over a stripe. With ``failed`` members (a degraded
+    array) every layout is sampled from ``Volume.plan`` over a whole rotation of its placement.
     """
+    if failed:
+        return _sampled_plan(layout, members, chunk, op, size, failed=failed, rebuilding=rebuilding)
     if layout == "jbod" or (layout == "raid1" and op == READ):
         return ((1.0, (((1, op, float(size)),),)),)
     if layout == "raid1":
@@ -146,16 +152,27 @@ def volume_plan(layout: str, members: int, chunk: int, op: int, size: int, grid:
     return tuple(out)
 
 
-def _sampled_plan(layout: str, members: int, chunk: int, op: int, size: int, samples: int = 64) -> VolumePlan:
-    """RAID-5/6: run the DES volume mapping at offsets spread evenly over one stripe.
+def rotation_bytes(layout: str, members: int, chunk: int) -> int:
+    """Bytes after which a layout's placement repeats: members stripes (parity), the pairs (mirrors), a chunk (raid1)."""
+    if layout in ("raid5", "raid6"):
+        return chunk * (members - (1 if layout == "raid5" else 2)) * members
+    if layout in MIRROR_PAIRS:
+        return chunk * (members // 2)
+    return chunk
+
+
+def _sampled_plan(layout: str, members: int, chunk: int, op: int, size: int, samples: int = 64,
+                  failed: frozenset[int] = frozenset(), rebuilding: bool = False) -> VolumePlan:
+    """RAID-5/6: run the DES volume mapping at offsets spread evenly over one stripe (a degraded array:
+    over a whole rotation, ``rotation_bytes``, as the lost member's place in the stripe rotates).
 
     Offsets that give the same shape (per phase and op: whole-chunk pieces and the number of
     partial pieces) form one variant; its partial pieces, ranked by size, take the mean size
     of their rank (the largest partial piece sets the phase's expected maximum).
     """
     parities = 1 if layout == "raid5" else 2
-    stripe = chunk * (members - parities)
-    vol = Volume(layout, members, chunk, 1 << 50, lambda m: 0, False)
+    stripe = chunk * (members - parities) if not failed else rotation_bytes(layout, members, chunk)
+    vol = Volume(layout, members, chunk, 1 << 50, lambda m: 0, False, failed, rebuilding)
     step = max(4096, (stripe // samples) // 4096 * 4096)
     shapes: dict[tuple[tuple[tuple[int, int, int], ...], ...], list[list[float]]] = {}
     counts: dict[tuple[tuple[tuple[int, int, int], ...], ...], int] = {}
@@ -198,6 +215,53 @@ def _sampled_plan(layout: str, members: int, chunk: int, op: int, size: int, sam
     return tuple(out)
 
 
+MemberWeights = tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...]]
+"""Each member's share of all device I/Os, of the device reads and of the device writes."""
+
+
+@lru_cache(maxsize=1024)
+def member_weights(layout: str, members: int, chunk: int, mix: Mix, grid: int, failed: frozenset[int],
+                   rebuilding: bool = False, samples: int = 256) -> MemberWeights:
+    """Share of the device I/Os each member takes in a degraded array: all of them, the reads, the writes
+    (the DES's ``Volume.plan`` at offsets spread over a rotation, mirror ties alternating so that two live
+    copies share a pair's reads evenly, as the DES's less-loaded choice does under load)."""
+    vol = Volume(layout, members, chunk, 1 << 50, lambda m: 0, False, failed, rebuilding)
+    vol.alternate_ties = True
+    span = rotation_bytes(layout, members, chunk)
+    step = max(grid, (span // samples) // grid * grid)
+    offsets = range(0, span, step)
+    load = ([0.0] * members, [0.0] * members)
+    for op, p_op, sizes in mix:
+        for nbytes, p_size in sizes:
+            w = p_op * p_size / len(offsets)
+            for off in offsets:
+                for phase in vol.plan(op, off, int(nbytes), -1):
+                    for m, child, _ in phase:
+                        load[child][m] += w
+    both = [r + w for r, w in zip(*load, strict=True)]
+
+    def norm(x: list[float]) -> tuple[float, ...]:
+        total = sum(x)
+        return tuple([v / total for v in x]) if total > 0 else tuple([v / sum(both) for v in both])
+
+    return norm(both), norm(load[READ]), norm(load[WRITE])
+
+
+READ_SIDE = (".read_units", ".read_bw", ".die_locks", ".to_host")
+WRITE_SIDE = (".write_cache", ".write_bw", ".program_units", ".to_device")
+"""Meters only device reads (or only device writes) visit on a direct route (``sim.route.steps``: reads cross
+the links towards the host, writes towards the device): a degraded array loads them by the reads' (writes')
+member shares; the rest (namespace and NVMe queues) by all device I/Os."""
+
+
+def _side_weights(weights: MemberWeights, label: str) -> tuple[float, ...]:
+    if label.endswith(READ_SIDE):
+        return weights[1]
+    if label.endswith(WRITE_SIDE):
+        return weights[2]
+    return weights[0]
+
+
 # -- building blocks ----------------------------------------------------------------------------------
 
 
@@ -231,6 +295,24 @@ def _buckets(members: int, jobs: tuple[int, ...] | None, mapping: Mapping, count
     return tuple((s, c, tuple(idx)) for (s, c), idx in buckets.items())
 
 
+@lru_cache(maxsize=1024)
+def _weighted_buckets(weights: tuple[float, ...], mapping: Mapping, count: int,
+                      background: tuple[float, ...] | None) -> tuple[tuple[float, int, float, tuple[int, ...]], ...]:
+    """Instances of a degraded array grouped by (share of device I/Os, members served, background
+    utilization): ((share, cover, background, instance indices), ...). Members with no I/O serve none."""
+    share = [0.0] * count
+    cover = [0] * count
+    for m, w in enumerate(weights):
+        i = instance_of(mapping, m)
+        share[i] += w
+        cover[i] += 1 if w > 0 else 0
+    buckets: dict[tuple[float, int, float], list[int]] = {}
+    for i in range(count):
+        bg = background[i] if background else 0.0
+        buckets.setdefault((round(share[i], 12), cover[i], round(bg, 12)), []).append(i)
+    return tuple((s, c, bg, tuple(idx)) for (s, c, bg), idx in buckets.items())
+
+
 @lru_cache(maxsize=4096)
 def suffixed(labels: tuple[str, ...], suffix: str) -> tuple[str, ...]:
     """``label + suffix`` for every label (a device's meters: ``drive0`` -> ``drive0.read_units``)."""
@@ -247,6 +329,15 @@ def _directions(labels: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ..
 def _round_robin_shares(paths: int, ports: int) -> tuple[float, ...]:
     """Share of the device I/Os each of ``ports`` ports takes when I/Os take ``paths`` paths in turn."""
     return tuple([(paths // ports + (1 if i < paths % ports else 0)) / paths for i in range(ports)])
+
+
+@lru_cache(maxsize=256)
+def _surviving_shares(paths: int, ports: int, alive: tuple[int, ...]) -> tuple[float, ...]:
+    """Share of the device I/Os each port takes when path r takes port ``alive[r % len(alive)]`` (failed ports: 0)."""
+    taken = [0] * ports
+    for r in range(paths):
+        taken[alive[r % len(alive)]] += 1
+    return tuple([t / paths for t in taken])
 
 
 class Compiler:
@@ -275,6 +366,10 @@ class Compiler:
         self.lock = threading.Lock()
         self.population = -1.0
         self.keep: object = None
+        self.weights: MemberWeights | None = None
+        """A degraded array: each member's share of the device I/Os (``member_weights``); None: all alike."""
+        self.background: dict[str, float] = {}
+        """Instance name -> utilization a rebuild adds there (``rebuild_background``)."""
 
     def groups(self, labels: tuple[str, ...], servers: int, mapping: Mapping, pool: bool = False, ca2: float = 1.0,
                display: str | None = None, shares: tuple[float, ...] | None = None) -> Choice:
@@ -283,6 +378,8 @@ class Compiler:
         Instances with the same share of the traffic form one group; the choice lists each
         group with the probability that a device I/O goes to one of its instances.
         """
+        if self.weights is not None and mapping is not None and shares is None:
+            return self._weighted_groups(labels, servers, mapping, pool, ca2, display)
         choice: Choice = []
         count = len(labels)
         registered = self.net.groups
@@ -299,6 +396,28 @@ class Compiler:
                 self.display[id(g)] = display
             if self.rotating:
                 self.component[id(g)] = labels
+            choice.append((g, s * len(idx)))
+        return choice
+
+    def _weighted_groups(self, labels: tuple[str, ...], servers: int, mapping: Mapping, pool: bool, ca2: float,
+                         display: str | None) -> Choice:
+        """``groups`` of a degraded array: instances by their members' shares (``weights``) and the
+        utilization a rebuild adds to them (``Group.background_util``)."""
+        assert self.weights is not None
+        choice: Choice = []
+        count = len(labels)
+        registered = self.net.groups
+        bg = tuple([self.background.get(x, 0.0) for x in labels]) if self.background else None
+        for s, c, u, idx in _weighted_buckets(_side_weights(self.weights, labels[0]), mapping, count, bg):
+            if s <= 0.0 and u <= 0.0:
+                self.idle_names.extend([labels[i] for i in idx])
+                continue
+            g = Group(labels if len(idx) == count else tuple([labels[i] for i in idx]), servers, pool, max(c, 1),
+                      1.0, count, False, ca2, index=len(registered))
+            g.background_util = u
+            registered.append(g)
+            if display:
+                self.display[id(g)] = display
             choice.append((g, s * len(idx)))
         return choice
 
@@ -381,6 +500,8 @@ class FlashGroups:
                                   mapping) if c.route.reads_meet_programs else []
         for group, _ in self.die_locks:
             group.program_locks = True
+        if c.weights is not None:  # a degraded array's idle devices: their die locks have no DES meter to report
+            c.idle_names = [n for n in c.idle_names if not n.endswith(".die_locks")]
         self.read_bw = c.groups(suffixed(labels, ".read_bw"), 1, mapping)
         self.write_cache = c.groups(suffixed(labels, ".write_cache"), p.write_cache_slots, mapping, pool=True)
         if not p.shared_dies:
@@ -470,7 +591,8 @@ def access_grid(mix: Mix, sequential: bool) -> int:
 
 
 @lru_cache(maxsize=4096)
-def kind_plan(layout: str, members: int, chunk: int, mix: Mix, grid: int = 4096) -> KindPlan:
+def kind_plan(layout: str, members: int, chunk: int, mix: Mix, grid: int = 4096, failed: frozenset[int] = frozenset(),
+              rebuilding: bool = False) -> KindPlan:
     """The logical kinds of ``mix`` on a volume of ``members`` members (``volume_plan`` for every op and size).
 
     Also what the solver reads of them: the child kinds (device op, bytes) in its order, and its
@@ -484,7 +606,7 @@ def kind_plan(layout: str, members: int, chunk: int, mix: Mix, grid: int = 4096)
             variants = []
             serial = []
             crowded = False
-            for vprob, phases in volume_plan(layout, members, chunk, op, nbytes, grid):
+            for vprob, phases in volume_plan(layout, members, chunk, op, nbytes, grid, failed, rebuilding):
                 merged = []
                 for phase in phases:
                     pieces = 0
@@ -539,7 +661,10 @@ def _scenario_plan(c: Compiler) -> KindPlan:
     wl = c.scenario.workload
     mix = workload_mix(wl)
     v = c.route.volume
-    return kind_plan(v.layout, c.members, v.chunk_bytes, mix, access_grid(mix, wl.access == "sequential"))
+    grid = access_grid(mix, wl.access == "sequential")
+    if v.failed:
+        return kind_plan(v.layout, c.members, v.chunk_bytes, mix, grid, v.failed, v.rebuild is not None)
+    return kind_plan(v.layout, c.members, v.chunk_bytes, mix, grid)
 
 
 def _add_kinds(c: Compiler, child: Callable[[int], ChildKind]) -> int:
@@ -627,7 +752,7 @@ def _member_jobs_of(scenario: Scenario, route: AnyRoute, spread: bool) -> tuple[
 def _port_groups(c: Compiler, bank: PortBank) -> tuple[Choice, Choice]:
     """SAN ports: path r % paths takes port (r % paths) % n, round-robin, every n-th device I/O."""
     n = len(bank.names)
-    shares = _round_robin_shares(bank.paths, n)
+    shares = _round_robin_shares(bank.paths, n) if bank.alive is None else _surviving_shares(bank.paths, n, bank.alive)
     to_host, to_dev = _directions(bank.names)
     return (c.groups(to_host, 1, None, ca2=1.0 / n, shares=shares),
             c.groups(to_dev, 1, None, ca2=1.0 / n, shares=shares))
@@ -758,10 +883,65 @@ def _paged(lay: RouteLayout) -> int | None:
     return None
 
 
+def rebuild_rate(route: AnyRoute) -> float:
+    """The fast path's rebuild rate (bytes written per second in all): the cap, unless ``depth`` units of a
+    zero-load read, read transfer and cached write cannot reach it (queueing behind host I/O is left to the DES)."""
+    stream = route.volume.rebuild
+    if stream is None or not isinstance(route, DirectRoute):
+        return 0.0
+    p = route.devices.params
+    unit_us = p.read_latency_us + stream.io_bytes * us_per_byte(p.read_channel_gbs) + p.write_ack_us
+    return min(stream.cap_bytes_per_s, stream.depth * stream.io_bytes / unit_us * 1e6)
+
+
+def rebuild_background(route: AnyRoute, written_per_s: float) -> dict[str, float]:
+    """Utilization a rebuild at ``written_per_s`` adds to each drive's stations, drive link and adapter uplink
+    (reads on the sources, writes on the replacements: ``models.faults.rebuild_member_bytes``)."""
+    v = route.volume
+    if v.rebuild is None or not isinstance(route, DirectRoute) or written_per_s <= 0:
+        return {}
+    p, io = route.devices.params, float(v.rebuild.io_bytes)
+    out: dict[str, float] = {}
+
+    def add(name: str, u: float) -> None:
+        out[name] = out.get(name, 0.0) + u
+
+    for m, (rd, wr) in enumerate(rebuild_member_bytes(v.layout, v.members, v.failed, v.rebuild.rebuilt, written_per_s)):
+        rd, wr = rd * 1e-6, wr * 1e-6  # bytes per us
+        drive = route.devices.names[instance_of(route.devices.of, m)]
+        add(f"{drive}.read_units", rd / io * p.read_latency_us / p.read_units)
+        add(f"{drive}.read_bw", rd * us_per_byte(p.read_channel_gbs))
+        add(f"{drive}.write_bw", wr * us_per_byte(p.write_bw_gbs))
+        add(f"{drive}.program_units", wr / io * p.program_time_us / p.program_units)
+        for bank in (route.drive_links, route.uplinks):
+            if bank is not None:
+                name = bank.names[instance_of(bank.of, m)]
+                add(f"{name}.to_host", rd * bank.us_per_byte)
+                add(f"{name}.to_device", wr * bank.us_per_byte)
+    return {k: u for k, u in out.items() if u > 0}
+
+
+def _degrade(c: Compiler, route: AnyRoute) -> None:
+    """A degraded array: members' shares of the device I/Os, and the utilization a rebuild adds."""
+    v = route.volume
+    wl = c.scenario.workload
+    mix = workload_mix(wl)
+    c.weights = member_weights(v.layout, v.members, v.chunk_bytes, mix, access_grid(mix, wl.access == "sequential"), v.failed,
+                               v.rebuild is not None)
+    c.background = rebuild_background(route, rebuild_rate(route))
+
+
 def compile_route(scenario: Scenario, route: AnyRoute, catalog: Catalog, spread: bool = False) -> Compiler:
-    """The analytic network of a route description: its layout's elements as groups, its steps as paths."""
+    """The analytic network of a route description: its layout's elements as groups, its steps as paths.
+
+    A degraded array (``VolumeSplit.failed``) spreads device I/Os by ``member_weights`` (sequential
+    streams as random ones) and carries a rebuild as background utilization (``rebuild_background``).
+    """
     lay = layout(route)
-    c = Compiler(scenario, route, _member_jobs_of(scenario, route, spread) if lay.uses_volume else None, catalog)
+    degraded = bool(route.volume.failed)
+    c = Compiler(scenario, route, _member_jobs_of(scenario, route, spread) if lay.uses_volume and not degraded else None, catalog)
+    if degraded:
+        _degrade(c, route)
     cpu = Cpu(c, route.host)
     paths = _Paths(c, cpu, lay)
     draw = lay.hit_draw
@@ -794,7 +974,8 @@ def clear_tables() -> None:
     """Forget the derived parameters, volume-layer plans and name tables (they are rebuilt on use)."""
     clear_route_tables()
     _mixes.clear()
-    for table in (kind_plan, volume_plan, _buckets, suffixed, _directions, _round_robin_shares):
+    for table in (kind_plan, volume_plan, _buckets, suffixed, _directions, _round_robin_shares, member_weights,
+                  _weighted_buckets, _surviving_shares):
         table.cache_clear()
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from models.catalog import Catalog, load_catalog, parameter
+from models.faults import Faults, failed_hardware
 from models.hardware import FlashDeviceSpec
 from models.scenario import Scenario
 from models.topology import DirectNvme, Exflash, Generic, HostConfig, San, Topology, ZvmEdev
@@ -33,6 +34,7 @@ from sim.route.elements import (
     LinkBank,
     PoolBank,
     PortBank,
+    RebuildStream,
     ServiceLaw,
     StationBank,
     VolumeSplit,
@@ -297,9 +299,9 @@ def describe(scenario: Scenario, catalog: Catalog | None = None) -> AnyRoute:
     if isinstance(topo, Generic):
         return _generic(catalog, topo, meets)
     if isinstance(topo, DirectNvme):
-        return _direct(catalog, topo, access, closed, meets)
+        return _direct(catalog, topo, access, closed, meets, scenario.faults)
     if isinstance(topo, San):
-        return _san(catalog, topo, mean_bytes, closed, meets)
+        return _san(catalog, topo, mean_bytes, closed, meets, scenario.faults)
     if isinstance(topo, Exflash):
         return _exflash(catalog, topo, access, closed, meets)
     if isinstance(topo, ZvmEdev):
@@ -315,15 +317,32 @@ def _generic(catalog: Catalog, topo: Generic, meets: bool) -> GenericRoute:
                         reads_meet_programs=meets, stations=stations)
 
 
-def _direct(catalog: Catalog, topo: DirectNvme, access: str, closed: bool, meets: bool) -> DirectRoute:
+def degraded_volume(volume: VolumeSplit, topo: DirectNvme, faults: Faults | None) -> VolumeSplit:
+    """``volume`` with the members a scenario's ``faults`` took away and its rebuild stream (if any)."""
+    if faults is None:
+        return volume
+    lost = failed_hardware(topo, faults)
+    rebuild = faults.rebuild
+    stream = None
+    if rebuild is not None and lost.members:
+        per_drive, drives = lost.members_per_drive, len(lost.drives)
+        stream = RebuildStream(tuple(sorted(lost.members)), drives, rebuild.cap_bytes_per_s(per_drive) * drives,
+                               rebuild.floor_bytes_per_s(per_drive) * drives, rebuild.depth, rebuild.io_kib * 1024,
+                               volume.member_bytes * per_drive)
+    return VolumeSplit(volume.layout, volume.members, volume.chunk_bytes, volume.member_bytes, volume.closed_affinity,
+                       lost.members, stream)
+
+
+def _direct(catalog: Catalog, topo: DirectNvme, access: str, closed: bool, meets: bool, faults: Faults | None = None) -> DirectRoute:
     drives, adapters = topo.drives, topo.adapters
     members = drives * topo.namespaces.per_drive
     spec = device_spec(catalog, "drives", topo.drive)
     drive_of = (MOD, drives)
     gbs = pcie_gbs(spec.pcie_generation, spec.pcie_lanes)
+    volume = VolumeSplit(topo.layout, members, topo.chunk_kib * 1024, namespace_bytes(topo, spec), closed)
     return DirectRoute(
         host=host_of(catalog, topo.host, DEFAULT_STACK["direct_nvme"]),
-        volume=VolumeSplit(topo.layout, members, topo.chunk_kib * 1024, namespace_bytes(topo, spec), closed),
+        volume=degraded_volume(volume, topo, faults),
         reads_meet_programs=meets,
         uplinks=LinkBank(names("adapter{}.uplink", adapters), uplink_gbs(catalog, topo.adapter), (MOD_MOD, drives, adapters)),
         drive_links=LinkBank(names("drive{}.link", drives), gbs, drive_of) if gbs else None,
@@ -334,7 +353,15 @@ def _direct(catalog: Catalog, topo: DirectNvme, access: str, closed: bool, meets
     )
 
 
-def _san(catalog: Catalog, topo: San, mean_bytes: float, closed: bool, meets: bool) -> SanRoute:
+def _alive_ports(topo: San, faults: Faults | None, host_ports: int, hba_ports: int) -> tuple[int, ...] | None:
+    """The host ports a scenario's ``faults`` leave (None: no fault, every port)."""
+    if faults is None or not (faults.failed_ports or faults.failed_adapters):
+        return None
+    lost = failed_hardware(topo, faults, host_ports, hba_ports).ports
+    return tuple([i for i in range(host_ports) if i not in lost])
+
+
+def _san(catalog: Catalog, topo: San, mean_bytes: float, closed: bool, meets: bool, faults: Faults | None = None) -> SanRoute:
     fcp = topo.protocol == "fcp"
     p = san_of(catalog, topo, mean_bytes)
     hba_ports = catalog.section("san_adapters")[topo.host_adapter].ports
@@ -348,7 +375,8 @@ def _san(catalog: Catalog, topo: San, mean_bytes: float, closed: bool, meets: bo
         volume=VolumeSplit(topo.layout, topo.luns, topo.chunk_kib * 1024, p.lun_bytes, closed),
         reads_meet_programs=meets,
         params=p,
-        host_ports=PortBank(hba_port_names(p.host_ports, hba_ports), p.host_port_us_per_byte, p.host_port_handling_us, p.paths),
+        host_ports=PortBank(hba_port_names(p.host_ports, hba_ports), p.host_port_us_per_byte, p.host_port_handling_us, p.paths,
+                            _alive_ports(topo, faults, p.host_ports, hba_ports)),
         front_end_ports=PortBank(names("server.port{}", p.front_end_ports), p.front_end_port_us_per_byte,
                                  p.front_end_port_handling_us, p.paths),
         limits=limits,

@@ -99,6 +99,13 @@ class PortBank:
     us_per_byte: float
     handling_us: float
     paths: int
+    alive: tuple[int, ...] | None = None
+    """The ports still up (a scenario's ``faults``): path r takes port ``alive[r % len(alive)]``; None: all."""
+
+    def port_of(self, path: int) -> int:
+        """The port path ``path`` takes."""
+        alive = self.alive
+        return path % len(self.names) if alive is None else alive[path % len(alive)]
 
     def meter_names(self) -> tuple[str, ...]:
         return tuple([name + way for name in self.names for way in (".to_host", ".to_device")])
@@ -134,6 +141,26 @@ class VolumeSplit:
     chunk_bytes: int
     member_bytes: int
     closed_affinity: bool
+    failed: frozenset[int] = frozenset()
+    """Members lost with a failed drive or adapter (a scenario's ``faults``): the split is degraded."""
+    rebuild: RebuildStream | None = None
+    """A rebuild onto the failed members' replacements, competing with host I/O."""
+
+
+@dataclass(frozen=True)
+class RebuildStream:
+    """Background rebuild I/O (models/faults.py ``Rebuild``): each unit reads ``io_bytes`` from the sources
+    of one rebuilt member (``models.faults.rebuild_sources``), then writes them to the member's replacement.
+    At most ``depth`` units run at once, started no faster than ``cap_bytes_per_s`` bytes written in all."""
+
+    rebuilt: tuple[int, ...]
+    replacement_drives: int
+    cap_bytes_per_s: float
+    floor_bytes_per_s: float
+    depth: int
+    io_bytes: int
+    drive_bytes: int
+    """Bytes each replacement drive receives (its members' capacity): rebuild time = drive_bytes / per-drive rate."""
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ import simpy
 
 from models.result import Result
 from models.scenario import Scenario
-from models.workload import ClosedWorkload
+from models.workload import ClosedWorkload, ProfileWorkload
 from sim.arrivals import ClosedArrivals, OpenArrivals
 from sim.assembly import assemble
 from sim.batching import FLUSH_MASK, BatchMeans
@@ -192,6 +192,7 @@ class Run:
     # -- the run ---------------------------------------------------------------------------
     def run(self) -> Result:
         wl = self.scenario.workload
+        assert not isinstance(wl, ProfileWorkload), "a profile is replayed by sim.profile.ProfileRun"
         self.wall_start = time.perf_counter()
         source = ClosedArrivals(self, wl) if isinstance(wl, ClosedWorkload) else OpenArrivals(self, wl)
         source.start()
@@ -205,5 +206,10 @@ class Run:
 
 
 def simulate(scenario: Scenario) -> Result:
-    """Simulate ``scenario`` with the discrete-event engine and return its Result."""
+    """Simulate ``scenario`` with the discrete-event engine and return its Result (a profile
+    workload is replayed interval by interval: ``sim.profile``)."""
+    if isinstance(scenario.workload, ProfileWorkload):
+        from sim.profile import simulate_profile
+
+        return simulate_profile(scenario)
     return Run(scenario).run()

@@ -1,6 +1,7 @@
 """The ``flashplan`` command.
 
     flashplan simulate FILE [--set dotted.path=VALUE ...] [--json]
+    flashplan growth FILE --slo-p99-us X [--rate-per-year R] [--start YYYY-MM-DD]
     flashplan schema
     flashplan catalog [--json]
     flashplan app [--port N]
@@ -51,6 +52,7 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
     "sim.cli_import",
     "sim.cli_plan",
     "sim.cli_analyze",
+    "sim.cli_growth",
 )
 
 def load_with_overrides(path: str, sets: Sequence[str]) -> Scenario:

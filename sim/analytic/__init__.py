@@ -69,7 +69,7 @@ from models.catalog import Catalog, load_catalog
 from models.hardware import FlashDeviceSpec
 from models.scenario import Scenario
 from models.topology import Generic
-from models.workload import BurstyWorkload, ClosedWorkload, OpenWorkload
+from models.workload import BurstyWorkload, ClosedWorkload, OpenWorkload, ProfileWorkload
 
 # the die-level device preview (issue 18: not yet read by the route's solvers); loaded with the package so
 # the compiled build finds it (a compiled package's submodules are imported from inside it)
@@ -272,7 +272,11 @@ def _compiled(scenario: Scenario, catalog: Catalog, spread: bool = False) -> Com
 
 
 def evaluate(scenario: Scenario) -> FastResult:
-    """The analytic fast path's prediction for ``scenario`` (no simulation; ~0.1-0.2 ms, bench/fastpath.py)."""
+    """The analytic fast path's prediction for ``scenario`` (no simulation; ~0.1-0.2 ms, bench/fastpath.py).
+    A profile workload has no single steady state: ``sim.profile_fast.evaluate_profile`` takes it interval by interval."""
+    if isinstance(scenario.workload, ProfileWorkload):
+        raise NotImplementedError("a profile workload changes over time: evaluate it interval by interval "
+                                  "(sim.profile_fast.evaluate_profile, `flashplan analyze` does)")
     catalog = load_catalog()
     dwell = _stripe_dwell(scenario)
     if dwell is None:

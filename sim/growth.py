@@ -176,14 +176,15 @@ def _bracket(p99: Callable[[float], float], slo: float, max_factor: float) -> tu
     return lo, min(hi, max_factor)
 
 
-def fast_breaking_factor(scenario: Scenario, slo_p99_us: float, max_factor: float = 100.0) -> Growth:
-    """Step 1 of the module docstring: the fast path's breaking multiplier."""
+def fast_breaking_factor(scenario: Scenario, slo_p99_us: float, max_factor: float = 100.0,
+                         p99_of: Callable[[Scenario], float] = fast_p99_us) -> Growth:
+    """Step 1 of the module docstring: the breaking multiplier of ``p99_of`` (the fast path's estimate)."""
     seen: dict[float, float] = {}
 
     def p99(g: float) -> float:
         if g not in seen:
             try:
-                seen[g] = fast_p99_us(scaled(scenario, g))
+                seen[g] = p99_of(scaled(scenario, g))
             except BadInput:
                 seen[g] = math.inf  # beyond a field's range (a rate above 1e9 IOPS): past any SLO
         return seen[g]

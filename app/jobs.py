@@ -64,3 +64,11 @@ def plan_json(requirements_json: str, verify_top: int) -> str:
         return json.dumps(plan(req, verify_top=verify_top).as_dict(), default=str)
     except NoFeasiblePlan as exc:
         return json.dumps({"problems": exc.problems})
+
+
+def growth_json(scenario_json: str, slo_p99_us: float, verify: bool) -> str:
+    """Worker: the growth query (``sim.growth.breaking_point``) as ``Growth.as_dict()`` JSON."""
+    from sim.growth import breaking_point
+
+    growth = breaking_point(Scenario.model_validate_json(scenario_json), slo_p99_us, verify=verify, des_steps=2)
+    return json.dumps(growth.as_dict(), allow_nan=False)

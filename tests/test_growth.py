@@ -127,3 +127,14 @@ def test_growth_bad_input(args: list[str], message: str, capsys: pytest.CaptureF
     code = main(["growth", str(EXAMPLES / "mm1.yaml"), *args])
     err = capsys.readouterr().err
     assert code == 2 and message in err and "Traceback" not in err
+
+
+def test_planner_sizes_for_a_growth_horizon() -> None:
+    """"Meet the SLO for 3 years at 25% a year": the planner's design rate is the target x 1.25^3 (x the headroom)."""
+    from models.requirements import load_requirements
+
+    base = load_requirements(EXAMPLES / "plan" / "linuxone_ycsb.yaml")
+    grown = load_requirements(EXAMPLES / "plan" / "linuxone_ycsb.yaml", {"growth": {"rate_per_year": 0.25, "years": 3}})
+    assert grown.design_iops == pytest.approx(base.design_iops * 1.25**3)
+    assert grown.target_iops == pytest.approx(base.target_iops)
+    assert "3 years at 25% a year: x1.95" in grown.growth_words()

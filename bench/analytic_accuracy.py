@@ -135,7 +135,7 @@ def scenarios(seed: int, count: int) -> list[tuple[str, Scenario]]:
     """Every example, then ``count`` seeded random scenarios cycling through the attachment kinds."""
     from bench.scenario_space import random_scenarios
 
-    out = [(p.name, load_scenario(p)) for p in sorted(EXAMPLES.glob("*.yaml"))]
+    out = [(p.name, sc) for p in sorted(EXAMPLES.glob("*.yaml")) if (sc := load_scenario(p)).workload.kind != "profile"]
     out += [(f"random {seed}/{i}: {sc.name}", sc) for i, sc in enumerate(random_scenarios(seed, count))]
     return out
 

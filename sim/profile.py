@@ -36,7 +36,7 @@ from models.result import INTERVAL_METRICS, METRIC_KEYS, IntervalResult, Metric,
 from models.scenario import Scenario
 from models.workload import ProfileWorkload
 from sim.components import READ, Job, Station, schedule
-from sim.engine import WALL_CHECK_MASK, Run, _SizeChooser
+from sim.engine import Run, _SizeChooser
 from sim.stats import BATCH_METRICS, NBUCKETS, PERCENTILES, Batch, estimate, histogram, percentile
 
 SLICES = 10
@@ -50,6 +50,8 @@ SATURATED_BUSY = 0.99
 HOLD = 4096
 """Latencies held in a list before they go into the slice's histogram."""
 _NAN = (math.nan, math.nan)
+NO_BATCHES = 10**9
+"""The engine Run's own warm-up length in a replay: its batch means never start (the intervals are measured here)."""
 Mark = tuple[float, list[float], list[float], float, float]
 """(time, occupancy area and busy area of every meter, CPU-busy us, outstanding-I/O area) at an instant."""
 
@@ -113,17 +115,24 @@ class _IntervalLog:
             lats.clear()
 
 
-class ProfileRun(Run):
-    """A Run whose arrivals follow a ProfileWorkload and whose result has one entry per interval.
+class ProfileRun:
+    """A replay of a ProfileWorkload: a ``sim.engine.Run`` (the model, the I/O walk, the budgets)
+    driven by ``ProfileArrivals``, with one log per interval.
 
-    The model is built from ``ProfileWorkload.steady_workload()`` (the route needs one mix to lay
-    out a volume: open unless every interval is closed); the arrivals and the mix then follow the
-    intervals."""
+    It holds a Run rather than extending it: the engine is compiled (sim/native.py), and a compiled
+    class is not subclassed from interpreted code. The Run is built from
+    ``ProfileWorkload.steady_workload()`` (the route needs one mix to lay out a volume: open unless
+    every interval is closed) with its own warm-up and batches switched off; the arrivals and the
+    mix then follow the intervals, and every completion comes back through ``Run.on_complete``."""
 
     def __init__(self, scenario: Scenario):
         profile = scenario.workload
         assert isinstance(profile, ProfileWorkload)
-        super().__init__(scenario.model_copy(update={"workload": profile.steady_workload()}))
+        steady = scenario.model_copy(update={
+            "workload": profile.steady_workload(),
+            "run": scenario.run.model_copy(update={"warmup_ios": NO_BATCHES}),  # the Run's own batches never start
+        })
+        self.run = Run(steady)
         self.original = scenario
         self.profile = profile
         self.warmup_us = profile.warmup_s * 1e6
@@ -136,8 +145,8 @@ class ProfileRun(Run):
         self.logs = [_IntervalLog.new(i, s, iv.duration_s * 1e6) for i, (s, iv) in enumerate(zip(starts, profile.intervals, strict=True))]
         self.current = -1
         self.ended = False
-        self.read_unit = self.streams.uniform()
-        self.write_unit = self.streams.uniform()
+        self.read_unit = self.run.streams.uniform()
+        self.write_unit = self.run.streams.uniform()
         self.mixes = [self._mix(i) for i in range(len(profile.intervals))]
         self.window_start: Mark | None = None
         self.interval_mark: Mark | None = None
@@ -151,21 +160,24 @@ class ProfileRun(Run):
                 _SizeChooser(wl.size_table("write"), self.write_unit) if rf < 1 else None)
 
     def use_mix(self, index: int) -> None:
-        self.read_fraction, self.read_size, self.write_size = self.mixes[index]
+        run = self.run
+        run.read_fraction, run.read_size, run.write_size = self.mixes[index]
 
     def mark(self) -> Mark:
         """(time, occupancy area and busy area of every meter, CPU-busy us, outstanding area) now."""
-        meters = self.model.meters
-        cpu = self.model.cpu.unit_time() if self.model.cpu else 0.0
-        return self.env.now, [m.unit_time() for m in meters], [m.busy_area for m in meters], cpu, self.out_area_now()
+        run = self.run
+        meters = run.model.meters
+        cpu = run.model.cpu.unit_time() if run.model.cpu else 0.0
+        return run.env.now, [m.unit_time() for m in meters], [m.busy_area for m in meters], cpu, run.out_area_now()
 
     # -- boundaries --------------------------------------------------------------------------
     def enter(self, index: int) -> None:
         """Interval ``index`` starts (``len(intervals)``: the profile ends)."""
         now_mark = self.mark()
+        outstanding = self.run.outstanding
         if self.current >= 0:
             log = self.logs[self.current]
-            log.backlog_end = self.outstanding
+            log.backlog_end = outstanding
             log.busiest = self._busiest(self.interval_mark, now_mark)
             self._maybe_finish(log)
         else:
@@ -175,14 +187,14 @@ class ProfileRun(Run):
             self.window_end = now_mark
         self.current = index
         if index < len(self.logs):
-            self.logs[index].backlog_start = self.outstanding
+            self.logs[index].backlog_start = outstanding
 
     def _busiest(self, a: Mark | None, b: Mark) -> tuple[str, float, bool]:
         best, best_u, saturated = "none", 0.0, False
         window = b[0] - a[0] if a is not None else 0.0
         if a is None or window <= 0:
             return best, best_u, saturated
-        for i, m in enumerate(self.model.meters):
+        for i, m in enumerate(self.run.model.meters):
             if not isinstance(m, Station) and not m.waited:
                 continue
             u = min(1.0, (b[1][i] - a[1][i]) / (m.capacity * window))
@@ -192,12 +204,10 @@ class ProfileRun(Run):
         return best, best_u, saturated
 
     # -- completions -------------------------------------------------------------------------
-    def complete(self, job: Job) -> None:
-        now = self.env._now
-        self.out_area += self.outstanding * (now - self.out_t)
-        self.out_t = now
-        self.outstanding -= 1
-        self.completed += 1
+    def record(self, job: Job) -> None:
+        """A completion (``Run.complete`` has counted it and checked the budgets): the interval it
+        completes in carries it, the interval it arrived in gets its latency."""
+        now = self.run.env._now
         k = self.current
         if 0 <= k < len(self.logs):
             log = self.logs[k]
@@ -212,9 +222,6 @@ class ProfileRun(Run):
         a = bisect_right(self.starts, job.t0) - 1
         if a >= 0:
             self._record(self.logs[a], job, now)
-        if not self.stopped and (self.completed >= self.max_ios or not self.completed & WALL_CHECK_MASK):
-            self.check_budgets()
-        self.on_complete(job)
 
     def _record(self, log: _IntervalLog, job: Job, now: float) -> None:
         s = log.slice_of(job.t0)
@@ -240,59 +247,59 @@ class ProfileRun(Run):
                               histogram=np.zeros(0, dtype=np.int64)) for b in log.response]
         log.done = True
 
-    def run(self) -> Result:
+    def replay(self) -> Result:
         import time
 
-        self.wall_start = time.perf_counter()
+        run = self.run
+        run.wall_start = time.perf_counter()
         ProfileArrivals(self).start()
         try:
-            self.env.run(until=self.stop_event)
+            run.env.run(until=run.stop_event)
         except RuntimeError:
-            self.stop_reason = self.stop_reason or "stalled: no I/O can make progress"
-        wall = time.perf_counter() - self.wall_start
+            run.stop_reason = run.stop_reason or "stalled: no I/O can make progress"
+        wall = time.perf_counter() - run.wall_start
         return assemble_profile(self, wall)
 
 
 class ProfileArrivals:
     """The arrival source of a profile: switches rate, depth and mix at every interval boundary."""
 
-    def __init__(self, run: ProfileRun):
-        self.run = run
+    def __init__(self, replay: ProfileRun):
+        self.replay = replay
+        self.run = replay.run
         self.epoch = 0
         self.rate = 0.0
         self.depth = 0
         self.slots = 0
-        self.gap_unit = run.streams.unit("exponential")
+        self.gap_unit = replay.run.streams.unit("exponential")
 
     def start(self) -> None:
-        run = self.run
-        run.on_complete = self.completed
-        if run.warmup_us > 0:
-            self.switch(0, warmup=True)
-        for i, t in enumerate(run.starts):
-            schedule(run.env, t, i, self.boundary)
-        schedule(run.env, run.end_us, len(run.starts), self.boundary)
+        p, env = self.replay, self.run.env
+        self.run.on_complete = self.completed
+        if p.warmup_us > 0:
+            self.switch(0)
+        for i, t in enumerate(p.starts):
+            schedule(env, t, i, self.boundary)
+        schedule(env, p.end_us, len(p.starts), self.boundary)
 
     def boundary(self, event: simpy.Event) -> None:
-        run = self.run
         index = event._value
-        if run.stopped:
+        if self.run.stopped:
             return
-        run.enter(index)
-        if index == len(run.starts):
+        self.replay.enter(index)
+        if index == len(self.replay.starts):
             self.finish()
         else:
             self.switch(index)
 
-    def switch(self, index: int, warmup: bool = False) -> None:
-        run = self.run
-        iv = run.profile.intervals[index]
-        run.use_mix(index)
+    def switch(self, index: int) -> None:
+        iv = self.replay.profile.intervals[index]
+        self.replay.use_mix(index)
         self.epoch += 1
         self.rate = iv.rate_iops or 0.0
         self.depth = iv.queue_depth or 0
         if self.depth:
-            for _ in range(self.depth - run.outstanding):
+            for _ in range(self.depth - self.run.outstanding):
                 self.issue_new(self.slots % self.depth)
                 self.slots += 1
         else:
@@ -300,26 +307,26 @@ class ProfileArrivals:
 
     def finish(self) -> None:
         """The profile ended: no more arrivals; stop once the I/Os in flight have drained."""
-        run = self.run
-        run.ended = True
+        self.replay.ended = True
         self.epoch += 1
         self.depth = 0
         self.rate = 0.0
-        if not run.outstanding:
-            run.stop(drained_reason(run))
+        if not self.run.outstanding:
+            self.run.stop(drained_reason(self.replay))
 
     def issue_new(self, slot: int) -> None:
         run = self.run
         job = run.jobs.new()
         job.slot = slot
-        self.count(job)
+        self.count()
         run.issue(job)
 
-    def count(self, job: Job) -> None:
-        run = self.run
-        a = bisect_right(run.starts, run.env._now) - 1
-        if a >= 0 and not run.ended:
-            log = run.logs[a]
+    def count(self) -> None:
+        """An I/O arrives now: the interval it arrives in counts it."""
+        p = self.replay
+        a = bisect_right(p.starts, self.run.env._now) - 1
+        if a >= 0 and not p.ended:
+            log = p.logs[a]
             log.arrived += 1
             log.pending += 1
 
@@ -328,32 +335,34 @@ class ProfileArrivals:
             schedule(self.run.env, 1e6 / self.rate * self.gap_unit(), epoch, self.arrive)
 
     def arrive(self, event: simpy.Event) -> None:
-        run = self.run
         epoch = event._value
-        if run.stopped or epoch != self.epoch:
+        if self.run.stopped or epoch != self.epoch:
             return
         self.issue_new(-1)
         self.next_arrival(epoch)
 
     def completed(self, job: Job) -> None:
+        """``Run.on_complete``: record the completion, then reissue it (a closed interval short of its
+        depth), or let it go and stop once the ended profile has drained."""
         run = self.run
+        self.replay.record(job)
         if run.stopped:
             return
         if self.depth and run.outstanding < self.depth:
-            self.count(job)
+            self.count()
             run.issue(job)
             return
         run.jobs.recycle(job)
-        if run.ended and not run.outstanding:
-            run.stop(drained_reason(run))
+        if self.replay.ended and not run.outstanding:
+            run.stop(drained_reason(self.replay))
 
 
-def drained_reason(run: ProfileRun) -> str:
+def drained_reason(p: ProfileRun) -> str:
     """The stop reason of a replay that reached its end."""
-    n = len(run.starts)
-    drain_ms = (run.env.now - run.end_us) / 1e3
-    return (f"profile replayed: {n} interval(s), {(run.end_us - run.warmup_us) / 1e6:g} s of simulated time (the sum of "
-            f"the durations, not the precision rule)" + (f" after a {run.warmup_us / 1e6:g} s warm-up" if run.warmup_us else "")
+    n = len(p.starts)
+    drain_ms = (p.run.env.now - p.end_us) / 1e3
+    return (f"profile replayed: {n} interval(s), {(p.end_us - p.warmup_us) / 1e6:g} s of simulated time (the sum of "
+            f"the durations, not the precision rule)" + (f" after a {p.warmup_us / 1e6:g} s warm-up" if p.warmup_us else "")
             + (f"; the I/Os in flight at the end drained in {drain_ms:.3f} ms" if drain_ms > 0 else ""))
 
 
@@ -439,12 +448,12 @@ def _run_wide(run: ProfileRun, first: Mark, last: Mark) -> dict[str, Metric]:
 
 
 def _validity(run: ProfileRun) -> tuple[str, str]:
-    reason = run.stop_reason
+    reason = run.run.stop_reason
     missing = [log.index for log in run.logs if log.result is None]
     if reason.startswith("unstable"):
-        return "unstable", f"{reason} (at {run.env.now / 1e6:g} s of the replay)"
+        return "unstable", f"{reason} (at {run.run.env.now / 1e6:g} s of the replay)"
     if missing:
-        return "cut_short", (f"{reason}: the replay stopped at {run.env.now / 1e6:g} s of {run.end_us / 1e6:g} s; "
+        return "cut_short", (f"{reason}: the replay stopped at {run.run.env.now / 1e6:g} s of {run.end_us / 1e6:g} s; "
                              f"interval(s) {missing[0]}..{missing[-1]} not (fully) measured")
     short = [log.index for log in run.logs if log.result and log.arrived and "latency_p99_us" in log.result.ci_notes]
     saturated = [log.index for log in run.logs if log.result and log.result.saturated]
@@ -463,22 +472,23 @@ def assemble_profile(run: ProfileRun, wall: float) -> Result:
     last = run.window_end or now
     if 0 <= run.current < len(run.logs):  # stopped inside an interval
         log = run.logs[run.current]
-        log.backlog_end = run.outstanding
+        log.backlog_end = run.run.outstanding
         log.busiest = run._busiest(run.interval_mark, now)
     for log in run.logs:
         if log.result is None and log.index < run.current:
             run._maybe_finish(log)
     utilization, busy = _occupancy(run, first, last)
-    candidates = {m.name: utilization[m.name] for m in run.model.meters if isinstance(m, Station) or m.waited}
+    engine = run.run
+    candidates = {m.name: utilization[m.name] for m in engine.model.meters if isinstance(m, Station) or m.waited}
     intervals = [log.result or _unreached(run, log) for log in run.logs]
     validity, note = _validity(run)
     return Result(
         **_run_wide(run, first, last), utilization=utilization, busy=busy,
         bottleneck=max(candidates, key=lambda k: candidates[k]) if candidates else "none",
-        stop_reason=run.stop_reason, validity=validity, validity_note=note,  # type: ignore[arg-type]
-        simulated_ios=run.completed, measured_ios=sum(log.completed for log in run.logs), issued_ios=run.issued,
-        in_flight_ios=run.outstanding, batches=sum(SLICES for log in run.logs if log.result is not None),
-        simulated_seconds=run.env.now * 1e-6, wall_seconds=wall, seed=run.scenario.run.seed, scenario=run.original,
+        stop_reason=engine.stop_reason, validity=validity, validity_note=note,  # type: ignore[arg-type]
+        simulated_ios=engine.completed, measured_ios=sum(log.completed for log in run.logs), issued_ios=engine.issued,
+        in_flight_ios=engine.outstanding, batches=sum(SLICES for log in run.logs if log.result is not None),
+        simulated_seconds=engine.env.now * 1e-6, wall_seconds=wall, seed=run.original.run.seed, scenario=run.original,
         intervals=intervals, peak_interval=peak_interval(intervals),
     )
 
@@ -488,7 +498,7 @@ def _unreached(run: ProfileRun, log: _IntervalLog) -> IntervalResult:
     for s in range(SLICES):
         log.flush(s)
     result = interval_result(run.profile, log)
-    note = f"not fully replayed: {run.stop_reason}"
+    note = f"not fully replayed: {run.run.stop_reason}"
     return result.model_copy(update={"ci_notes": {k: note for k in INTERVAL_METRICS},
                                      "metrics": {k: Metric(value=m.value, ci95=_NAN) for k, m in result.metrics.items()}})
 
@@ -498,7 +508,7 @@ def _occupancy(run: ProfileRun, first: Mark, last: Mark) -> tuple[dict[str, floa
     window = last[0] - first[0]
     util: dict[str, float] = {}
     busy: dict[str, float] = {}
-    for i, m in enumerate(run.model.meters):
+    for i, m in enumerate(run.run.model.meters):
         util[m.name] = min(1.0, (last[1][i] - first[1][i]) / (m.capacity * window)) if window > 0 else 0.0
         busy[m.name] = min(1.0, (last[2][i] - first[2][i]) / window) if window > 0 else 0.0
     return util, busy
@@ -506,4 +516,4 @@ def _occupancy(run: ProfileRun, first: Mark, last: Mark) -> tuple[dict[str, floa
 
 def simulate_profile(scenario: Scenario) -> Result:
     """Replay ``scenario``'s profile workload with the DES (see the module docstring)."""
-    return ProfileRun(scenario).run()
+    return ProfileRun(scenario).replay()

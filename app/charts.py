@@ -262,3 +262,81 @@ def qd_sweep_chart(points: Sequence[dict[str, Any]], published: Sequence[dict[st
     fig.update_layout(title=text, height=440, legend={"orientation": "h", "y": -0.25},
                       margin={"l": 10, "r": 10, "t": 60, "b": 40}, **AUTOMARGIN)
     return fig
+
+
+def latency_over_time_chart(intervals: Sequence[dict[str, Any]], slo_us: float | None = None, peak_index: int | None = None,
+                            title: str = "") -> go.Figure:
+    """A replayed profile over time: each interval's p99 (with its 95% interval where it has one) and mean
+    latency above, the load each interval offered below (reads and writes stacked), the SLO as a dashed
+    line and the peak interval marked. ``intervals``: ``Result.summary()["intervals"]`` rows."""
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.62, 0.38], vertical_spacing=0.06)
+    mid = [iv["start_s"] + iv["duration_s"] / 2 for iv in intervals]
+    width = [iv["duration_s"] for iv in intervals]
+
+    def values(key: str) -> list[float | None]:
+        return [iv[key]["value"] for iv in intervals]
+
+    p99 = values("latency_p99_us")
+    err_hi = [iv["latency_p99_us"]["ci95"][1] - v if iv["latency_p99_us"]["ci95"] and v is not None else None
+              for iv, v in zip(intervals, p99, strict=True)]
+    err_lo = [v - iv["latency_p99_us"]["ci95"][0] if iv["latency_p99_us"]["ci95"] and v is not None else None
+              for iv, v in zip(intervals, p99, strict=True)]
+    labels = [f"interval {iv['index']}" + (f" ({iv['label']})" if iv.get("label") else "") for iv in intervals]
+    fig.add_trace(go.Scatter(x=mid, y=p99, mode="lines+markers", name="p99", line_color=P99, line_shape="hvh",
+                             error_y={"type": "data", "array": err_hi, "arrayminus": err_lo, "visible": True},
+                             text=labels, hovertemplate="%{text}<br>p99 %{y:,.0f} us<extra></extra>"), row=1, col=1)
+    fig.add_trace(go.Scatter(x=mid, y=values("latency_mean_us"), mode="lines", name="mean", line_color=DES, line_dash="dot",
+                             line_shape="hvh", text=labels, hovertemplate="%{text}<br>mean %{y:,.0f} us<extra></extra>"), row=1, col=1)
+    if slo_us:
+        fig.add_hline(y=slo_us, line_dash="dash", line_color=BOTTLENECK, annotation_text=f"SLO p99 {slo_us:,.0f} us",
+                      annotation_position="top left", row=1, col=1)
+    if peak_index is not None and 0 <= peak_index < len(intervals) and p99[peak_index] is not None:
+        fig.add_trace(go.Scatter(x=[mid[peak_index]], y=[p99[peak_index]], mode="markers+text", name="peak interval",
+                                 marker={"symbol": "star", "size": 16, "color": BOTTLENECK}, text=["peak"],
+                                 textposition="top center", hoverinfo="skip"), row=1, col=1)
+    offered = [iv["offered_iops"] if iv["offered_iops"] is not None else iv["arrived_ios"] / iv["duration_s"] for iv in intervals]
+    reads = [iv["read_iops"]["value"] or 0.0 for iv in intervals]
+    served = [iv["iops"]["value"] or 0.0 for iv in intervals]
+    read_share = [r / s if s else 0.0 for r, s in zip(reads, served, strict=True)]
+    fig.add_trace(go.Bar(x=mid, y=[o * f for o, f in zip(offered, read_share, strict=True)], width=width, name="offered reads",
+                         marker_color=OTHER, hovertemplate="reads %{y:,.0f} IOPS<extra></extra>"), row=2, col=1)
+    fig.add_trace(go.Bar(x=mid, y=[o * (1 - f) for o, f in zip(offered, read_share, strict=True)], width=width,
+                         name="offered writes", marker_color=FAST_PATH, hovertemplate="writes %{y:,.0f} IOPS<extra></extra>"),
+                  row=2, col=1)
+    fig.update_layout(barmode="stack", title=title or "Latency over time (DES replay of the profile)", height=560,
+                      margin={"l": 10, "r": 10, "t": 50, "b": 40}, legend={"orientation": "h", "y": -0.12}, **AUTOMARGIN)
+    fig.update_yaxes(title_text="latency (us)", type="log", row=1, col=1)
+    fig.update_yaxes(title_text="offered IOPS", row=2, col=1)
+    fig.update_xaxes(title_text="time (s)", row=2, col=1)
+    return fig
+
+
+def growth_chart(curve: Sequence[Sequence[float | None]], slo_us: float, breaking_factor: float | None,
+                 des_points: Sequence[dict[str, Any]] = (), title: str = "") -> go.Figure:
+    """p99 against the load multiplier: the fast path's estimates, the DES checks with their 95% intervals,
+    the SLO line and where it breaks. ``curve``: (factor, p99 estimate or None) pairs; ``des_points``:
+    ``Growth.as_dict()["des"]`` rows."""
+    fig = go.Figure()
+    pts = sorted((g, p) for g, p in curve if g is not None and p is not None and math.isfinite(p) and p < slo_us * 20)
+    fig.add_trace(go.Scatter(x=[g for g, _ in pts], y=[p for _, p in pts], mode="lines+markers", name="fast path (p99 estimate)",
+                             line_color=FAST_PATH, hovertemplate="x%{x:.3f}: p99 ~%{y:,.0f} us<extra></extra>"))
+    des = [d for d in des_points if d["p99_us"]["value"] is not None]
+    if des:
+        fig.add_trace(go.Scatter(
+            x=[d["factor"] for d in des], y=[d["p99_us"]["value"] for d in des], mode="markers", name="DES p99 (95% CI)",
+            marker={"color": DES, "size": 10},
+            error_y={"type": "data", "visible": True,
+                     "array": [(d["p99_us"]["ci95"] or [0, d["p99_us"]["value"]])[1] - d["p99_us"]["value"] for d in des],
+                     "arrayminus": [d["p99_us"]["value"] - (d["p99_us"]["ci95"] or [d["p99_us"]["value"], 0])[0] for d in des]},
+            text=[d["verdict"] for d in des], hovertemplate="x%{x:.3f}: DES p99 %{y:,.0f} us (%{text})<extra></extra>"))
+    fig.add_hline(y=slo_us, line_dash="dash", line_color=BOTTLENECK, annotation_text=f"SLO p99 {slo_us:,.0f} us",
+                  annotation_position="top left")
+    if breaking_factor is not None:
+        fig.add_vline(x=breaking_factor, line_dash="dot", line_color="grey",
+                      annotation_text=f"breaks at x{breaking_factor:.3g}", annotation_position="bottom right")
+    fig.update_layout(title=title or "p99 latency as the load grows", xaxis_title="load multiplier (x today's)",
+                      yaxis_title="p99 latency (us)", yaxis_type="log", height=420,
+                      margin={"l": 10, "r": 10, "t": 50, "b": 40}, **AUTOMARGIN)
+    return fig

@@ -77,3 +77,11 @@ def qd_point_json(device: str, qd: int, read_fraction: float, block_size_kib: fl
     (point,) = qd_sweep(device, [qd], solver="des", read_fraction=read_fraction, block_size_kib=block_size_kib,
                         max_ios=max_ios)
     return json.dumps([{"status": "ok", **point.as_dict()}])
+
+
+def growth_json(scenario_json: str, slo_p99_us: float, verify: bool) -> str:
+    """Worker: the growth query (``sim.growth.breaking_point``) as ``Growth.as_dict()`` JSON."""
+    from sim.growth import breaking_point
+
+    growth = breaking_point(Scenario.model_validate_json(scenario_json), slo_p99_us, verify=verify, des_steps=2)
+    return json.dumps(growth.as_dict(), allow_nan=False)

@@ -3,7 +3,8 @@
 Pages: Size (one configuration, with its error bars, cost and report), Compare (two to
 four side by side with price-performance), What-if (sweep one or two parameters),
 Plan (the cheapest configuration that meets requirements), Consolidation (several
-workloads on one configuration, per workload), Calibration (how close the
+workloads on one configuration, per workload), Load over time (a profile replayed, latency over
+time against an SLO, load growth until it breaks), Calibration (how close the
 model is to measurements) and Scenario library (save, load, import, export).
 
 Start it with ``make run`` or ``flashplan app``.
@@ -24,6 +25,7 @@ PAGES = [
     st.Page(PAGE_SCRIPTS["what-if"], title="What-if", icon=":material/ssid_chart:", url_path="what-if"),
     st.Page(PAGE_SCRIPTS["plan"], title="Plan", icon=":material/checklist:", url_path="plan"),
     st.Page(PAGE_SCRIPTS["consolidation"], title="Consolidation", icon=":material/stacked_bar_chart:", url_path="consolidation"),
+    st.Page(PAGE_SCRIPTS["load-over-time"], title="Load over time", icon=":material/timeline:", url_path="load-over-time"),
     st.Page(PAGE_SCRIPTS["calibration"], title="Calibration", icon=":material/target:", url_path="calibration"),
     st.Page(PAGE_SCRIPTS["library"], title="Scenario library", icon=":material/folder_open:", url_path="library"),
     # the default page is served at "/", so /size needs a page of its own: the same script, not listed twice

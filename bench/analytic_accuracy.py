@@ -20,7 +20,7 @@ from pathlib import Path
 
 from models import Result, Scenario, load_scenario, with_overrides
 from models.topology import DirectNvme, Exflash, San, ZvmEdev
-from models.workload import BurstyWorkload, ClosedWorkload
+from models.workload import BurstyWorkload, ClosedWorkload, OpenWorkload
 from sim.analytic import FastResult, evaluate
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -135,7 +135,7 @@ def scenarios(seed: int, count: int) -> list[tuple[str, Scenario]]:
     """Every example, then ``count`` seeded random scenarios cycling through the attachment kinds."""
     from bench.scenario_space import random_scenarios
 
-    out = [(p.name, load_scenario(p)) for p in sorted(EXAMPLES.glob("*.yaml"))]
+    out = [(p.name, sc) for p in sorted(EXAMPLES.glob("*.yaml")) if (sc := load_scenario(p)).workload.kind != "profile"]
     out += [(f"random {seed}/{i}: {sc.name}", sc) for i, sc in enumerate(random_scenarios(seed, count))]
     return out
 
@@ -171,8 +171,10 @@ def describe(sc: Scenario) -> str:
         load = f"closed {wl.jobs}x{wl.queue_depth}" + (f" Z={wl.think_time_us:g}us" if wl.think_time_us else "")
     elif isinstance(wl, BurstyWorkload):
         load = f"bursty {wl.on_rate_iops:,.0f}/{wl.off_rate_iops:,.0f} IOPS {wl.mean_on_ms:g}/{wl.mean_off_ms:g} ms"
-    else:
+    elif isinstance(wl, OpenWorkload):
         load = f"open {wl.rate_iops:,.0f} IOPS"
+    else:
+        load = f"profile of {len(wl.intervals)} intervals"
     return f"{hw}; {mix}; {load}"
 
 

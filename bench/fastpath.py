@@ -48,7 +48,7 @@ def scenario_set(quick: bool) -> list[Scenario]:
     """Every example plus a seeded random set (distinct configurations)."""
     from bench.scenario_space import random_scenarios
 
-    examples = [load_scenario(p) for p in sorted(EXAMPLES.glob("*.yaml"))]
+    examples = [sc for sc in (load_scenario(p) for p in sorted(EXAMPLES.glob("*.yaml"))) if sc.workload.kind != "profile"]
     return examples + random_scenarios(2026, 40 if quick else 150)
 
 

@@ -296,7 +296,7 @@ def check_tree(data: Any, origin: str = "") -> None:
 
 # --- pydantic errors ---------------------------------------------------------------------------
 
-_UNION_TAGS = {"direct_nvme", "san", "exflash", "zvm_edev", "generic", "closed", "open", "bursty",
+_UNION_TAGS = {"direct_nvme", "san", "exflash", "zvm_edev", "generic", "closed", "open", "bursty", "profile",
                "FlashDeviceSpec", "str", "function-after[_check(), DirectNvme]"}
 
 

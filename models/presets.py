@@ -16,9 +16,9 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from models.workload import BurstyWorkload, ClosedWorkload, OpenWorkload, Workload
+from models.workload import BurstyWorkload, ClosedWorkload, OpenWorkload, ProfileWorkload, Workload
 
-AnyWorkload = ClosedWorkload | OpenWorkload | BurstyWorkload
+AnyWorkload = ClosedWorkload | OpenWorkload | BurstyWorkload | ProfileWorkload
 _WORKLOAD = TypeAdapter(Workload)
 
 

@@ -11,6 +11,7 @@ field by field, before the planner (sim/planner.py) enumerates a single candidat
     usable_tb: 6
     protection: redundant             # none | redundant | mirror | parity
     growth_headroom_pct: 25           # plan for target x 1.25
+    growth: {rate_per_year: 0.25, years: 3}   # optional: and for the load in 3 years at 25% a year
     budget_usd: 60000                 # optional
 
 ``PLATFORMS`` says what each platform can be built from (drive models, adapters, layouts,
@@ -182,6 +183,18 @@ class CandidateSpace(StrictModel):
         return values
 
 
+class GrowthHorizon(StrictModel):
+    """Size for the load ``years`` from now at ``rate_per_year`` compound growth: the target x (1 + rate)^years
+    ("meet the SLO for 3 years at 25% a year": x1.95). ``flashplan growth`` answers the reverse question."""
+
+    rate_per_year: float = Field(gt=0, le=10, description="yearly load growth, 0.25 = 25% a year")
+    years: float = Field(gt=0, le=50)
+
+    @property
+    def factor(self) -> float:
+        return float((1.0 + self.rate_per_year) ** self.years)
+
+
 class VerifySettings(StrictModel):
     """Run settings of the DES runs that verify the finalists: precision (5%) or the I/O count ends a run,
     so a plan is the same on any machine and load; the wall time is only a safety net (a run it ends is
@@ -220,6 +233,8 @@ class Requirements(StrictModel):
     usable_tb: float = Field(gt=0, le=100_000, description="usable decimal TB after protection")
     protection: Protection = "redundant"
     growth_headroom_pct: float = Field(default=0.0, ge=0, le=1000, description="plan for target x (1 + pct/100)")
+    growth: GrowthHorizon | None = Field(default=None, description="plan for the load after years of growth (x (1 + rate)^years, "
+                                                                    "on top of growth_headroom_pct)")
     budget_usd: float | None = Field(default=None, gt=0)
     storage_server_share: float = Field(default=1.0, gt=0, le=1, description="share of a SAN storage server's price charged")
     host: HostConfig | None = Field(default=None, description="host override; default: the platform's catalog host")
@@ -271,12 +286,24 @@ class Requirements(StrictModel):
         else:
             assert self.target.mbps is not None
             base = self.target.mbps * 1e6 / self.workload_model.mean_bytes()
-        return base * (1.0 + self.growth_headroom_pct / 100.0)
+        return base * self.growth_factor
+
+    @property
+    def growth_factor(self) -> float:
+        """Design rate / target: (1 + growth headroom) x the growth horizon's (1 + rate)^years."""
+        return (1.0 + self.growth_headroom_pct / 100.0) * (self.growth.factor if self.growth else 1.0)
+
+    def growth_words(self) -> str:
+        """What the design rate adds to the target, in words."""
+        parts = [f"+{self.growth_headroom_pct:g}% growth"] if self.growth_headroom_pct or not self.growth else []
+        if self.growth:
+            parts.append(f"{self.growth.years:g} years at {self.growth.rate_per_year:.0%} a year: x{self.growth.factor:.3g}")
+        return ", ".join(parts)
 
     @property
     def target_iops(self) -> float:
         """The target as IOPS, before the growth headroom."""
-        return self.design_iops / (1.0 + self.growth_headroom_pct / 100.0)
+        return self.design_iops / self.growth_factor
 
 
 class ConsolidationRequirements(StrictModel):

@@ -56,6 +56,61 @@ METRIC_KEYS = (
 )
 
 
+INTERVAL_METRICS = (
+    "iops", "read_iops", "write_iops", "mbps",
+    "latency_mean_us", "latency_p50_us", "latency_p95_us", "latency_p99_us", "latency_p999_us",
+    "read_latency_mean_us", "write_latency_mean_us",
+)
+"""The metrics every interval reports: throughput counts the completions inside the interval
+(what the path carried), latency the I/Os that arrived in it (what they waited, drained to the end)."""
+
+
+class IntervalResult(StrictModel):
+    """One interval of a replayed profile: throughput carried, latency of the I/Os it offered."""
+
+    model_config = ConfigDict(allow_inf_nan=True)
+
+    index: int
+    label: str = ""
+    start_s: float = Field(description="simulated time the interval starts, after the warm-up")
+    duration_s: float
+    offered_iops: float | None = Field(description="the interval's arrival rate (None: a closed interval)")
+    arrived_ios: int = Field(description="I/Os issued in the interval")
+    completed_ios: int = Field(description="I/Os completed in the interval, whenever they arrived")
+    backlog_start: int = Field(description="I/Os in flight when the interval starts")
+    backlog_end: int = Field(description="I/Os in flight when it ends (backlog_start + arrived - completed)")
+    metrics: dict[str, Metric]
+    ci_notes: dict[str, str] = Field(default_factory=dict, description="why a metric has no interval")
+    busiest: str = Field(description="the component with the highest utilization in the interval")
+    busiest_utilization: float
+    saturated: bool = Field(description="an open interval kept a station busy >= 99%: its queue grows through the interval")
+
+    def summary(self) -> dict[str, Any]:
+        """Strict-JSON form: a metric without an interval has ``ci95`` null and the reason."""
+        metrics: dict[str, Any] = {}
+        for key in INTERVAL_METRICS:
+            m = self.metrics[key].summary()
+            if m.get("ci95") is None and key in self.ci_notes:
+                m["ci95_note"] = self.ci_notes[key]
+            metrics[key] = m
+        return {
+            "index": self.index, "label": self.label, "start_s": self.start_s, "duration_s": self.duration_s,
+            "offered_iops": self.offered_iops, "arrived_ios": self.arrived_ios, "completed_ios": self.completed_ios,
+            "backlog_start": self.backlog_start, "backlog_end": self.backlog_end, **metrics,
+            "busiest": self.busiest, "busiest_utilization": self.busiest_utilization, "saturated": self.saturated,
+        }
+
+
+class PeakInterval(StrictModel):
+    """The interval a sizer designs for: the worst p99 (ties: the earlier), with why, and the interval
+    of the highest offered load (they differ when a backlog carries over into a quieter interval)."""
+
+    index: int
+    reason: str
+    worst_p99_index: int | None
+    highest_load_index: int
+
+
 Validity = Literal["precise", "cut_short", "unstable"]
 """How far a Result can be trusted: ``precise`` (the requested CI half-width was reached),
 ``cut_short`` (a budget ended the run first: the values are indicative, their CIs are wide or
@@ -161,6 +216,8 @@ class Result(StrictModel):
     workloads: dict[str, WorkloadResult] | None = Field(default=None, description=(
         "per workload, by name (a scenario with a workloads list): each one's metrics over the same window"))
     rebuild: RebuildFigures | None = Field(default=None, description="a rebuild in progress (scenario faults.rebuild)")
+    intervals: list[IntervalResult] | None = Field(default=None, description="a replayed profile: one entry per interval")
+    peak_interval: PeakInterval | None = Field(default=None, description="a replayed profile: the interval to size for")
 
     def summary(self) -> dict[str, Any]:
         """The JSON shape of ``flashplan simulate --json``.
@@ -192,4 +249,10 @@ class Result(StrictModel):
             out["workloads"] = {name: w.summary() for name, w in self.workloads.items()}
         if self.rebuild is not None:
             out["rebuild"] = self.rebuild.summary()
+        if self.intervals is not None:
+            out["intervals"] = [iv.summary() for iv in self.intervals]
+            out["peak_interval"] = self.peak_interval.model_dump(mode="json") if self.peak_interval else None
+            for key in METRIC_KEYS:  # pooled over a changing load: no steady-state interval to give
+                if out[key].get("ci95") is None and out[key].get("value") is not None:
+                    out[key]["ci95_note"] = "run-wide over a changing load: see the per-interval intervals"
         return out

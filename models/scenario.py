@@ -156,6 +156,9 @@ def _check_workloads(workloads: list[Workload], topology: Topology) -> None:
     for i, wl in enumerate(workloads):
         if not wl.name:
             raise field_problem(f"workloads.{i}.name", "each workload in workloads needs a name (it keys the per-workload results)")
+        if wl.kind == "profile":
+            raise field_problem(f"workloads.{i}.kind", "a profile (load over time) is replayed on its own: give it as the "
+                                "scenario's single workload, not in a workloads list")
         if wl.name in seen:
             raise field_problem(f"workloads.{i}.name", f"workload names must be unique, {wl.name!r} is used twice")
         seen.add(wl.name)

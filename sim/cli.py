@@ -1,6 +1,7 @@
 """The ``flashplan`` command.
 
     flashplan simulate FILE [--set dotted.path=VALUE ...] [--json]
+    flashplan growth FILE --slo-p99-us X [--rate-per-year R] [--start YYYY-MM-DD]
     flashplan schema
     flashplan catalog [--json]
     flashplan app [--port N]
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import math
 import os
 import subprocess
 import sys
@@ -54,6 +56,7 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
     "sim.cli_plan",
     "sim.cli_analyze",
     "sim.cli_qd_sweep",
+    "sim.cli_growth",
 )
 
 def load_with_overrides(path: str, sets: Sequence[str]) -> Scenario:
@@ -182,6 +185,43 @@ def _simulate_states(scenario: Scenario, args: argparse.Namespace, out: Console)
     return EXIT_UNSTABLE if states.worst_validity == "unstable" else EXIT_OK
 
 
+INTERVAL_ROWS = 40
+"""Intervals a profile's table shows (the peak always among them); ``--json`` has every one."""
+
+
+def _ci_text(m: Any) -> str:
+    if not math.isfinite(m.value):
+        return "-"
+    return f"{_fmt(m.value)} ±{_fmt(m.half_width)}" if m.has_ci else f"{_fmt(m.value)} (no CI)"
+
+
+def print_intervals(result: Result, console: Console) -> None:
+    """The per-interval table of a replayed profile, the peak interval marked."""
+    intervals = result.intervals or []
+    peak = result.peak_interval.index if result.peak_interval else -1
+    shown = list(range(len(intervals))) if len(intervals) <= INTERVAL_ROWS else sorted(
+        {*range(INTERVAL_ROWS - 1), peak} & set(range(len(intervals))))
+    labels = any(iv.label for iv in intervals)
+    table = Table(title="intervals (IOPS: completions in the interval; latency: I/Os that arrived in it; ± 95% CI)",
+                  title_justify="left")
+    for col in ("#", *(["label"] if labels else []), "start s", "length s", "offered IOPS", "IOPS", "MB/s", "mean us", "p99 us",
+                "backlog", "busiest"):
+        table.add_column(col, justify="left" if col in ("label", "busiest") else "right")
+    for i in shown:
+        iv = intervals[i]
+        m = iv.metrics
+        busiest = f"{iv.busiest} {iv.busiest_utilization:.0%}" + (" SATURATED" if iv.saturated else "")
+        table.add_row(f"{iv.index}{' *' if iv.index == peak else ''}", *([iv.label] if labels else []), f"{iv.start_s:g}",
+                      f"{iv.duration_s:g}", "closed" if iv.offered_iops is None else _fmt(iv.offered_iops), _fmt(m["iops"].value),
+                      _fmt(m["mbps"].value), _ci_text(m["latency_mean_us"]), _ci_text(m["latency_p99_us"]),
+                      f"{iv.backlog_end:,}", busiest)
+    console.print(table)
+    if len(shown) < len(intervals):
+        console.print(f"({len(intervals) - len(shown)} more intervals: --json lists every one)", markup=False)
+    if result.peak_interval:
+        console.print(f"peak interval (*): {result.peak_interval.index}: {result.peak_interval.reason}", markup=False, highlight=False)
+
+
 def cmd_simulate(args: argparse.Namespace, out: Console) -> int:
     from sim.engine import simulate
 
@@ -202,6 +242,8 @@ def cmd_simulate(args: argparse.Namespace, out: Console) -> int:
         print_result(result, out)
         if slos:
             print_slos(slos, out, f"DES, seed {result.seed}: met = the whole 95% interval keeps the bound")
+        if result.intervals is not None:
+            print_intervals(result, out)
     return EXIT_UNSTABLE if result.validity == "unstable" else EXIT_OK
 
 

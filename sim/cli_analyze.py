@@ -19,6 +19,8 @@ from rich.table import Table
 from models.common import dumps_json
 from models.numbers import format_number as _fmt
 from models.result import Result
+from models.scenario import Scenario
+from models.workload import ProfileWorkload
 from sim.analytic import FastResult, evaluate
 from sim.cli import load_with_overrides, print_slos
 from sim.errors import EXIT_OK, EXIT_UNSTABLE
@@ -88,8 +90,32 @@ def print_workloads(fast: FastResult, des: Result | None, out: Console) -> None:
     out.print(table)
 
 
+def cmd_analyze_profile(scenario: Scenario, args: argparse.Namespace, out: Console) -> int:
+    """A profile: every interval as a steady state, flagged where that is unreliable (``sim.profile_fast``)."""
+    from sim.profile_fast import evaluate_profile
+
+    est = evaluate_profile(scenario)
+    if args.json:
+        print(dumps_json({"fast_profile": est.summary()}))
+        return EXIT_OK
+    table = Table(title=f"{scenario.name or 'scenario'}  (analytic fast path, each interval as a steady state)", title_justify="left")
+    for col in ("#", "length s", "offered IOPS", "IOPS", "mean us", "p99 est. us", "settling s", "bottleneck", "note"):
+        table.add_column(col, justify="left" if col in ("bottleneck", "note") else "right")
+    for e in est.intervals:
+        f = e.fast
+        table.add_row(f"{e.index}{' *' if e.index == est.peak_index else ''}", f"{e.duration_s:g}",
+                      "closed" if e.offered_iops is None else _fmt(e.offered_iops), _value(f.iops) if f else "0",
+                      _value(f.latency_mean_us) if f else "-", _value(e.p99_estimate_us) if f else "-",
+                      _value(e.settling_s) if f else "-", f.bottleneck if f else "-", e.note)
+    out.print(table)
+    out.print(f"peak interval (*): {est.peak_index}: {est.peak_reason}", markup=False, highlight=False)
+    return EXIT_OK
+
+
 def cmd_analyze(args: argparse.Namespace, out: Console) -> int:
     scenario = load_with_overrides(args.file, args.set or [])
+    if isinstance(scenario.workload, ProfileWorkload) and not args.compare:
+        return cmd_analyze_profile(scenario, args, out)
     fast = evaluate(scenario)
     des: Result | None = None
     if args.compare:

@@ -3,10 +3,12 @@
     flashplan import fio RESULT.json [--job NAME] [--scenario FILE [--set k=v ...]] [--compare]
                                      [--out FILE.yaml] [--records FILE.yaml] [--tolerance REL] [--json]
     flashplan import iostat FILE [--device GLOB ...] [--keep-first] [--peak iops|mbps]
-                                 [--as open|closed] [--access random|sequential]
+                                 [--as open|closed] [--access random|sequential] [--profile [--interval-s S]]
+    flashplan import csv FILE [--interval-s S] [--access random|sequential]
                                  [--scenario FILE [--set k=v ...]] [--out FILE.yaml] [--json]
 
-``--out`` writes the imported workload (``workload:`` only), or with ``--scenario`` the whole
+``--profile`` (iostat) and ``import csv`` write a profile workload (load over time: one interval per
+report or row) instead of one steady workload. ``--out`` writes the imported workload (``workload:`` only), or with ``--scenario`` the whole
 scenario with its workload replaced - a file ``flashplan simulate`` and sweep bases accept.
 ``--records`` writes the fio measurements as calibration records (system ``user``) that refer
 to ``--scenario`` by a path relative to the records file. ``--compare`` simulates the scenario
@@ -31,7 +33,9 @@ from calibration.measured import compare_fio, fio_record_file, record_file_yaml
 from models.common import dumps_json
 from models.loading import MAX_MEASUREMENT_BYTES, read_bytes
 from models.numbers import format_number as _fmt
+from models.profile import profile_from_csv
 from models.scenario import ScenarioFileError, format_validation_error, parse_override, read_scenario_data, scenario_from_data
+from models.workload import ProfileWorkload
 from sim.importers import MeasurementFileError, scenario_data_with_workload, to_yaml, workload_data
 from sim.importers.fio import FioJob, parse_fio, workload_yaml
 from sim.importers.iostat import Interval, IostatReport, parse_iostat
@@ -253,13 +257,52 @@ def _peak_table(report: IostatReport) -> Table:
     return table
 
 
+def _write_profile(args: argparse.Namespace, console: Console, profile: ProfileWorkload, what: str) -> int:
+    """Print a profile's summary (or JSON) and write it, alone or into --scenario, with --out."""
+    out_path = _output_path(args.out, "--out")
+    scenario, overrides = _scenario_inputs(args)
+    rates = [iv.rate_iops for iv in profile.intervals if iv.rate_iops is not None]
+    peak_rate = max(rates) if rates else None
+    summary = {"intervals": len(profile.intervals), "duration_s": profile.duration_s, "peak_rate_iops": peak_rate, "what": what}
+    out_text = None
+    if scenario is not None:
+        combined = _combined_scenario(scenario, profile, overrides)
+        out_text = to_yaml(combined, header=f"{args.scenario} with {what}\nwritten by `flashplan import`")
+    elif out_path:
+        out_text = to_yaml({"workload": workload_data(profile)}, header=f"{what}\ncombine with a topology: --scenario FILE")
+    if args.json:
+        print(dumps_json({**summary, "workload": workload_data(profile)}))
+    else:
+        peak = f", peak {_fmt(peak_rate)} IOPS" if rates else ""
+        console.print(f"{what}: {len(profile.intervals)} intervals, {profile.duration_s:g} s{peak}", markup=False, highlight=False)
+    if out_path and out_text is not None:
+        write_atomically(out_path, out_text)
+        if not args.json:
+            console.print(f"wrote {out_path}", markup=False, highlight=False)
+    return 0
+
+
+def cmd_import_csv(args: argparse.Namespace, console: Console) -> int:
+    """``flashplan import csv FILE``: a profile from per-interval IOPS, MB/s and read % (``models.profile``)."""
+    source = Path(args.file).name
+    profile = _parsed(profile_from_csv, read_bytes(args.file), origin=source, interval_s=args.interval_s, access=args.access)
+    return _write_profile(args, console, profile, f"the load profile of {source}")
+
+
 def cmd_import_iostat(args: argparse.Namespace, console: Console) -> int:
     from sim.importers.fio import describe_workload
 
-    out_path = _output_path(args.out, "--out")
     source = Path(args.file).name
     report: IostatReport = _parsed(parse_iostat, read_input(args.file), origin=source, devices=args.device,
                                    keep_first=args.keep_first)
+    if args.profile:
+        profile = _parsed(report.profile, args.as_kind, args.access, args.interval_s)
+        what = f"every report of {source} as a profile ({', '.join(report.devices)} summed; --as {args.as_kind})"
+        for note in report.notes:
+            if not args.json:
+                console.print(f"note: {note}", markup=False, highlight=False)
+        return _write_profile(args, console, profile, what)
+    out_path = _output_path(args.out, "--out")
     scenario, overrides = _scenario_inputs(args)
     peaks: dict[str, Interval] = {"iops": report.peak_iops, "mbps": report.peak_mbps}
     workloads = {k: _parsed(i.workload, args.as_kind, args.access) for k, i in peaks.items()}
@@ -305,7 +348,7 @@ def cmd_import_iostat(args: argparse.Namespace, console: Console) -> int:
 def register(subparsers: Any) -> None:
     """Add ``flashplan import fio`` and ``flashplan import iostat``."""
     parser = subparsers.add_parser("import", help="turn fio results or iostat logs into workloads and calibration records")
-    kinds = parser.add_subparsers(dest="import_kind", required=True, metavar="{fio,iostat}")
+    kinds = parser.add_subparsers(dest="import_kind", required=True, metavar="{fio,iostat,csv}")
 
     def scenario_options(p: argparse.ArgumentParser) -> None:
         p.add_argument("--scenario", metavar="FILE", help="scenario describing the measured system (its workload is replaced)")
@@ -331,5 +374,15 @@ def register(subparsers: Any) -> None:
     iostat.add_argument("--as", dest="as_kind", choices=("open", "closed"), default="open",
                         help="open: the measured rate; closed: aqu-sz I/Os in flight (default open)")
     iostat.add_argument("--access", choices=("random", "sequential"), default="random", help="iostat cannot tell (default random)")
+    iostat.add_argument("--profile", action="store_true",
+                        help="write every report as one interval of a profile workload (load over time) instead of the peak")
+    iostat.add_argument("--interval-s", type=float, metavar="S", help="--profile: seconds per report (default: from -t timestamps)")
     scenario_options(iostat)
     iostat.set_defaults(func=cmd_import_iostat)
+
+    table = kinds.add_parser("csv", help="a CSV of per-interval iops, mbps, read_pct (and duration_s, label) as a profile workload")
+    table.add_argument("file", help="CSV with a header row")
+    table.add_argument("--interval-s", type=float, metavar="S", help="seconds per row when there is no duration_s column")
+    table.add_argument("--access", choices=("random", "sequential"), default="random", help="the CSV cannot tell (default random)")
+    scenario_options(table)
+    table.set_defaults(func=cmd_import_csv)

@@ -151,7 +151,7 @@ def _print_plan(result: Any, out: Console, show: int) -> None:
     out.print(f"Plan: {req.name or 'requirements'}", markup=False)
     out.print(
         f"  {req.platform}, workload {wl}, target {target}, design rate "
-        f"{result.design_iops:,.0f} IOPS (+{req.growth_headroom_pct:g}% growth); {slo.statistic} latency <= {slo.us:g} us; "
+        f"{result.design_iops:,.0f} IOPS ({req.growth_words()}); {slo.statistic} latency <= {slo.us:g} us; "
         f">= {req.usable_tb:g} TB usable, protection {req.protection}"
         + (f"; budget ${req.budget_usd:,.0f}" if req.budget_usd else ""),
         markup=False,

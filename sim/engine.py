@@ -22,7 +22,7 @@ import simpy
 
 from models.result import Result
 from models.scenario import Scenario
-from models.workload import Workload
+from models.workload import ProfileWorkload, Workload
 from sim.arrivals import RebuildArrivals, arrivals_of
 from sim.assembly import assemble
 from sim.batching import FLUSH_MASK, BatchMeans, WorkloadTally
@@ -228,6 +228,8 @@ class Run:
 
     # -- the run ---------------------------------------------------------------------------
     def run(self) -> Result:
+        wl = self.scenario.workload
+        assert not isinstance(wl, ProfileWorkload), "a profile is replayed by sim.profile.ProfileRun"
         self.wall_start = time.perf_counter()
         sources = [arrivals_of(self, wl, i) for i, wl in enumerate(self.scenario.all_workloads())]
         for source in sources:
@@ -246,5 +248,10 @@ class Run:
 
 
 def simulate(scenario: Scenario) -> Result:
-    """Simulate ``scenario`` with the discrete-event engine and return its Result."""
+    """Simulate ``scenario`` with the discrete-event engine and return its Result (a profile
+    workload is replayed interval by interval: ``sim.profile``)."""
+    if isinstance(scenario.workload, ProfileWorkload):
+        from sim.profile import simulate_profile
+
+        return simulate_profile(scenario)
     return Run(scenario).run()

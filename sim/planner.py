@@ -516,13 +516,13 @@ def _infeasible(req: Requirements, candidates: list[Candidate]) -> NoFeasiblePla
     if evaluated and all(c.stage == "throughput" for c in evaluated):
         best = max(evaluated, key=lambda c: c.max_iops or 0.0)
         assert best.fast is not None
-        limit = best.fast.bounds.x_max_iops / (1 + req.growth_headroom_pct / 100)
+        limit = best.fast.bounds.x_max_iops / req.growth_factor
         if req.target.iops is None:
             limit_text = f"{limit * req.workload_model.mean_bytes() / 1e6:,.0f} MB/s"
         else:
             limit_text = f"{limit:,.0f} IOPS"
         return NoFeasiblePlan([(field_name, f"no configuration of {where} within capacity and budget sustains "
-                                            f"{_fmt_iops(req.design_iops)} (target + {req.growth_headroom_pct:g}% growth); "
+                                            f"{_fmt_iops(req.design_iops)} (target, {req.growth_words()}); "
                                             f"the fastest reaches {_fmt_iops(best.fast.bounds.x_max_iops)} ({best.label}); "
                                             f"allowed: <= {limit_text}")])
     latency = [c for c in evaluated if c.stage in ("latency", "DES")]

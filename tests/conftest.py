@@ -14,3 +14,12 @@ FAST_RUN = {"run.max_ios": 30_000, "run.warmup_ios": 2_000, "run.min_batches": 1
 def fast(overrides: dict[str, Any] | None = None) -> dict[str, Any]:
     """Run-setting overrides for a quick simulation, plus any extra overrides."""
     return {**FAST_RUN, **(overrides or {})}
+
+
+def steady_examples() -> list[Path]:
+    """examples/*.yaml with a steady workload: a profile (load over time) has no single steady state,
+    no run-wide confidence interval and no one fast-path answer (tests/test_profile.py covers it)."""
+    import yaml
+
+    return [p for p in sorted(EXAMPLES.glob("*.yaml"))
+            if (yaml.safe_load(p.read_text(encoding="utf-8")).get("workload") or {}).get("kind") != "profile"]

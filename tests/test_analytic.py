@@ -35,7 +35,7 @@ from models import Result, Scenario, load_scenario, scenario_from_data, with_ove
 from models.topology import DirectNvme
 from sim import simulate
 from sim.analytic import FastResult, evaluate
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, steady_examples
 from tests.theory import md1_response, mg1_response, mm1_response, mmc_response, mva
 
 CLAIM_UTILIZATION = 0.8
@@ -148,7 +148,7 @@ def _check_each_workload(r: FastResult, sc: Scenario) -> None:
             assert w.iops * 1e-6 * (w.latency_mean_us + wl.think_time_us + wl.app_us_per_io) == pytest.approx(n, rel=1e-3)
 
 
-@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.yaml")), ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", steady_examples(), ids=lambda p: p.stem)
 def test_examples_obey_bounds_and_littles_law(path: Any) -> None:
     sc = load_scenario(path)
     _check_bounds_and_little(evaluate(sc), sc)
@@ -194,7 +194,7 @@ def test_answers_do_not_depend_on_what_was_evaluated_before() -> None:
     from bench.scenario_space import random_scenarios
     from sim.analytic import clear_cache
 
-    scenarios = [load_scenario(p) for p in sorted(EXAMPLES.glob("*.yaml"))] + random_scenarios(11, 20)
+    scenarios = [load_scenario(p) for p in steady_examples()] + random_scenarios(11, 20)
     first = [evaluate(sc) for sc in scenarios]
     clear_cache(everything=True)
     again = [evaluate(sc) for sc in reversed(scenarios)][::-1]
@@ -255,7 +255,7 @@ def _agree(fast: FastResult, des: Result, tolerance: float = CLAIM_ERROR) -> lis
     return problems
 
 
-@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.yaml")), ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", steady_examples(), ids=lambda p: p.stem)
 def test_examples_agree_with_the_des(path: Any) -> None:
     """Every example, saturated or not, within 5% (the saturated ones are at their bound in both)."""
     sc = with_overrides(load_scenario(path), {**DES_RUN, "run.max_ios": 200_000})

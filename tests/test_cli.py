@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from sim.cli import main
-from tests.conftest import EXAMPLES, FAST_RUN
+from tests.conftest import EXAMPLES, FAST_RUN, steady_examples
 
 REQUIRED_METRICS = (
     "iops", "read_iops", "write_iops", "mbps", "latency_mean_us", "latency_p50_us", "latency_p95_us",
@@ -27,7 +27,7 @@ def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, s
     return code, out, err
 
 
-@pytest.mark.parametrize("example", sorted(EXAMPLES.glob("*.yaml")), ids=lambda p: p.stem)
+@pytest.mark.parametrize("example", steady_examples(), ids=lambda p: p.stem)
 def test_every_example_simulates_to_json(example: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run_cli(["simulate", str(example), "--json", *FAST_SETS], capsys)
     assert code == 0, err

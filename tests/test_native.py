@@ -13,15 +13,17 @@ import pytest
 from models import load_scenario
 from sim import native
 from sim.analytic import evaluate
+from tests.conftest import steady_examples
 
 ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES = sorted((ROOT / "examples").glob("*.yaml"))
+EXAMPLES = steady_examples()
 
 PREDICT = """
 import json, sys
 from models import load_scenario, with_overrides
 from sim import native, simulate
 from sim.analytic import evaluate
+from tests.conftest import steady_examples
 from bench.scenario_space import random_scenarios
 examples = [load_scenario(p) for p in sys.argv[1:]]
 scenarios = examples + random_scenarios(7, 30)

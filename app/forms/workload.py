@@ -112,6 +112,11 @@ def workload_summary(workload: dict[str, Any]) -> str:
     if kind == "bursty":
         return (f"{mix}; bursts of {float(workload.get('on_rate_iops', 0)):,.0f} IOPS for ~{workload.get('mean_on_ms')} ms, "
                 f"{float(workload.get('off_rate_iops', 0)):,.0f} IOPS for ~{workload.get('mean_off_ms')} ms between")
+    if kind == "profile":
+        intervals = workload.get("intervals") or []
+        rates = [float(iv["rate_iops"]) for iv in intervals if iv.get("rate_iops") is not None]
+        peak = f", peak {max(rates):,.0f} IOPS" if rates else ""
+        return f"{mix}; a profile of {len(intervals)} intervals over {sum(float(iv.get('duration_s', 0)) for iv in intervals):g} s{peak}"
     return json.dumps(workload)
 
 

@@ -160,7 +160,8 @@ def load_source(source: str) -> tuple[Any, list[tuple[str, str]]]:
 
 PAGE_SCRIPTS = {"size": "page_scripts/size.py", "compare": "page_scripts/compare.py", "what-if": "page_scripts/whatif.py",
                 "plan": "page_scripts/plan.py", "calibration": "page_scripts/calibration.py", "library": "page_scripts/scenarios.py",
-                "consolidation": "page_scripts/consolidation.py"}
+                "consolidation": "page_scripts/consolidation.py",
+                "load-over-time": "page_scripts/timeline.py"}
 """Each page's script, relative to app/main.py, by its url path."""
 
 

@@ -69,7 +69,7 @@ from models.catalog import Catalog, load_catalog
 from models.hardware import FlashDeviceSpec
 from models.scenario import Scenario
 from models.topology import Generic
-from models.workload import BurstyWorkload, ClosedWorkload, OpenWorkload
+from models.workload import BurstyWorkload, ClosedWorkload, OpenWorkload, ProfileWorkload
 
 # the die-level device preview (issue 18: not yet read by the route's solvers); loaded with the package so
 # the compiled build finds it (a compiled package's submodules are imported from inside it)
@@ -274,7 +274,11 @@ def _compiled(scenario: Scenario, catalog: Catalog, spread: bool = False) -> Com
 
 def evaluate(scenario: Scenario) -> FastResult:
     """The analytic fast path's prediction for ``scenario`` (no simulation; ~0.1-0.2 ms, bench/fastpath.py).
-    A scenario with a ``workloads`` list is solved as a multi-class network (sim/analytic/classes.py)."""
+    A scenario with a ``workloads`` list is solved as a multi-class network (sim/analytic/classes.py).
+    A profile workload has no single steady state: ``sim.profile_fast.evaluate_profile`` takes it interval by interval."""
+    if isinstance(scenario.workload, ProfileWorkload):
+        raise NotImplementedError("a profile workload changes over time: evaluate it interval by interval "
+                                  "(sim.profile_fast.evaluate_profile, `flashplan analyze` does)")
     if scenario.consolidated:
         return solve_classes(scenario, _evaluate_one, _network_of)
     return _evaluate_one(scenario)
@@ -289,6 +293,7 @@ def _network_of(scenario: Scenario) -> Network:
 
 
 def _evaluate_one(scenario: Scenario) -> FastResult:
+    """One workload's fast-path prediction (the whole of ``evaluate`` for a scenario with one workload)."""
     catalog = load_catalog()
     dwell = _stripe_dwell(scenario)
     if dwell is None:

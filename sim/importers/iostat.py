@@ -31,9 +31,13 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any, Literal
 
-from models.workload import ClosedWorkload, OpenWorkload
+from pydantic import ValidationError
+
+from models.loading import format_validation_error
+from models.workload import ClosedWorkload, OpenWorkload, ProfileWorkload
 from sim.importers import MeasurementFileError, build_workload, decode_text
 
 MIN_REQUEST_KIB = 0.5
@@ -192,6 +196,41 @@ class Interval:
         }
 
 
+def interval_seconds(intervals: Sequence[Interval]) -> float | None:
+    """The sampling interval from the reports' ``-t`` timestamps (the median gap of their HH:MM:SS,
+    across midnight too), or None when they carry no times."""
+    seconds = []
+    for iv in intervals:
+        found = _TIME_RE.search(iv.timestamp or "")
+        if found is None:
+            return None
+        h, m, s = (int(x) for x in found.group(0).split(":"))
+        seconds.append(h * 3600 + m * 60 + s)
+    gaps = sorted((b - a) % 86_400 for a, b in pairwise(seconds))
+    gaps = [g for g in gaps if g > 0]
+    return float(gaps[len(gaps) // 2]) if gaps else None
+
+
+def profile_interval(interval: Interval, duration_s: float, kind: Literal["open", "closed"]) -> dict[str, Any]:
+    """One iostat report as a profile interval (raw data): its rate (or aqu-sz in flight), read share,
+    request sizes and label; an idle report is an interval at rate 0."""
+    data: dict[str, Any] = {"duration_s": duration_s, "label": interval.label()[:200]}
+    if interval.iops <= 0:
+        return {**data, "rate_iops": 0.0}
+    data["read_fraction"] = round(interval.read_fraction, 6)
+    sizes = {op: round(kib, 2) for op, kib in (("read", interval.read_kib), ("write", interval.write_kib)) if kib > 0}
+    if len(set(sizes.values())) == 1:
+        data["block_size_kib"] = next(iter(sizes.values()))
+    else:
+        data["sizes"] = [{"kib": kib, "weight": 1.0, "op": op} for op, kib in sizes.items()]
+    if kind == "open":
+        return {**data, "rate_iops": round(interval.iops, 2)}
+    queue = interval.queue_size
+    if queue is None:
+        raise MeasurementFileError([(interval.label(), "no aqu-sz column: a closed profile needs the measured queue size")])
+    return {**data, "queue_depth": max(1, round(queue))} if round(queue) >= 1 else {**data, "rate_iops": round(interval.iops, 2)}
+
+
 @dataclass(frozen=True)
 class IostatReport:
     """A parsed iostat file: every report over the chosen devices, and the peaks among the candidates."""
@@ -218,6 +257,25 @@ class IostatReport:
 
     def peak(self, by: Literal["iops", "mbps"]) -> Interval:
         return self.peak_iops if by == "iops" else self.peak_mbps
+
+    def profile(self, kind: Literal["open", "closed"] = "open", access: Literal["random", "sequential"] = "random",
+                interval_s: float | None = None) -> ProfileWorkload:
+        """Every report (the skipped first one left out) as one interval of a profile workload, summed over
+        the chosen devices (choose one device for a per-device profile). The interval length is
+        ``interval_s``, else the gap between the ``-t`` timestamps; a closed interval whose aqu-sz
+        rounds to 0 keeps its measured rate instead."""
+        length = interval_s if interval_s is not None else interval_seconds(self.candidates)
+        if length is None:
+            raise MeasurementFileError([("--interval-s", "the reports carry no timestamps (iostat without -t): give "
+                                                         "the sampling interval, e.g. --interval-s 1 for `iostat -x 1`")])
+        if not 0 < length <= 86_400:
+            raise MeasurementFileError([("--interval-s", f"must be > 0 and <= 86,400 s, got {length:g}")])
+        data = {"kind": "profile", "access": access,
+                "intervals": [profile_interval(iv, length, kind) for iv in self.candidates]}
+        try:
+            return ProfileWorkload.model_validate(data)
+        except ValidationError as exc:
+            raise MeasurementFileError(format_validation_error(exc, f"{self.origin}: workload")) from None
 
 
 @dataclass

@@ -1,0 +1,165 @@
+"""Load over time: a profile workload replayed by the simulation, latency over time against a p99 SLO,
+and how far the load can grow before the SLO breaks (issue 21).
+
+A profile comes from an example (examples/linuxone_bdi_batch_profile.yaml), the scenario library or
+an uploaded scenario file (``flashplan import iostat FILE --profile --scenario S --out F`` or
+``flashplan import csv`` write one). The fast path's per-interval table is instant and flags the
+intervals too short to be a steady state; the replay (DES) runs in the worker pool; the growth
+query bisects on the fast path and checks the breaking point with the DES (``sim.growth``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+from typing import Any
+
+import streamlit as st
+
+from app import charts, jobs, runner
+from app.views.common import example_names, library, show_problems
+from models.scenario import Scenario, ScenarioFileError
+from models.workload import ProfileWorkload
+
+UPLOAD = "upload"
+DEFAULT_SLO_US = 2_000.0
+
+
+def sources() -> dict[str, str]:
+    """Profile examples, the library's scenarios and an upload."""
+    from app.forms import EXAMPLES
+    from models.scenario import read_scenario_data
+
+    out: dict[str, str] = {}
+    for name, title in example_names().items():
+        try:
+            if read_scenario_data(EXAMPLES / name).get("workload", {}).get("kind") == "profile":
+                out[f"example:{name}"] = f"Example: {title}"
+        except ScenarioFileError:
+            continue
+    try:
+        out.update({f"library:{e.id}": f"Library: {e.name}" for e in library().list_scenarios()})
+    except Exception as exc:  # an unreachable database must not take the page down
+        st.warning(f"The scenario library is not available: {type(exc).__name__}: {exc}")
+    out[UPLOAD] = "Upload a scenario file"
+    return out
+
+
+def load(source: str) -> tuple[Scenario | None, list[tuple[str, str]]]:
+    """The scenario a source names (or the upload), or the problems that stop it from loading."""
+    from app.library import parse_scenario_file
+    from app.views.common import load_source
+
+    if source != UPLOAD:
+        scenario, problems = load_source(source)
+        return scenario, problems
+    upload = st.file_uploader("Scenario file with a profile workload", type=["yaml", "yml", "json", "toml"], key="timeline:upload",
+                              max_upload_size=1)
+    if upload is None:
+        return None, []
+    try:
+        return parse_scenario_file(upload.name, upload.getvalue()), []
+    except ScenarioFileError as exc:
+        return None, list(exc.problems)
+
+
+def fast_table(scenario: Scenario) -> None:
+    """Every interval as a steady state, with the settling check (instant)."""
+    from sim.profile_fast import evaluate_profile
+
+    est = evaluate_profile(scenario)
+    rows = [{"interval": e.index, "length (s)": e.duration_s, "offered IOPS": e.offered_iops,
+             "fast-path mean (us)": e.fast.latency_mean_us if e.fast and math.isfinite(e.fast.latency_mean_us) else None,
+             "p99 estimate (us)": e.p99_estimate_us if math.isfinite(e.p99_estimate_us) else None,
+             "settling (s)": e.settling_s if math.isfinite(e.settling_s) else None, "steady state holds": e.reliable,
+             "note": e.note} for e in est.intervals]
+    with st.expander(f"Fast path: each interval as a steady state (peak: interval {est.peak_index}, {est.peak_reason})"):
+        st.dataframe(rows, hide_index=True, width="stretch")
+        st.caption("An interval shorter than 3 relaxation times of its bottleneck queue (S / (1 - sqrt(rho))^2, M/M/1) has not "
+                   "settled: its steady-state figures are unreliable there and the replay below is the answer.")
+
+
+def replay(scenario: Scenario, slo_us: float) -> None:
+    """Run the DES replay (in the worker pool, cached) and draw latency over time."""
+    try:
+        result = runner.simulate_one(scenario, label="replaying the profile")
+    except RuntimeError as exc:
+        st.error(f"The replay failed: {exc}", icon=":material/error:")
+        return
+    summary = result.summary()
+    peak = result.peak_interval
+    st.plotly_chart(charts.latency_over_time_chart(summary["intervals"], slo_us, peak.index if peak else None,
+                                                   title=f"{scenario.name or 'profile'}: latency over time"), key="timeline:chart")
+    if peak is not None:
+        p99 = result.intervals[peak.index].metrics["latency_p99_us"].value if result.intervals else math.nan
+        verdict = "meets" if p99 <= slo_us else "breaks"
+        st.markdown(f"**Peak interval {peak.index}**: {peak.reason}. Its p99 {verdict} the {slo_us:,.0f} us SLO.")
+    if result.validity != "precise" or result.validity_note:
+        st.caption(f"{result.validity}: {result.validity_note}")
+    st.caption(result.stop_reason)
+    rows = [{"interval": iv["index"], "label": iv["label"], "start (s)": iv["start_s"], "offered IOPS": iv["offered_iops"],
+             "IOPS": iv["iops"]["value"], "MB/s": iv["mbps"]["value"], "mean (us)": iv["latency_mean_us"]["value"],
+             "p99 (us)": iv["latency_p99_us"]["value"], "p99 95% CI": _ci(iv["latency_p99_us"]),
+             "backlog at end": iv["backlog_end"], "busiest": f"{iv['busiest']} {iv['busiest_utilization']:.0%}"}
+            for iv in summary["intervals"]]
+    st.dataframe(rows, hide_index=True, width="stretch")
+
+
+def _ci(m: dict[str, Any]) -> str:
+    if m.get("ci95"):
+        return f"{m['ci95'][0]:,.0f} .. {m['ci95'][1]:,.0f}"
+    return m.get("ci95_note", "-")
+
+
+def growth(scenario: Scenario, slo_us: float) -> None:
+    """The growth query: how far the load can grow, and when at a yearly rate."""
+    st.subheader("Growth")
+    c1, c2, c3 = st.columns(3)
+    rate = c1.number_input("Load growth per year (%)", min_value=1.0, max_value=1000.0, value=25.0, step=5.0, key="timeline:rate")
+    start = c2.date_input("Today's load measured on", value=dt.date.today(), key="timeline:start")
+    verify = c3.checkbox("Check the breaking point with the simulation", value=True, key="timeline:verify")
+    if not st.button("Find the breaking point", key="timeline:growth", icon=":material/trending_up:"):
+        return
+    try:
+        doc = json.loads(runner.run_job(jobs.growth_json, scenario.model_dump_json(), slo_us, verify, label="growth search",
+                                        budget_s=scenario.run.max_wall_s * 4))
+    except Exception as exc:
+        st.error(f"The growth search failed: {type(exc).__name__}: {exc}", icon=":material/error:")
+        return
+    factor = doc["breaking_factor"]
+    st.plotly_chart(charts.growth_chart(doc["fast_curve"], slo_us, factor, doc["des"]), key="timeline:growth_chart")
+    if factor is None:
+        st.markdown(doc["note"])
+        return
+    years = math.log(factor) / math.log1p(rate / 100)
+    when = "already broken today" if years < 0 else (
+        f"after {years:.1f} years at {rate:g}% a year: on {(start + dt.timedelta(days=years * 365.25)).isoformat()}")
+    check = "confirmed by the simulation" if doc["des_confirmed"] else ("fast path only" if not doc["des"] else
+                                                                         "moved by the simulation")
+    st.markdown(f"The p99 SLO breaks at **x{factor:.3g}** today's load ({(factor - 1):+.0%}, {check}): **{when}**.")
+
+
+def render() -> None:
+    st.title("Load over time")
+    st.caption("Replay a load profile (iostat or CSV intervals, or written by hand) through the simulation, see every "
+               "interval's p99 against the SLO, and find how far the load can grow before the SLO breaks.")
+    options = sources()
+    source = st.selectbox("Configuration", list(options), key="timeline:source", format_func=lambda k: options[k])
+    scenario, problems = load(source)
+    if scenario is None:
+        show_problems(problems)
+        return
+    slo_us = float(st.number_input("p99 SLO (us)", min_value=1.0, max_value=1e8, value=DEFAULT_SLO_US, step=100.0,
+                                   key="timeline:slo"))
+    if isinstance(scenario.workload, ProfileWorkload):
+        wl = scenario.workload
+        st.caption(f"{len(wl.intervals)} intervals over {wl.duration_s:g} s of simulated time")
+        fast_table(scenario)
+        if st.button("Replay with the simulation", key="timeline:replay", type="primary", icon=":material/play_arrow:") \
+                or runner.cached(scenario) is not None:
+            replay(scenario, slo_us)
+    else:
+        st.info("This configuration's load is steady: the growth search below applies; for load over time give it a "
+                "profile workload (`flashplan import iostat FILE --profile` or `flashplan import csv`).")
+    growth(scenario, slo_us)

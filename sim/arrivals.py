@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 import simpy
 
 from models.faults import rebuild_sources
-from models.workload import BurstyWorkload, ClosedWorkload, OpenWorkload, Workload
+from models.workload import BurstyWorkload, ClosedWorkload, OpenWorkload, ProfileWorkload, Workload
 from sim.components import READ, WRITE, Child, Hop, Job, JobFactory, Split, advance, schedule
 from sim.rng import UnitSampler
 from sim.route.elements import RebuildStream, VolumeSplit
@@ -123,6 +123,8 @@ def arrivals_of(run: RunState, wl: Workload, index: int) -> Source:
     """The arrival source of workload ``index`` of the run's scenario (by its kind)."""
     if isinstance(wl, ClosedWorkload):
         return ClosedArrivals(run, wl, index)
+    if isinstance(wl, ProfileWorkload):
+        raise TypeError("a profile workload is replayed by sim.profile, not by a steady arrival source")
     return OpenArrivals(run, wl, index)
 
 

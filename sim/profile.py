@@ -160,8 +160,8 @@ class ProfileRun:
                 _SizeChooser(wl.size_table("write"), self.write_unit) if rf < 1 else None)
 
     def use_mix(self, index: int) -> None:
-        run = self.run
-        run.read_fraction, run.read_size, run.write_size = self.mixes[index]
+        traffic = self.run.traffic[0]  # a profile is the scenario's single workload
+        traffic.read_fraction, traffic.read_size, traffic.write_size = self.mixes[index]
 
     def mark(self) -> Mark:
         """(time, occupancy area and busy area of every meter, CPU-busy us, outstanding area) now."""

@@ -29,8 +29,9 @@ validated template with that topology; the result equals the fully validated sce
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
@@ -53,6 +54,8 @@ from sim.planner import (
 )
 
 STRIPED = ("raid0", "raid10", "raid5", "raid6")
+PROGRESS_EVERY = 512
+"""Combinations built between two progress reports."""
 
 
 @dataclass(frozen=True)
@@ -255,32 +258,27 @@ class CandidateBuilder:
         return data
 
 
-def wide_candidates(req: Requirements, space: WideSpace | None = None, index: int = 0,
-                    stride: int = 1, fast: bool = True) -> tuple[list[Candidate], int]:
+def wide_candidates(req: Requirements, space: WideSpace | None = None, index: int = 0, stride: int = 1,
+                    fast: bool = True, progress: Callable[[str, int, int], None] | None = None) -> tuple[list[Candidate], int]:
     """Every configuration of the wide space the topology rules accept, priced; and how many they refused.
 
     The same contract as ``sim.planner.enumerate_candidates``: each candidate's scenario runs the
     requirement's design workload with its verification settings. ``index`` and ``stride`` take every
     ``stride``-th combination from ``index`` (one worker's share; the order is fixed). ``fast`` builds
     them with ``CandidateBuilder``; ``fast=False`` validates each whole scenario (the same candidates,
-    the path before issue 23, kept for the benchmark's ratio).
+    the path before issue 23, kept for the benchmark's ratio). ``progress("build", done, total)`` follows
+    the combinations.
     """
-    if fast:
-        build = CandidateBuilder(req)
-    else:
-        workload, run = design_workload(req), req.verify.model_dump()
-
-        def build(label: str, topo: dict[str, Any]) -> Candidate | None:
-            return candidate(req, label, topo, workload, run)
+    workload, run = design_workload(req), req.verify.model_dump()
+    build: Callable[[str, dict[str, Any]], Candidate | None] = (
+        CandidateBuilder(req) if fast else functools.partial(candidate, req, workload=workload, run=run))
+    combinations = list(wide_topologies(req, space))[index::stride]
     candidates: list[Candidate] = []
-    invalid = 0
     with pinned_catalog() if fast else nullcontext():
-        for i, (label, topo) in enumerate(wide_topologies(req, space)):
-            if i % stride != index:
-                continue
+        for i, (label, topo) in enumerate(combinations, start=1):
             c = build(label, topo)
-            if c is None:
-                invalid += 1
-            else:
+            if c is not None:
                 candidates.append(c)
-    return candidates, invalid
+            if progress and (i % PROGRESS_EVERY == 0 or i == len(combinations)):
+                progress("build", i, len(combinations))
+    return candidates, len(combinations) - len(candidates)

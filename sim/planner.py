@@ -32,6 +32,7 @@ headroom is that bound over the target, minus one.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections import Counter
@@ -49,6 +50,7 @@ from models.result import Result
 from models.scenario import Scenario
 from sim.analytic import FastResult, evaluate
 from sim.engine import simulate
+from sim.plan_screen import Progress, Verification, screen_all, verify_in_order
 
 P99_SCREEN_SLACK = 1.25
 """A p99 SLO screens out a candidate only when the estimated p99 exceeds SLO x this factor."""
@@ -536,35 +538,26 @@ def _infeasible(req: Requirements, candidates: list[Candidate]) -> NoFeasiblePla
 
 
 def plan(req: Requirements, verify_top: int = 3, space: tuple[list[Candidate], int] | None = None,
-         distinct: Callable[[Candidate], Hashable] | None = None) -> PlanResult:
+         distinct: Callable[[Candidate], Hashable] | None = None, jobs: int = 1,
+         progress: Progress | None = None) -> PlanResult:
     """Enumerate, screen with the fast path, verify the cheapest with the DES; raise NoFeasiblePlan if nothing fits.
 
     ``space`` is (candidates, refused combinations), by default the planner's grid (``enumerate_candidates``);
     ``distinct`` maps a candidate to what it buys (``sim.plan_space.hardware_key``): once one candidate of a
     purchase is verified, other settings of the same purchase are not verified again, so the finalists are
-    distinct configurations.
+    distinct configurations. ``jobs`` processes screen and verify (sim/plan_screen.py: the same plan for any
+    count); ``progress(stage, done, total)`` follows the screen and the DES runs.
     """
     if verify_top < 1:
         raise ValueError(f"verify_top must be >= 1, got {verify_top}")
     t0 = time.perf_counter()
     candidates, invalid = space if space is not None else enumerate_candidates(req)
-    for c in candidates:
-        _screen(c, req)
+    screen_all(candidates, functools.partial(_screen, req=req), jobs, progress)
     screened = sorted((c for c in candidates if c.stage == "screened"), key=lambda c: _rank_key(c, req.latency_slo.statistic))
     t1 = time.perf_counter()
-    des_runs = 0
-    passed = 0
-    bought: set[Hashable] = set()
-    for c in screened:
-        if passed >= verify_top or des_runs >= verify_top + EXTRA_DES_RUNS:
-            break
-        if distinct is not None and distinct(c) in bought:
-            continue
-        _verify(c, req)
-        des_runs += 1
-        passed += c.stage == "verified"
-        if distinct is not None and c.stage == "verified":
-            bought.add(distinct(c))
+    rule = verify_in_order(screened, functools.partial(_verify, req=req),
+                           Verification(verify_top, verify_top + EXTRA_DES_RUNS, distinct), jobs, progress)
+    des_runs, passed = rule.runs, rule.passed
     t2 = time.perf_counter()
     ranked = [c for c in screened if c.rejection is None]
     notes: list[str] = []

@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import multiprocessing
 import os
+import resource
 from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -54,6 +55,12 @@ def default_jobs() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
+def cpu_seconds() -> float:
+    """CPU seconds of this process and of the workers it has reaped (every pool here reaps its workers)."""
+    me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
+
+
 def _can_fork() -> bool:
     return "fork" in multiprocessing.get_all_start_methods()
 
@@ -76,10 +83,14 @@ def _pool(jobs: int) -> ProcessPoolExecutor:
 
 
 def _stop(pool: ProcessPoolExecutor) -> None:
-    """End the pool without waiting for queued work (an interrupted or finished plan)."""
+    """End the pool without waiting for queued or running work (an interrupted plan, look-ahead runs the
+    rule did not reach), and reap the workers."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
     pool.shutdown(wait=False, cancel_futures=True)
-    for process in list((getattr(pool, "_processes", None) or {}).values()):
+    for process in processes:
         process.terminate()
+    for process in processes:
+        process.join()
 
 
 def _fields(c: Candidate, names: Sequence[str]) -> tuple[Any, ...]:

@@ -50,7 +50,7 @@ from models.result import Result
 from models.scenario import Scenario
 from sim.analytic import FastResult, evaluate
 from sim.engine import simulate
-from sim.plan_screen import Progress, Verification, screen_all, verify_in_order
+from sim.plan_screen import Progress, Verification, cpu_seconds, screen_all, verify_in_order
 
 P99_SCREEN_SLACK = 1.25
 """A p99 SLO screens out a candidate only when the estimated p99 exceeds SLO x this factor."""
@@ -198,6 +198,9 @@ class PlanResult:
     screen_wall_s: float
     des_wall_s: float
     notes: list[str] = field(default_factory=list)
+    screen_cpu_s: float = 0.0
+    """CPU seconds of the screen, this process and its workers (not in ``as_dict``: it varies run to run)."""
+    des_cpu_s: float = 0.0
 
     @property
     def winner(self) -> Candidate:
@@ -550,15 +553,15 @@ def plan(req: Requirements, verify_top: int = 3, space: tuple[list[Candidate], i
     """
     if verify_top < 1:
         raise ValueError(f"verify_top must be >= 1, got {verify_top}")
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), cpu_seconds()
     candidates, invalid = space if space is not None else enumerate_candidates(req)
     screen_all(candidates, functools.partial(_screen, req=req), jobs, progress)
     screened = sorted((c for c in candidates if c.stage == "screened"), key=lambda c: _rank_key(c, req.latency_slo.statistic))
-    t1 = time.perf_counter()
+    t1, cpu1 = time.perf_counter(), cpu_seconds()
     rule = verify_in_order(screened, functools.partial(_verify, req=req),
                            Verification(verify_top, verify_top + EXTRA_DES_RUNS, distinct), jobs, progress)
     des_runs, passed = rule.runs, rule.passed
-    t2 = time.perf_counter()
+    t2, cpu2 = time.perf_counter(), cpu_seconds()
     ranked = [c for c in screened if c.rejection is None]
     notes: list[str] = []
     if not ranked:
@@ -584,4 +587,6 @@ def plan(req: Requirements, verify_top: int = 3, space: tuple[list[Candidate], i
         screen_wall_s=t1 - t0,
         des_wall_s=t2 - t1,
         notes=notes,
+        screen_cpu_s=cpu1 - cpu0,
+        des_cpu_s=cpu2 - cpu1,
     )

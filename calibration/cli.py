@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import os
 import time
 from pathlib import Path
@@ -25,7 +26,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from calibration.evaluate import FULL_RUN, QUICK_RUN, evaluate, stale_known_gap, with_conflict_partners
+from calibration.evaluate import FULL_RUN, QUICK_RUN, Schedule, evaluate, stale_known_gap, with_conflict_partners
 from calibration.records import SYSTEMS, load_records
 from calibration.report import summary, write_parity, write_results, write_run_info
 from models.common import dumps_json
@@ -59,6 +60,21 @@ def register(sub: Any) -> None:
                    help=f"with --fit: least-squares steps per system, 1..{MAX_FIT_STEPS} (default {FIT_STEPS}); each step "
                         "simulates the system's records once per free parameter, plus once")
     p.set_defaults(func=cmd_calibrate)
+
+
+SCENARIO_CPU_S = "scenario_cpu_seconds"
+"""latest.run.json's CPU seconds per distinct scenario: the next run starts the longest first (``Schedule``)."""
+
+
+def _schedule(run_info: Path) -> Schedule:
+    """The previous full run's CPU seconds per scenario as the order hints (none when there is no readable record)."""
+    try:
+        hints = json.loads(run_info.read_text(encoding="utf-8")).get(SCENARIO_CPU_S, {})
+    except (OSError, ValueError, AttributeError):
+        hints = {}
+    if not isinstance(hints, dict):
+        hints = {}
+    return Schedule(hints={str(k): float(v) for k, v in hints.items() if isinstance(v, int | float)})
 
 
 def _tol(row: dict[str, Any]) -> str:
@@ -99,8 +115,9 @@ def cmd_calibrate(args: argparse.Namespace, out: Console) -> int:
                   console=err, transient=True, disable=args.json or not err.is_terminal) as progress:
         n = len({ref.key() for r in records for ref in r.scenarios()})
         task = progress.add_task("scenarios", total=n)
+        schedule = _schedule(RESULTS_DIR / "latest.run.json")
         outcomes = evaluate(records, run=QUICK_RUN if args.quick else FULL_RUN, workers=workers,
-                            on_done=lambda _k: progress.advance(task))
+                            on_done=lambda _k: progress.advance(task), schedule=schedule)
     wall = time.perf_counter() - t0
     rows = [o.as_dict() for o in outcomes]
     meta = {"quick": args.quick, "only": args.only}
@@ -108,7 +125,8 @@ def cmd_calibrate(args: argparse.Namespace, out: Console) -> int:
         # latest.json holds only what the commit determines (byte-identical run to run); when and how long beside it
         write_results(rows, RESULTS_DIR / "latest.json", meta)
         write_run_info(RESULTS_DIR / "latest.run.json",
-                       {"run_at": dt.datetime.now().isoformat(timespec="seconds"), "wall_seconds": round(wall, 1)})
+                       {"run_at": dt.datetime.now().isoformat(timespec="seconds"), "wall_seconds": round(wall, 1), "jobs": workers,
+                        SCENARIO_CPU_S: {k: round(v, 2) for k, v in sorted(schedule.costs.items())}})
     if args.results is not None:
         write_results(rows, args.results, meta)
     parity = write_parity(rows, args.parity)

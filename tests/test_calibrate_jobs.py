@@ -33,3 +33,13 @@ def test_jobs_out_of_range_is_bad_input() -> None:
                           env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT, timeout=120)
     assert done.returncode == 2
     assert "--jobs" in done.stderr and "got 0" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_schedule_starts_the_longest_runs_first() -> None:
+    """The previous run's costs order the pool's queue: unknown scenarios first, then the most expensive; ties keep
+    the records' order."""
+    from calibration.evaluate import Schedule
+
+    schedule = Schedule(hints={"a": 1.0, "b": 6.0, "c": 1.0, "d": 3.0})
+    assert schedule.order(["a", "b", "c", "new", "d"]) == ["new", "b", "d", "a", "c"]
+    assert Schedule().order(["x", "y"]) == ["x", "y"]

@@ -19,6 +19,7 @@ Where the platform cannot fork (Windows, macOS default), everything runs in the 
 
 from __future__ import annotations
 
+import gc
 import math
 import multiprocessing
 import os
@@ -79,6 +80,11 @@ def _ignore_ctrl_c() -> None:
 
 
 def _pool(jobs: int) -> ProcessPoolExecutor:
+    """Forked workers. The objects alive at the fork are moved out of the garbage collector's sight first
+    (``gc.freeze``; ``_stop`` thaws them): otherwise each worker's first full collection writes into every
+    inherited object's header, copying the parent's whole heap page by page (about 1.5x the screen's CPU
+    time measured on ibmi_oltp's wide space)."""
+    gc.freeze()
     return ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"), initializer=_ignore_ctrl_c)
 
 
@@ -91,6 +97,7 @@ def _stop(pool: ProcessPoolExecutor) -> None:
         process.terminate()
     for process in processes:
         process.join()
+    gc.unfreeze()
 
 
 def _fields(c: Candidate, names: Sequence[str]) -> tuple[Any, ...]:

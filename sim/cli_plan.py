@@ -91,8 +91,6 @@ def cmd_plan(args: argparse.Namespace, out: Console) -> int:
 
 def _requirements(args: argparse.Namespace) -> Any:
     """The requirements file with its overrides, after the plan options are checked (BadInput otherwise)."""
-    from sim.plan_screen import default_jobs
-
     try:
         overrides = dict(parse_override(s) for s in args.set or [])
         req = load_requirements(args.file, overrides)
@@ -104,8 +102,6 @@ def _requirements(args: argparse.Namespace) -> Any:
         raise _bad([("--verify-top", f"must be 1 .. 1,000, got {args.verify_top}")])
     if not 0 <= args.show <= 1_000_000:
         raise _bad([("--show", f"rows to print: must be 0 .. 1,000,000, got {args.show}")])
-    if args.jobs is None:
-        args.jobs = default_jobs()
     if not 1 <= args.jobs <= MAX_JOBS:
         raise _bad([("--jobs", f"processes: must be 1 .. {MAX_JOBS}, got {args.jobs}")])
     return req
@@ -347,9 +343,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--space", choices=("grid", "wide"), default="grid",
                    help="candidates: the planner's grid (default) or every catalog device, count, namespaces, adapters and "
                         "settings (sim/plan_space.py; about 15,000 for IBM i), finalists verified as distinct purchases")
-    p.add_argument("--jobs", type=int, default=None, metavar="N",
-                   help="processes that screen and verify (default: the cores available; 1 = in this process); "
-                        "the plan is the same for any N")
+    p.add_argument("--jobs", type=int, default=1, metavar="N",
+                   help="processes that screen and verify (default 1: in this process; on the shared 2-core machine 2 "
+                        "processes measured slower, README); the plan is the same for any N")
     p.add_argument("--quiet", action="store_true", help="no progress bar on stderr (it is shown only on a terminal)")
     p.add_argument("--json", action="store_true", help="print the whole plan as JSON")
     p.set_defaults(func=cmd_plan)

@@ -22,7 +22,6 @@ from __future__ import annotations
 import gc
 import math
 import multiprocessing
-import os
 import resource
 from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
@@ -49,11 +48,6 @@ MIN_CHUNK = 64
 
 _shared: tuple[Sequence[Candidate], Callable[[Candidate], None]] | None = None
 """The candidates and the per-candidate step (screen or verify), set just before the workers fork."""
-
-
-def default_jobs() -> int:
-    """The cores this process may run on."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
 def cpu_seconds() -> float:

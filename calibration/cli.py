@@ -1,4 +1,4 @@
-"""``flashplan calibrate [--json] [--only S1..S5] [--fit] [--quick] [--strict] [--parity FILE]``.
+"""``flashplan calibrate [--json] [--only S1..S5] [--fit] [--quick] [--strict] [--parity FILE] [--jobs N] [--results FILE]``.
 
 Runs every calibration record, prints record / measured / predicted (95% CI) / relative
 error / tolerance / pass and a per-system summary, writes the parity plot and
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import os
 import time
 from pathlib import Path
@@ -25,7 +26,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from calibration.evaluate import FULL_RUN, QUICK_RUN, evaluate, stale_known_gap, with_conflict_partners
+from calibration.evaluate import FULL_RUN, QUICK_RUN, Schedule, evaluate, stale_known_gap, with_conflict_partners
 from calibration.records import SYSTEMS, load_records
 from calibration.report import summary, write_parity, write_results, write_run_info
 from models.common import dumps_json
@@ -36,6 +37,7 @@ RESULTS_DIR = Path(__file__).resolve().parent / "results"
 
 FIT_STEPS = 4
 MAX_FIT_STEPS = 50
+MAX_JOBS = 256
 
 
 def register(sub: Any) -> None:
@@ -50,11 +52,30 @@ def register(sub: Any) -> None:
                         "source whose record holds (documented conflicts), or is a declared known gap, or is declared "
                         "one but now holds")
     p.add_argument("--parity", type=Path, default=RESULTS_DIR / "parity.html", help="where to write the parity plot")
-    p.add_argument("--workers", type=int, default=None, help="simulation processes (default: all cores)")
+    p.add_argument("--jobs", "--workers", dest="jobs", type=int, default=None, metavar="N",
+                   help="simulation processes (default: the cores available; 1 = in this process); every record's value "
+                        "is the same for any N (runs stop on precision or I/O counts)")
+    p.add_argument("--results", type=Path, default=None, metavar="FILE",
+                   help="also write the results JSON (latest.json's format) here, for any subset (--only, --quick)")
     p.add_argument("--fit-steps", type=int, default=FIT_STEPS,
                    help=f"with --fit: least-squares steps per system, 1..{MAX_FIT_STEPS} (default {FIT_STEPS}); each step "
                         "simulates the system's records once per free parameter, plus once")
     p.set_defaults(func=cmd_calibrate)
+
+
+SCENARIO_CPU_S = "scenario_cpu_seconds"
+"""latest.run.json's CPU seconds per distinct scenario: the next run starts the longest first (``Schedule``)."""
+
+
+def _schedule(run_info: Path) -> Schedule:
+    """The previous full run's CPU seconds per scenario as the order hints (none when there is no readable record)."""
+    try:
+        hints = json.loads(run_info.read_text(encoding="utf-8")).get(SCENARIO_CPU_S, {})
+    except (OSError, ValueError, AttributeError):
+        hints = {}
+    if not isinstance(hints, dict):
+        hints = {}
+    return Schedule(hints={str(k): float(v) for k, v in hints.items() if isinstance(v, int | float)})
 
 
 def _tol(row: dict[str, Any]) -> str:
@@ -69,8 +90,8 @@ def cmd_calibrate(args: argparse.Namespace, out: Console) -> int:
     from sim.errors import EXIT_FAILURE, EXIT_OK, BadInput
 
     problems = []
-    if args.workers is not None and args.workers < 1:
-        problems.append(("--workers", f"must be at least 1, got {args.workers}"))
+    if args.jobs is not None and not 1 <= args.jobs <= MAX_JOBS:
+        problems.append(("--jobs", f"processes: must be 1 .. {MAX_JOBS}, got {args.jobs}"))
     if not 1 <= args.fit_steps <= MAX_FIT_STEPS:
         problems.append(("--fit-steps", f"must be 1 .. {MAX_FIT_STEPS}, got {args.fit_steps}"))
     if problems:
@@ -84,7 +105,7 @@ def cmd_calibrate(args: argparse.Namespace, out: Console) -> int:
     records = load_records(only=args.only)
     if args.quick:
         records = with_conflict_partners([r for r in records if r.ci], records)
-    workers = args.workers or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
+    workers = args.jobs or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
     err = Console(stderr=True)
     if args.fit:
         from calibration.fit import fit, save
@@ -101,8 +122,9 @@ def cmd_calibrate(args: argparse.Namespace, out: Console) -> int:
                   console=err, transient=True, disable=args.json or not err.is_terminal) as progress:
         n = len({ref.key() for r in records for ref in r.scenarios()})
         task = progress.add_task("scenarios", total=n)
+        schedule = _schedule(RESULTS_DIR / "latest.run.json")
         outcomes = evaluate(records, run=QUICK_RUN if args.quick else FULL_RUN, workers=workers,
-                            on_done=lambda _k: progress.advance(task))
+                            on_done=lambda _k: progress.advance(task), schedule=schedule)
     wall = time.perf_counter() - t0
     rows = [o.as_dict() for o in outcomes]
     meta = {"quick": args.quick, "only": args.only}
@@ -110,7 +132,10 @@ def cmd_calibrate(args: argparse.Namespace, out: Console) -> int:
         # latest.json holds only what the commit determines (byte-identical run to run); when and how long beside it
         write_results(rows, RESULTS_DIR / "latest.json", meta)
         write_run_info(RESULTS_DIR / "latest.run.json",
-                       {"run_at": dt.datetime.now().isoformat(timespec="seconds"), "wall_seconds": round(wall, 1)})
+                       {"run_at": dt.datetime.now().isoformat(timespec="seconds"), "wall_seconds": round(wall, 1), "jobs": workers,
+                        SCENARIO_CPU_S: {k: round(v, 2) for k, v in sorted(schedule.costs.items())}})
+    if args.results is not None:
+        write_results(rows, args.results, meta)
     parity = write_parity(rows, args.parity)
     if args.json:
         keys = ("id", "system", "source", "metric", "unit", "measured", "predicted", "ci95", "rel_error", "tolerance", "within",

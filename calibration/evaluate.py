@@ -10,6 +10,7 @@ from __future__ import annotations
 import fnmatch
 import math
 import os
+import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -220,9 +221,34 @@ def predict(record: Record, results: dict[str, Result]) -> Outcome:
         return Outcome(record, error=f"{type(exc).__name__}: {exc}")
 
 
-def simulate_refs(refs: Iterable[ScenarioRef], run: dict[str, Any] | None = None, workers: int = 1,
-                  base: Path = SCENARIO_DIR, on_done: Callable[[str], None] | None = None) -> dict[str, Result | Exception]:
-    """Simulate each distinct scenario once; errors are returned, not raised."""
+@dataclass
+class Schedule:
+    """Which distinct scenario a worker takes first, and what each one cost.
+
+    ``hints`` are CPU seconds per scenario key from an earlier run (latest.run.json): the pool takes the
+    most expensive first (unknown ones before all), so the longest runs do not start last and leave one
+    worker alone at the end. The order changes when a result arrives, never what it is: every run stops
+    on precision or an I/O count. ``costs`` receives this run's CPU seconds per key.
+    """
+
+    hints: dict[str, float] = field(default_factory=dict)
+    costs: dict[str, float] = field(default_factory=dict)
+
+    def order(self, keys: Iterable[str]) -> list[str]:
+        """Keys longest first by the hints (unknown first), ties in the given order."""
+        keyed = list(keys)
+        return sorted(keyed, key=lambda k: -self.hints.get(k, math.inf))
+
+
+def _timed(scenario: Scenario) -> tuple[Result, float]:
+    """``_simulate`` and the CPU seconds it took (in the worker that ran it)."""
+    c0 = time.process_time()
+    result = _simulate(scenario)
+    return result, time.process_time() - c0
+
+
+def _load_all(refs: Iterable[ScenarioRef], run: dict[str, Any] | None, base: Path) -> dict[str, Scenario | Exception]:
+    """Each distinct scenario of ``refs``, loaded (or the error that stopped it), in first-seen order."""
     unique: dict[str, ScenarioRef] = {}
     for ref in refs:
         unique.setdefault(ref.key(), ref)
@@ -232,28 +258,28 @@ def simulate_refs(refs: Iterable[ScenarioRef], run: dict[str, Any] | None = None
             scenarios[key] = load_ref(ref, run, base)
         except Exception as exc:
             scenarios[key] = exc
+    return scenarios
+
+
+def simulate_refs(refs: Iterable[ScenarioRef], run: dict[str, Any] | None = None, workers: int = 1,
+                  base: Path = SCENARIO_DIR, on_done: Callable[[str], None] | None = None,
+                  schedule: Schedule | None = None) -> dict[str, Result | Exception]:
+    """Simulate each distinct scenario once; errors are returned, not raised. With ``workers > 1``, in that many
+    processes, longest first by ``schedule``'s hints; the results do not depend on either."""
+    schedule = schedule or Schedule()
+    scenarios = _load_all(refs, run, base)
     todo = {k: s for k, s in scenarios.items() if isinstance(s, Scenario)}
     out: dict[str, Result | Exception] = {k: s for k, s in scenarios.items() if isinstance(s, Exception)}
     workers = max(1, min(workers, len(todo)))
     if workers == 1:
         for k, s in todo.items():
-            try:
-                out[k] = _simulate(s)
-            except Exception as exc:
-                out[k] = exc
-            if on_done:
-                on_done(k)
-        return out
+            _keep(k, _call(_timed, s), out, schedule, on_done)
+        return {k: out[k] for k in scenarios}
     pool = ProcessPoolExecutor(max_workers=workers, initializer=_ignore_ctrl_c)
     try:
-        futures = {k: pool.submit(_simulate, s) for k, s in todo.items()}
+        futures = {k: pool.submit(_timed, todo[k]) for k in schedule.order(todo)}
         for k, fut in futures.items():
-            try:
-                out[k] = fut.result()
-            except Exception as exc:
-                out[k] = exc
-            if on_done:
-                on_done(k)
+            _keep(k, _call(fut.result), out, schedule, on_done)
     except BaseException:
         # Ctrl-C: the queued runs are cancelled and the running ones ended, not waited for
         pool.shutdown(wait=False, cancel_futures=True)
@@ -261,7 +287,25 @@ def simulate_refs(refs: Iterable[ScenarioRef], run: dict[str, Any] | None = None
             process.terminate()
         raise
     pool.shutdown()
-    return out
+    return {k: out[k] for k in scenarios}
+
+
+def _call(fn: Callable[..., tuple[Result, float]], *args: Any) -> tuple[Result, float] | Exception:
+    try:
+        return fn(*args)
+    except Exception as exc:
+        return exc
+
+
+def _keep(key: str, done: tuple[Result, float] | Exception, out: dict[str, Result | Exception], schedule: Schedule,
+          on_done: Callable[[str], None] | None) -> None:
+    """File one scenario's result (or error) and its cost; tell ``on_done``."""
+    if isinstance(done, Exception):
+        out[key] = done
+    else:
+        out[key], schedule.costs[key] = done
+    if on_done:
+        on_done(key)
 
 
 def _ignore_ctrl_c() -> None:
@@ -322,12 +366,13 @@ def with_conflict_partners(chosen: Sequence[Record], records: Sequence[Record]) 
 
 
 def evaluate(records: Sequence[Record], run: dict[str, Any] | None = None, workers: int | None = None,
-             base: Path = SCENARIO_DIR, on_done: Callable[[str], None] | None = None) -> list[Outcome]:
-    """Simulate what the records need and compare every record with its measurement."""
+             base: Path = SCENARIO_DIR, on_done: Callable[[str], None] | None = None,
+             schedule: Schedule | None = None) -> list[Outcome]:
+    """Simulate what the records need and compare every record with its measurement (``schedule``: see ``Schedule``)."""
     if workers is None:
         workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     refs = [ref for r in records for ref in r.scenarios()]
-    raw = simulate_refs(refs, FULL_RUN if run is None else run, workers, base, on_done)
+    raw = simulate_refs(refs, FULL_RUN if run is None else run, workers, base, on_done, schedule)
     results = {k: v for k, v in raw.items() if isinstance(v, Result)}
     outcomes = []
     for r in records:

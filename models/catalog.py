@@ -10,6 +10,8 @@ at a folder with files of the same names: its entries replace or extend the buil
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -147,16 +149,37 @@ def fitted_path() -> Path | None:
     return FITTED_FILE if FITTED_FILE.exists() else None
 
 
+_pinned: list[Catalog] = []
+"""The catalogs ``pinned_catalog`` holds, innermost last: ``load_catalog`` returns the last one while any is held."""
+
+
+@contextmanager
+def pinned_catalog() -> Iterator[Catalog]:
+    """Within the block, ``load_catalog`` returns the catalog in use when the block started, without
+    reading the environment or checking for the fitted file again (each costs a system call). For batches
+    of many lookups, such as the planner screening thousands of candidates; the catalog cannot change
+    under the batch, so every candidate is judged against the same one."""
+    catalog = load_catalog()
+    _pinned.append(catalog)
+    try:
+        yield catalog
+    finally:
+        _pinned.pop()
+
+
 def load_catalog() -> Catalog:
     """The built-in catalog with the fitted parameters applied, then overlaid with
-    ``$FLASHPLAN_CATALOG_DIR`` when that is set (a user's own entries win over the fit)."""
+    ``$FLASHPLAN_CATALOG_DIR`` when that is set (a user's own entries win over the fit);
+    inside ``pinned_catalog``, the catalog pinned."""
+    if _pinned:
+        return _pinned[-1]
     fitted = fitted_path()
     return _load(os.environ.get("FLASHPLAN_CATALOG_DIR") or None, str(fitted) if fitted else None)
 
 
 def lookup(section: str, name: str) -> Any:
     """Return the catalog entry ``name`` of ``section`` or raise KeyError listing the known names."""
-    entries = load_catalog().section(section)
+    entries = getattr(load_catalog(), section)
     if name not in entries:
         known = ", ".join(sorted(entries)) or "(none)"
         raise KeyError(f"unknown catalog model {name!r}; known {section}: {known}")

@@ -1,6 +1,7 @@
 """``flashplan plan`` and ``flashplan cost``.
 
-    flashplan plan REQUIREMENTS [--set dotted.path=VALUE ...] [--verify-top N] [--show N] [--json]
+    flashplan plan REQUIREMENTS [--set dotted.path=VALUE ...] [--verify-top N] [--show N] [--space grid|wide]
+                   [--jobs N] [--quiet] [--json]
     flashplan cost FILE [FILE2] [--set ...] [--perf X [--perf Y]] [--storage-only]
                    [--equal-raw-capacity] [--server-share F] [--lun-size-gb G] [--json]
 
@@ -19,10 +20,13 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from pydantic import ValidationError
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from models.common import dumps_json
@@ -32,6 +36,7 @@ from models.result import Metric
 from models.scenario import Scenario, ScenarioFileError, format_validation_error, parse_override, read_scenario_data
 from models.topology import San
 
+MAX_JOBS = 256
 
 def _bad(problems: list[tuple[str, str]]) -> Exception:
     from sim.errors import BadInput
@@ -65,6 +70,27 @@ def _ci(m: Metric) -> str:
 def cmd_plan(args: argparse.Namespace, out: Console) -> int:
     from sim.planner import NoFeasiblePlan, plan
 
+    req = _requirements(args)
+    try:
+        with _progress(args.quiet) as progress:
+            if args.space == "wide":
+                from sim.plan_space import hardware_key, wide_candidates
+
+                result = plan(req, verify_top=args.verify_top, space=wide_candidates(req, progress=progress), distinct=hardware_key,
+                              jobs=args.jobs, progress=progress)
+            else:
+                result = plan(req, verify_top=args.verify_top, jobs=args.jobs, progress=progress)
+    except NoFeasiblePlan as exc:
+        raise _bad(exc.problems) from None
+    if args.json:
+        print(dumps_json(result.as_dict(), default=float))
+        return 0
+    _print_plan(result, out, args.show)
+    return 0
+
+
+def _requirements(args: argparse.Namespace) -> Any:
+    """The requirements file with its overrides, after the plan options are checked (BadInput otherwise)."""
     try:
         overrides = dict(parse_override(s) for s in args.set or [])
         for failure in args.survive or []:
@@ -80,20 +106,29 @@ def cmd_plan(args: argparse.Namespace, out: Console) -> int:
         raise _bad([("--verify-top", f"must be 1 .. 1,000, got {args.verify_top}")])
     if not 0 <= args.show <= 1_000_000:
         raise _bad([("--show", f"rows to print: must be 0 .. 1,000,000, got {args.show}")])
-    try:
-        if args.space == "wide":
-            from sim.plan_space import hardware_key, wide_candidates
+    if not 1 <= args.jobs <= MAX_JOBS:
+        raise _bad([("--jobs", f"processes: must be 1 .. {MAX_JOBS}, got {args.jobs}")])
+    return req
 
-            result = plan(req, verify_top=args.verify_top, space=wide_candidates(req), distinct=hardware_key)
-        else:
-            result = plan(req, verify_top=args.verify_top)
-    except NoFeasiblePlan as exc:
-        raise _bad(exc.problems) from None
-    if args.json:
-        print(dumps_json(result.as_dict(), default=float))
-        return 0
-    _print_plan(result, out, args.show)
-    return 0
+
+@contextmanager
+def _progress(quiet: bool) -> Iterator[Callable[[str, int, int], None] | None]:
+    """A progress bar of the screen and the DES runs on stderr (a terminal only; stdout stays the plan or its JSON)."""
+    err = Console(stderr=True)
+    if quiet or not err.is_terminal:
+        yield None
+        return
+    labels = {"build": "building candidates", "screen": "screening (fast path)", "verify": "verifying (DES runs)"}
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=err, transient=True) as bar:
+        tasks: dict[str, TaskID] = {}
+
+        def update(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(labels.get(stage, stage), total=total)
+            bar.update(tasks[stage], completed=done, total=total)
+
+        yield update
 
 
 def _plan_consolidated(req: ConsolidationRequirements, args: argparse.Namespace, out: Console) -> int:
@@ -357,6 +392,10 @@ def register(subparsers: Any) -> None:
     p.add_argument("--space", choices=("grid", "wide"), default="grid",
                    help="candidates: the planner's grid (default) or every catalog device, count, namespaces, adapters and "
                         "settings (sim/plan_space.py; about 15,000 for IBM i), finalists verified as distinct purchases")
+    p.add_argument("--jobs", type=int, default=1, metavar="N",
+                   help="processes that screen and verify (default 1: in this process; on the shared 2-core machine 2 "
+                        "processes measured slower, README); the plan is the same for any N")
+    p.add_argument("--quiet", action="store_true", help="no progress bar on stderr (it is shown only on a terminal)")
     p.add_argument("--json", action="store_true", help="print the whole plan as JSON")
     p.add_argument("--survive", action="append", choices=("drive", "adapter"),
                    help="the SLO must also hold with one drive failed (and while it rebuilds) / one adapter failed "

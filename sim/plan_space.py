@@ -19,34 +19,44 @@ count x layout / driver threads, or base EDEVs x aliases.
 Combinations the topology rules refuse are counted, not returned. The axes are data (``WideSpace``);
 nothing here is fitted.
 
-Not yet used by ``sim.planner.plan`` (another change is editing it). Its integration needs:
-
-1. a way to choose the space: ``plan(req, candidates=wide_candidates(req))`` or a requirements option
-   (``candidates.space: grid | wide``) and ``flashplan plan --space wide``;
-2. parallel screening: each of N processes takes ``wide_candidates(req, index=i, stride=N)``, screens
-   its share and returns the survivors' (rank key, label); the parent rebuilds only the survivors it
-   verifies from ``dict(wide_topologies(req))`` with ``candidate`` (``bench/planner_scale.py`` does this);
-3. verification of the best distinct purchases (``hardware_key``), with DES runs stopped by an I/O
-   budget rather than ``verify.max_wall_s`` (a wall cap makes the verified figures depend on the load);
-4. a progress callback per screened chunk (the CLI's and the web app's progress bar);
-5. cheaper enumeration: building and validating a ``Scenario`` costs about 150 us per candidate, as much
-   as screening it; usable capacity and price computed before validation would skip the 56% of
-   ibmi_oltp's wide space that capacity and budget reject.
+``flashplan plan --space wide`` plans over it (``sim.planner.plan(req, space=wide_candidates(req),
+distinct=hardware_key)``). ``CandidateBuilder`` builds the candidates at a fraction of the cost of
+validating a whole ``Scenario`` each (issue 23): the design workload, run settings and host are validated
+once, each combination's topology alone (the topology rules still decide), and the scenario is the
+validated template with that topology; the result equals the fully validated scenario
+(tests/test_plan_space.py). ``sim.planner.candidate`` remains the one-at-a-time path (``fast=False``).
 """
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
-from models.catalog import load_catalog, lookup
+from pydantic import TypeAdapter, ValidationError
+
+from models.catalog import load_catalog, lookup, pinned_catalog
+from models.cost import CostError, capex
 from models.requirements import PLATFORMS, PlatformOptions, Requirements
-from sim.planner import IBMI_NAMESPACE_QUEUE_DEPTH, Candidate, allowed_layouts, candidate, design_workload, platform_host
+from models.scenario import Scenario
+from models.topology import HostConfig, NvmeQueues, Topology
+from sim.planner import (
+    IBMI_NAMESPACE_QUEUE_DEPTH,
+    Candidate,
+    NoFeasiblePlan,
+    allowed_layouts,
+    candidate,
+    design_workload,
+    platform_host,
+)
 from sim.route.host import DEFAULT_STACK, IBMI_STACK
 
 STRIPED = ("raid0", "raid10", "raid5", "raid6")
+PROGRESS_EVERY = 512
+"""Combinations built between two progress reports."""
 
 
 @dataclass(frozen=True)
@@ -196,24 +206,80 @@ def hardware_key(c: Candidate) -> tuple[Any, ...]:
     return (*lines, getattr(c.scenario.topology, "layout", ""))
 
 
-def wide_candidates(req: Requirements, space: WideSpace | None = None, index: int = 0,
-                    stride: int = 1) -> tuple[list[Candidate], int]:
+_TOPOLOGY: TypeAdapter[Any] = TypeAdapter(Topology)
+
+
+class CandidateBuilder:
+    """Builds many candidates of one requirement, validating only what differs between them.
+
+    The first combination is validated whole (``sim.planner.candidate``), which checks the design
+    workload and run settings against the scenario rules; its scenario becomes the template. Every
+    other combination validates its topology (the topology rules refuse what they refuse, as before)
+    with the host and NVMe queues already validated, and takes the template's workload and run
+    (``model_copy``: shared, not copied; nothing in the planner modifies a scenario).
+    """
+
+    def __init__(self, req: Requirements):
+        self.req = req
+        self.workload = design_workload(req)
+        self.run = req.verify.model_dump()
+        self.template: Scenario | None = None
+        self.shared: dict[str, Any] = {"nvme_queues": NvmeQueues()}
+        self.hosts: dict[int, tuple[dict[str, Any], HostConfig]] = {}
+
+    def __call__(self, label: str, topo: dict[str, Any]) -> Candidate | None:
+        """The priced candidate of one combination, or None when the topology rules refuse it."""
+        if self.template is None:
+            first = candidate(self.req, label, topo, self.workload, self.run)
+            if first is not None:
+                self.template = first.scenario
+            return first
+        try:
+            topology = _TOPOLOGY.validate_python(self._prepared(topo))
+        except ValidationError:
+            return None
+        try:
+            cost = capex(topology, storage_server_share=self.req.storage_server_share)
+        except CostError as exc:
+            raise NoFeasiblePlan([("platform", str(exc))]) from None
+        scenario = self.template.model_copy(update={"name": label, "topology": topology})
+        return Candidate(label=label, scenario=scenario, capex=cost)
+
+    def _prepared(self, topo: dict[str, Any]) -> dict[str, Any]:
+        """The topology data with its host (validated once per host mapping) and default NVMe queues as models."""
+        data = dict(topo)
+        host = data.get("host")
+        if isinstance(host, dict):
+            known = self.hosts.get(id(host))
+            if known is None or known[0] is not host:  # the generators pass one host dict to every combination
+                known = self.hosts[id(host)] = (host, HostConfig.model_validate(host))
+            data["host"] = known[1]
+        if data.get("kind") == "direct_nvme" and "nvme_queues" not in data:
+            data["nvme_queues"] = self.shared["nvme_queues"]
+        return data
+
+
+def wide_candidates(req: Requirements, space: WideSpace | None = None, index: int = 0, stride: int = 1,
+                    fast: bool = True, progress: Callable[[str, int, int], None] | None = None) -> tuple[list[Candidate], int]:
     """Every configuration of the wide space the topology rules accept, priced; and how many they refused.
 
     The same contract as ``sim.planner.enumerate_candidates``: each candidate's scenario runs the
     requirement's design workload with its verification settings. ``index`` and ``stride`` take every
-    ``stride``-th combination from ``index`` (one worker's share; the order is fixed).
+    ``stride``-th combination from ``index`` (one worker's share; the order is fixed). ``fast`` builds
+    them with ``CandidateBuilder``; ``fast=False`` validates each whole scenario (the same candidates,
+    the path before issue 23, kept for the benchmark's ratio). ``progress("build", done, total)`` follows
+    the combinations.
     """
-    workload = design_workload(req)
-    run = req.verify.model_dump()
+    workload, run = design_workload(req), req.verify.model_dump()
+    build: Callable[[str, dict[str, Any]], Candidate | None] = (
+        CandidateBuilder(req) if fast else functools.partial(candidate, req, workload=workload, run=run))
+    combinations = list(wide_topologies(req, space))[index::stride]
     candidates: list[Candidate] = []
-    invalid = 0
-    for i, (label, topo) in enumerate(wide_topologies(req, space)):
-        if i % stride != index:
-            continue
-        c = candidate(req, label, topo, workload, run)
-        if c is None:
-            invalid += 1
-        else:
-            candidates.append(c)
-    return candidates, invalid
+    with pinned_catalog() if fast else nullcontext():
+        for i, (label, topo) in enumerate(combinations, start=1):
+            c = build(label, topo)
+            if c is not None:
+                candidates.append(c)
+            if progress and (i % PROGRESS_EVERY == 0 or i == len(combinations)):
+                progress("build", i, len(combinations))
+    return candidates, len(combinations) - len(candidates)

@@ -32,6 +32,7 @@ headroom is that bound over the target, minus one.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections import Counter
@@ -51,6 +52,7 @@ from sim.analytic import FastResult, evaluate
 from sim.engine import simulate
 from sim.faults import margin_pct
 from sim.route.host import DEFAULT_STACK, IBMI_STACK
+from sim.plan_screen import Progress, Verification, cpu_seconds, screen_all, verify_in_order
 
 P99_SCREEN_SLACK = 1.25
 """A p99 SLO screens out a candidate only when the estimated p99 exceeds SLO x this factor."""
@@ -202,6 +204,9 @@ class PlanResult:
     screen_wall_s: float
     des_wall_s: float
     notes: list[str] = field(default_factory=list)
+    screen_cpu_s: float = 0.0
+    """CPU seconds of the screen, this process and its workers (not in ``as_dict``: it varies run to run)."""
+    des_cpu_s: float = 0.0
 
     @property
     def winner(self) -> Candidate:
@@ -546,36 +551,28 @@ def _infeasible(req: Requirements, candidates: list[Candidate]) -> NoFeasiblePla
 
 
 def plan(req: Requirements, verify_top: int = 3, space: tuple[list[Candidate], int] | None = None,
-         distinct: Callable[[Candidate], Hashable] | None = None) -> PlanResult:
+         distinct: Callable[[Candidate], Hashable] | None = None, jobs: int = 1,
+         progress: Progress | None = None) -> PlanResult:
     """Enumerate, screen with the fast path, verify the cheapest with the DES; raise NoFeasiblePlan if nothing fits.
 
     ``space`` is (candidates, refused combinations), by default the planner's grid (``enumerate_candidates``);
     ``distinct`` maps a candidate to what it buys (``sim.plan_space.hardware_key``): once one candidate of a
     purchase is verified, other settings of the same purchase are not verified again, so the finalists are
-    distinct configurations.
+    distinct configurations. ``jobs`` processes screen and verify (sim/plan_screen.py: the same plan for any
+    count); ``progress(stage, done, total)`` follows the screen and the DES runs.
     """
     if verify_top < 1:
         raise ValueError(f"verify_top must be >= 1, got {verify_top}")
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), cpu_seconds()
     candidates, invalid = space if space is not None else enumerate_candidates(req)
-    for c in candidates:
-        _screen(c, req)
+    screen_all(candidates, functools.partial(_screen, req=req), jobs, progress)
     screened = sorted((c for c in candidates if c.stage == "screened"), key=lambda c: _rank_key(c, req.latency_slo.statistic))
-    t1 = time.perf_counter()
-    des_runs = 0
-    passed = 0
-    bought: set[Hashable] = set()
-    for c in screened:
-        if passed >= verify_top or des_runs >= verify_top + EXTRA_DES_RUNS:
-            break
-        if distinct is not None and distinct(c) in bought:
-            continue
-        _verify(c, req)
-        des_runs += 1 + sum(state.des is not None for state in c.failure_states.values())
-        passed += c.stage == "verified"
-        if distinct is not None and c.stage == "verified":
-            bought.add(distinct(c))
-    t2 = time.perf_counter()
+    t1, cpu1 = time.perf_counter(), cpu_seconds()
+    rule = verify_in_order(screened, functools.partial(_verify, req=req),
+                           Verification(verify_top, verify_top + EXTRA_DES_RUNS, distinct), jobs, progress)
+    des_runs = rule.runs + sum(state.des is not None for c in screened for state in c.failure_states.values())
+    passed = rule.passed
+    t2, cpu2 = time.perf_counter(), cpu_seconds()
     ranked = [c for c in screened if c.rejection is None]
     notes: list[str] = []
     if not ranked:
@@ -601,6 +598,8 @@ def plan(req: Requirements, verify_top: int = 3, space: tuple[list[Candidate], i
         screen_wall_s=t1 - t0,
         des_wall_s=t2 - t1,
         notes=notes,
+        screen_cpu_s=cpu1 - cpu0,
+        des_cpu_s=cpu2 - cpu1,
     )
 
 

@@ -71,6 +71,8 @@ def cmd_plan(args: argparse.Namespace, out: Console) -> int:
     from sim.planner import NoFeasiblePlan, plan
 
     req = _requirements(args)
+    if isinstance(req, ConsolidationRequirements):
+        return _plan_consolidated(req, args, out)
     try:
         with _progress(args.quiet) as progress:
             if args.space == "wide":
@@ -96,7 +98,7 @@ def _requirements(args: argparse.Namespace) -> Any:
         for failure in args.survive or []:
             overrides[f"survive.{failure}"] = True
         if "workloads" in read_scenario_data(args.file):
-            return _plan_consolidated(consolidation_from_data(read_scenario_data(args.file), overrides), args, out)
+            return consolidation_from_data(read_scenario_data(args.file), overrides)
         req = load_requirements(args.file, overrides)
     except ScenarioFileError as exc:
         raise _bad(exc.problems) from None

@@ -51,8 +51,8 @@ from models.scenario import Scenario
 from sim.analytic import FastResult, evaluate
 from sim.engine import simulate
 from sim.faults import margin_pct
-from sim.route.host import DEFAULT_STACK, IBMI_STACK
 from sim.plan_screen import Progress, Verification, cpu_seconds, screen_all, verify_in_order
+from sim.route.host import DEFAULT_STACK, IBMI_STACK
 
 P99_SCREEN_SLACK = 1.25
 """A p99 SLO screens out a candidate only when the estimated p99 exceeds SLO x this factor."""

@@ -77,9 +77,10 @@ BASELINE_KEY = "size.baseline"
 
 
 @st.cache_data(show_spinner=False)
-def example_names() -> dict[str, str]:
+def example_names(profiles: bool = False) -> dict[str, str]:
     """Example scenario files (examples/*.yaml) -> their scenario names; those with several workloads are
-    left out (the Consolidation page shows them: these pages size one workload)."""
+    left out (the Consolidation page shows them: these pages size one steady workload), and so are profiles
+    (load over time: the Load over time page replays them; ``profiles=True`` lists only those)."""
     from app.forms import EXAMPLES
     from models.scenario import ScenarioFileError, read_scenario_data
 
@@ -89,7 +90,9 @@ def example_names() -> dict[str, str]:
             data = read_scenario_data(path)
         except ScenarioFileError:
             continue
-        if not data.get("workloads"):
+        workload = data.get("workload")
+        profile = isinstance(workload, dict) and workload.get("kind") == "profile"
+        if not data.get("workloads") and profile == profiles:
             out[path.name] = str(data.get("name") or path.stem)
     return out
 

@@ -32,7 +32,7 @@ def sources() -> dict[str, str]:
     from models.scenario import read_scenario_data
 
     out: dict[str, str] = {}
-    for name, title in example_names().items():
+    for name, title in example_names(profiles=True).items():
         try:
             if read_scenario_data(EXAMPLES / name).get("workload", {}).get("kind") == "profile":
                 out[f"example:{name}"] = f"Example: {title}"

@@ -52,9 +52,11 @@ def register(sub: Any) -> None:
                         "source whose record holds (documented conflicts), or is a declared known gap, or is declared "
                         "one but now holds")
     p.add_argument("--parity", type=Path, default=RESULTS_DIR / "parity.html", help="where to write the parity plot")
-    p.add_argument("--jobs", "--workers", dest="jobs", type=int, default=None, metavar="N",
+    p.add_argument("--jobs", dest="jobs", type=int, default=None, metavar="N",
                    help="simulation processes (default: the cores available; 1 = in this process); every record's value "
                         "is the same for any N (runs stop on precision or I/O counts)")
+    p.add_argument("--workers", dest="workers", type=int, default=None, metavar="N",
+                   help="the older name of --jobs (kept for scripts; an error names the option given)")
     p.add_argument("--results", type=Path, default=None, metavar="FILE",
                    help="also write the results JSON (latest.json's format) here, for any subset (--only, --quick)")
     p.add_argument("--fit-steps", type=int, default=FIT_STEPS,
@@ -92,6 +94,13 @@ def cmd_calibrate(args: argparse.Namespace, out: Console) -> int:
     problems = []
     if args.jobs is not None and not 1 <= args.jobs <= MAX_JOBS:
         problems.append(("--jobs", f"processes: must be 1 .. {MAX_JOBS}, got {args.jobs}"))
+    if args.workers is not None:
+        if args.workers < 1:
+            problems.append(("--workers", f"must be at least 1, got {args.workers}"))
+        elif args.workers > MAX_JOBS:
+            problems.append(("--workers", f"must be at most {MAX_JOBS}, got {args.workers}"))
+        elif args.jobs is None:
+            args.jobs = args.workers
     if not 1 <= args.fit_steps <= MAX_FIT_STEPS:
         problems.append(("--fit-steps", f"must be 1 .. {MAX_FIT_STEPS}, got {args.fit_steps}"))
     if problems:

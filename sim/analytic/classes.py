@@ -82,8 +82,8 @@ def mixed_mva(servers: list[int], demand: list[list[float]], rate: list[float], 
     stations = range(len(servers))
     classes = range(len(demand))
     queue_part = [[demand[c][k] / servers[k] for k in stations] for c in classes]
-    delay_part = [sum(demand[c][k] * (servers[k] - 1) / servers[k] for k in stations) for c in classes]
-    u_open = [sum(rate[c] * queue_part[c][k] for c in classes if rate[c] > 0) for k in stations]
+    delay_part = [sum((demand[c][k] * (servers[k] - 1) / servers[k] for k in stations), 0.0) for c in classes]
+    u_open = [sum((rate[c] * queue_part[c][k] for c in classes if rate[c] > 0), 0.0) for k in stations]
     if any(u >= 1.0 for u in u_open):
         return [rate[c] for c in classes], [math.inf for _ in classes], False
     closed = [c for c in classes if rate[c] <= 0]
@@ -97,8 +97,8 @@ def mixed_mva(servers: list[int], demand: list[list[float]], rate: list[float], 
     for c in classes:
         if rate[c] > 0:
             x[c] = rate[c]
-            response[c] = delay_part[c] + sum(queue_part[c][k] * (1.0 + sum(q[j][k] for j in closed)) / (1.0 - u_open[k])
-                                              for k in stations)
+            response[c] = delay_part[c] + sum((queue_part[c][k] * (1.0 + sum((q[j][k] for j in closed), 0.0)) / (1.0 - u_open[k])
+                                              for k in stations), 0.0)
         else:
             response[c] = population[c] / x[c] - think[c] if x[c] > 0 else math.inf
     return x, response, True
@@ -126,7 +126,7 @@ def _exact_closed(demand: list[list[float]], delay: list[float], population: lis
                 continue
             before = queue_at[(*vector[:i], vector[i] - 1, *vector[i + 1:])]
             res = [demand[c][k] * (1.0 + before[k]) for k in stations]
-            x[c] = vector[i] / (think[c] + delay[c] + sum(res))
+            x[c] = vector[i] / (think[c] + delay[c] + sum(res, 0.0))
             for k in stations:
                 q[c][k] = x[c] * res[k]
                 total[k] += q[c][k]
@@ -152,8 +152,8 @@ def _schweitzer(demand: list[list[float]], delay: list[float], population: list[
     for _ in range(MVA_ITERATIONS):
         moved = 0.0
         for c in closed:
-            res = [demand[c][k] * (1.0 + sum(q[j][k] for j in closed) - q[c][k] / population[c]) for k in stations]
-            x[c] = population[c] / (think[c] + delay[c] + sum(res))
+            res = [demand[c][k] * (1.0 + sum((q[j][k] for j in closed), 0.0) - q[c][k] / population[c]) for k in stations]
+            x[c] = population[c] / (think[c] + delay[c] + sum(res, 0.0))
             for k in stations:
                 new = x[c] * res[k]
                 moved = max(moved, abs(new - q[c][k]))
@@ -232,10 +232,10 @@ def _with_extra(own: FastResult, extra: float) -> FastResult:
 
 
 def _weighted(per: dict[str, FastResult], value: Callable[[FastResult], float], weight: Callable[[FastResult], float]) -> float:
-    total = sum(weight(r) for r in per.values())
+    total = sum((weight(r) for r in per.values()), 0.0)
     if total <= 0:
         return 0.0
-    return sum(value(r) * weight(r) for r in per.values() if weight(r) > 0) / total
+    return sum((value(r) * weight(r) for r in per.values() if weight(r) > 0), 0.0) / total
 
 
 def combine(per: dict[str, FastResult], demands: Demands, workloads: list[Workload]) -> FastResult:
@@ -247,22 +247,22 @@ def combine(per: dict[str, FastResult], demands: Demands, workloads: list[Worklo
             utilization[name] = min(1.0, utilization.get(name, 0.0) + u)
     foreground = [n for n in demands.names if n in utilization] or list(utilization)
     bottleneck = max(foreground, key=lambda n: utilization[n]) if foreground else "none"
-    iops = sum(r.iops for r in per.values())
+    iops = sum((r.iops for r in per.values()), 0.0)
     stable = all(r.stable for r in per.values()) and all(utilization[n] < 1.0 for n in foreground)
     think = [wl.think_time_us + wl.app_us_per_io if isinstance(wl, ClosedWorkload) else 0.0 for wl in workloads]
     shares = [r.iops / iops if iops > 0 else 1.0 / len(per) for r in per.values()]
     matrix = demands.matrix()
-    load = [sum(s * matrix[c][k] for c, s in enumerate(shares)) / demands.servers[k] for k in range(len(demands.names))]
+    load = [sum((s * matrix[c][k] for c, s in enumerate(shares)), 0.0) / demands.servers[k] for k in range(len(demands.names))]
     d_max = max(load) if load else 0.0
     x_max = 1e6 / d_max if d_max > 0 else math.inf
     r_min = _weighted(per, lambda r: r.bounds.r_min_us, lambda r: r.iops)
-    z = sum(s * t for s, t in zip(shares, think, strict=True))
+    z = sum((s * t for s, t in zip(shares, think, strict=True)), 0.0)
     bound_name = demands.names[load.index(d_max)] if load else "none"
     return FastResult(
         iops=iops,
-        read_iops=sum(r.read_iops for r in per.values()),
-        write_iops=sum(r.write_iops for r in per.values()),
-        mbps=sum(r.mbps for r in per.values()),
+        read_iops=sum((r.read_iops for r in per.values()), 0.0),
+        write_iops=sum((r.write_iops for r in per.values()), 0.0),
+        mbps=sum((r.mbps for r in per.values()), 0.0),
         latency_mean_us=_weighted(per, lambda r: r.latency_mean_us, lambda r: r.iops),
         read_latency_mean_us=_weighted(per, lambda r: r.read_latency_mean_us, lambda r: r.read_iops),
         write_latency_mean_us=_weighted(per, lambda r: r.write_latency_mean_us, lambda r: r.write_iops),

@@ -58,6 +58,10 @@ MODULES: dict[str, str] = {
     "native": "sim/native/guard.py", "build_native": "sim/native/build.py",
     # expected from work in progress (session 9); checked against what they import by lint-imports
     "profile": "sim/des/profile.py", "growth": "sim/plan/growth.py", "qd_sweep": "sim/plan/qd_sweep.py",
+    # both solvers per fault state, SLO verdicts on either solver's figures, a profile on the fast path,
+    # consolidation planning and the forked candidate screen (issues 21, 22, 23): on top of both solvers
+    "faults": "sim/plan/faults.py", "slo_check": "sim/plan/slo_check.py", "profile_fast": "sim/plan/profile_fast.py",
+    "plan_consolidated": "sim/plan/consolidated.py", "plan_screen": "sim/plan/screen.py",
 }
 """sim/<name>.py -> new path. Names not present in the tree are skipped."""
 
@@ -97,6 +101,9 @@ TESTS: dict[str, str] = {
     "test_models": "models", "test_catalog": "models", "test_cost": "models",
     "test_native": "native", "test_notebooks": "notebooks",
     "test_identical": "bench", "test_bench_smoke": "bench", "test_relayout": "tools",
+    "test_app_browser_qd": "app", "test_app_consolidation": "app", "test_app_profile": "app", "test_faults_app": "app",
+    "test_faults_solvers": "plan", "test_growth": "plan", "test_qd_sweep": "plan", "test_plan_screen": "plan",
+    "test_profile": "des", "test_workloads": "des", "test_calibrate_jobs": "calibration",
 }
 """tests/<name>.py -> tests/<folder>/. Helpers (conftest, theory, browser/, fixtures/) stay in tests/."""
 

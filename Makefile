@@ -14,10 +14,10 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-# the engine and the analytic fast path compiled with mypyc (sim/native.py): rebuilt when a compiled
+# the engine and the analytic fast path compiled with mypyc (sim/native/guard.py): rebuilt when a compiled
 # module's source changed (the build compares digests), interpreted if the build fails
 native: $(STAMP)
-	$(BIN)/python -m sim.build_native || echo "flashplan: continuing with the interpreted engine and fast path"
+	$(BIN)/python -m sim.native.build || echo "flashplan: continuing with the interpreted engine and fast path"
 
 setup: $(STAMP) native
 
@@ -51,4 +51,4 @@ bench: $(STAMP) native
 	$(BIN)/python -m bench.events
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build sim/_native.json sim/*.so sim/analytic/*.so sim/route/*.so
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build sim/native/_native.json sim/*.so sim/analytic/*.so sim/des/*.so sim/native/*.so sim/route/*.so

@@ -1,6 +1,6 @@
 """The baseline step (Disk Magic / StorM: import -> base model matched to the measurement -> what-if -> report).
 
-A measurement (fio JSON or an ``iostat -x`` peak, parsed by ``sim.importers``) is taken
+A measurement (fio JSON or an ``iostat -x`` peak, parsed by ``calibration.importers``) is taken
 with the system it was measured on: the configuration on the Size page, with the
 measured workload. The base is that scenario; ``comparison_rows`` sets what was
 measured beside what the model predicts for it (IOPS, MB/s, mean latency, the latency
@@ -24,7 +24,7 @@ LABELS = {
     "write_latency_mean_us": ("write latency mean", "us"), "latency_p50_us": ("latency p50", "us"),
     "latency_p95_us": ("latency p95", "us"), "latency_p99_us": ("latency p99", "us"), "latency_p999_us": ("latency p99.9", "us"),
 }
-"""Measured figures a Result predicts too (``sim.importers.fio.FioJob.measured`` names them the same)."""
+"""Measured figures a Result predicts too (``calibration.importers.fio.FioJob.measured`` names them the same)."""
 
 
 @dataclass(frozen=True)

@@ -225,7 +225,7 @@ def _qd_trace(points: Sequence[dict[str, Any]], metric: str, name: str, colour: 
 def qd_sweep_chart(points: Sequence[dict[str, Any]], published: Sequence[dict[str, Any]] = (), title: str = "") -> go.Figure:
     """IOPS and latency (mean, p50, p99, p99.9) against queue depth (log2 axis), published points as stars.
 
-    ``points``: ``sim.qd_sweep.QdPoint.as_dict()`` rows (``qd``, the metrics, ``validity``, ``tail``, ``ci95``);
+    ``points``: ``sim.plan.qd_sweep.QdPoint.as_dict()`` rows (``qd``, the metrics, ``validity``, ``tail``, ``ci95``);
     ``published``: ``calibration.ext.published.PublishedPoint.as_dict()`` rows (``qd``, ``metric``, ``value``,
     ``sweep``, ``record``). A fast-path tail estimate is dashed; a point that is not precise has a hollow marker.
     """

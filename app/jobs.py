@@ -15,30 +15,30 @@ from models.scenario import Scenario
 def warm() -> str:
     """Worker: import the engine and the fast path, so the first sizing does not wait for a cold worker."""
     import sim.analytic
-    import sim.engine  # noqa: F401
+    import sim.des.engine  # noqa: F401
 
     return "ok"
 
 
 def simulate_json(scenario_json: str) -> str:
     """Worker: simulate a scenario given as JSON, return the Result as JSON."""
-    from sim.engine import simulate
+    from sim.des.engine import simulate
 
     return simulate(Scenario.model_validate_json(scenario_json)).model_dump_json()
 
 
 def sweep_point_json(base_json: str, factors_json: str) -> str:
-    """Worker: one point of a what-if sweep (``sim.sweep.sweep_frame`` with one value per factor) as JSON records.
+    """Worker: one point of a what-if sweep (``sim.plan.sweep.sweep_frame`` with one value per factor) as JSON records.
 
     The sweep derives each run's seed from the base seed and the point's factor values, so a
     point run on its own gets the seed it would get in the whole grid. Each row carries its
     ``validity`` (precise / cut_short, from the stop reason when the sweep does not give it).
     """
     from app.validity import validity_of_stop
-    from sim.sweep import sweep_frame
+    from sim.plan.sweep import sweep_frame
 
     frame = sweep_frame(Scenario.model_validate_json(base_json), json.loads(factors_json), workers=1)
-    if "validity" not in frame.columns:  # sim.sweep rows carry the stop reason; precise = precision reached
+    if "validity" not in frame.columns:  # sim.plan.sweep rows carry the stop reason; precise = precision reached
         frame["validity"] = [validity_of_stop(r) if st == "ok" else None for r, st in zip(frame["stop_reason"], frame["status"], strict=True)]
     return str(frame.to_json(orient="records"))
 
@@ -57,7 +57,7 @@ def calibration_json(record_ids_json: str, run_json: str) -> str:
 def plan_json(requirements_json: str, verify_top: int) -> str:
     """Worker: run the planner; the PlanResult as JSON, or ``{"problems": [...]}`` when nothing meets the requirements."""
     from models.requirements import Requirements
-    from sim.planner import NoFeasiblePlan, plan
+    from sim.plan.planner import NoFeasiblePlan, plan
 
     req = Requirements.model_validate_json(requirements_json)
     try:
@@ -67,12 +67,12 @@ def plan_json(requirements_json: str, verify_top: int) -> str:
 
 
 def qd_point_json(device: str, qd: int, read_fraction: float, block_size_kib: float, max_ios: int) -> str:
-    """Worker: one queue depth of a device's DES queue-depth sweep (``sim.qd_sweep``) as a one-row JSON list.
+    """Worker: one queue depth of a device's DES queue-depth sweep (``sim.plan.qd_sweep``) as a one-row JSON list.
 
     The row carries ``status`` and ``validity``, so the runner caches it only when it is precise; the
     sweep derives the point's seed from its queue depth, so a point run alone matches the whole sweep's.
     """
-    from sim.qd_sweep import qd_sweep
+    from sim.plan.qd_sweep import qd_sweep
 
     (point,) = qd_sweep(device, [qd], solver="des", read_fraction=read_fraction, block_size_kib=block_size_kib,
                         max_ios=max_ios)
@@ -80,8 +80,8 @@ def qd_point_json(device: str, qd: int, read_fraction: float, block_size_kib: fl
 
 
 def growth_json(scenario_json: str, slo_p99_us: float, verify: bool) -> str:
-    """Worker: the growth query (``sim.growth.breaking_point``) as ``Growth.as_dict()`` JSON."""
-    from sim.growth import breaking_point
+    """Worker: the growth query (``sim.plan.growth.breaking_point``) as ``Growth.as_dict()`` JSON."""
+    from sim.plan.growth import breaking_point
 
     growth = breaking_point(Scenario.model_validate_json(scenario_json), slo_p99_us, verify=verify, des_steps=2)
     return json.dumps(growth.as_dict(), allow_nan=False)

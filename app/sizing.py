@@ -109,9 +109,9 @@ def _fast(scenario: Scenario) -> Any:
 
 
 def _p99_estimate(fast: Any) -> float:
-    """The planner's screening estimate of p99 from the fast path (``sim.planner.p99_estimate_us``); nan if it has none."""
+    """The planner's screening estimate of p99 from the fast path (``sim.plan.planner.p99_estimate_us``); nan if it has none."""
     try:
-        from sim.planner import p99_estimate_us
+        from sim.plan.planner import p99_estimate_us
 
         return float(p99_estimate_us(fast))
     except Exception:

@@ -123,7 +123,7 @@ class Row:
 def compare(scenario: Scenario, run: dict[str, float], label: str = "") -> Row:
     """Simulate ``scenario`` with the run overrides and evaluate it with the fast path."""
     sc = with_overrides(scenario, run)
-    from sim.engine import simulate
+    from sim.des.engine import simulate
 
     t = time.perf_counter()
     des = simulate(sc)

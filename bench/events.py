@@ -6,7 +6,7 @@ is set out of reach, so the budget alone ends the run), and the table gives:
 
 * events per logical I/O: SimPy events processed over the whole run (warm-up included) divided
   by the logical I/Os completed. Counted exactly and for free: every event SimPy or the engine
-  schedules takes the next id from ``env._eid`` (``Environment.schedule``, ``sim.components.schedule``
+  schedules takes the next id from ``env._eid`` (``Environment.schedule``, ``sim.des.components.schedule``
   and ``Station._start`` all do), so events processed = ids handed out - events still queued.
   ``--check-steps`` also counts ``Environment.step`` calls (an instance attribute shadowing the
   method, which ``Environment.run`` looks up per step) and asserts both counts agree.
@@ -121,7 +121,7 @@ def count_step_calls(env: Any) -> Callable[[], int]:
 def count_events(path: Path, ios: int, source: str = "example", check_steps: bool = False,
                  seed: int | None = None) -> EventRun:
     """Run ``path`` for ``ios`` logical I/Os and count the events it took."""
-    from sim.engine import Run
+    from sim.des.engine import Run
 
     scenario = budgeted(path, ios, seed)
     c0 = time.process_time()
@@ -212,7 +212,7 @@ def machine_line() -> str:
 def measure(ios: int = DEFAULT_IOS, calibration_ios: int = DEFAULT_CALIBRATION_IOS, only: Sequence[str] = (),
             check_steps: bool = False, log: Callable[[str], None] = lambda m: None) -> EventTable:
     """Count events for every (matching) scenario, with M/M/8 run first and last as the rate reference."""
-    from sim import native
+    from sim.native import guard as native
 
     def mm8() -> EventRun:
         return count_events(MM8, ios, "example", check_steps)
@@ -285,7 +285,7 @@ def _norm(name: str) -> str:
 
 def hop_label(hop: Any) -> str:
     """What kind of hop ``hop`` is, in the engine's words (component class and its normalized name)."""
-    from sim.components import Delay, Fork, Meter, Split, Station
+    from sim.des.components import Delay, Fork, Meter, Split, Station
 
     owner = getattr(hop, "__self__", None)
     if isinstance(hop, Station):
@@ -311,7 +311,7 @@ def hop_label(hop: Any) -> str:
 
 def event_label(event: Any) -> str:
     """What caused a queued SimPy event: the station whose service ends, or the hop that scheduled the timeout."""
-    from sim.components import Meter, _advance_event
+    from sim.des.components import Meter, _advance_event
 
     callbacks = event.callbacks or []
     if not callbacks:
@@ -349,10 +349,10 @@ def breakdown(path: Path, ios: int, seed: int | None = None) -> Breakdown:
 
     Needs the interpreted engine: ``advance`` is patched in the engine modules' namespaces for the run.
     """
-    import sim.components as components
-    import sim.engine as engine
-    import sim.model as model
-    from sim import native
+    import sim.des.components as components
+    import sim.des.engine as engine
+    import sim.des.model as model
+    from sim.native import guard as native
 
     if not native.status().startswith("interpreted"):
         raise RuntimeError("the breakdown patches the interpreted engine: run with FLASHPLAN_INTERPRETED=1")
@@ -426,7 +426,7 @@ print(json.dumps(out))
 
 def breakdowns(runs: Sequence[tuple[Path, int]]) -> list[Breakdown]:
     """``breakdown`` of each (path, I/O budget), in a child process with the interpreted engine when this one runs compiled."""
-    from sim import native
+    from sim.native import guard as native
 
     if native.status().startswith("interpreted"):
         return [breakdown(p, ios) for p, ios in runs]

@@ -2,7 +2,7 @@
 
 ``measure(quick)`` returns a dictionary; ``python -m bench.fastpath [--quick]`` prints it, beside the
 same passes of the interpreted fast path (``FLASHPLAN_INTERPRETED=1``, in a child process, since one
-process imports ``sim.analytic`` once) when this process runs the mypyc build (sim/native.py).
+process imports ``sim.analytic`` once) when this process runs the mypyc build (sim/native/guard.py).
 
 The scenario set is every example plus a seeded random set of every attachment kind
 and workload kind (bench/scenario_space.py), each a distinct configuration. Four rates:
@@ -36,8 +36,8 @@ from typing import Any
 
 from models import Scenario, load_scenario, with_overrides
 from models.workload import BurstyWorkload, ClosedWorkload, OpenWorkload
-from sim import native
 from sim.analytic import clear_cache, evaluate
+from sim.native import guard as native
 
 TARGET_EVALS_PER_S = 10_000.0
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -117,7 +117,7 @@ def measure(quick: bool = False, des: bool = True) -> dict[str, Any]:
     for name in des_names:
         sc = load_scenario(EXAMPLES / name)
         cpu0, wall0 = time.process_time(), time.perf_counter()
-        from sim.engine import simulate
+        from sim.des.engine import simulate
 
         simulate(sc)
         des_cpu += time.process_time() - cpu0

@@ -31,7 +31,7 @@ def measure(quick: bool = False, path: Path = REQUIREMENTS) -> dict[str, Any]:
     The wall time covers enumeration, screening and DES verification (reading the file excluded).
     """
     from models.requirements import load_requirements
-    from sim.planner import plan
+    from sim.plan.planner import plan
 
     req = load_requirements(path)
     verify_top = 1 if quick else 3

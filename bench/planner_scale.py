@@ -1,15 +1,15 @@
-"""Planner at scale: the wide candidate space (sim/plan_space.py) built, screened and DES-verified.
+"""Planner at scale: the wide candidate space (sim/plan/space.py) built, screened and DES-verified.
 
 Issue 23's target: >= 10,000 candidates screened in <= 10 s on 2 cores, the 5 best DES-verified.
 Two paths over the same space, in one run (so the ratio holds on a loaded machine):
 
 * before issue 23 (``--baseline``, on by default): each candidate's whole ``Scenario`` validated
-  (``sim.planner.candidate``), then ``_screen`` on each, one after another, every catalog lookup
+  (``sim.plan.planner.candidate``), then ``_screen`` on each, one after another, every catalog lookup
   reading the environment and the fitted file's presence;
 * now: ``flashplan plan --space wide``'s path: ``wide_candidates`` (``CandidateBuilder``: one template
-  scenario, each topology validated alone, a pinned catalog), then ``sim.planner.plan`` with ``--jobs``
-  processes (sim/plan_screen.py): the screen in chunks, the DES verification of the best distinct
-  purchases (``sim.plan_space.hardware_key``) with look-ahead runs.
+  scenario, each topology validated alone, a pinned catalog), then ``sim.plan.planner.plan`` with ``--jobs``
+  processes (sim/plan/screen.py): the screen in chunks, the DES verification of the best distinct
+  purchases (``sim.plan.space.hardware_key``) with look-ahead runs.
 
 The fast path's caches are cleared before each path. Wall seconds are the figure the target is
 about; CPU seconds (this process and its reaped workers) say what a busy machine took from it.
@@ -35,9 +35,9 @@ TARGET_WALL_S = 10.0
 def baseline(req: Any) -> dict[str, Any]:
     """The path before issue 23: whole-scenario validation per candidate, then the screen one by one."""
     from sim.analytic import clear_cache
-    from sim.plan_screen import cpu_seconds as _cpu
-    from sim.plan_space import wide_candidates
-    from sim.planner import _screen
+    from sim.plan.planner import _screen
+    from sim.plan.screen import cpu_seconds as _cpu
+    from sim.plan.space import wide_candidates
 
     clear_cache(everything=True)
     w0, c0 = time.perf_counter(), _cpu()
@@ -53,9 +53,9 @@ def baseline(req: Any) -> dict[str, Any]:
 def current(req: Any, verify_top: int, jobs: int) -> dict[str, Any]:
     """``flashplan plan --space wide --jobs N``'s path, each stage timed."""
     from sim.analytic import clear_cache
-    from sim.plan_screen import cpu_seconds as _cpu
-    from sim.plan_space import hardware_key, wide_candidates
-    from sim.planner import plan
+    from sim.plan.planner import plan
+    from sim.plan.screen import cpu_seconds as _cpu
+    from sim.plan.space import hardware_key, wide_candidates
 
     clear_cache(everything=True)
     w0, c0 = time.perf_counter(), _cpu()
@@ -83,7 +83,7 @@ def measure(path: Path = REQUIREMENTS, verify_top: int = 5, jobs: int = 2, with_
             overrides: dict[str, Any] | None = None) -> dict[str, Any]:
     """Both paths on the wide space of ``path`` (with ``overrides`` of its fields); the figures the benchmark prints."""
     from models.requirements import load_requirements
-    from sim import native
+    from sim.native import guard as native
 
     req = load_requirements(path, overrides or {})
     out: dict[str, Any] = {"requirements": str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path),
@@ -110,7 +110,7 @@ def _print(m: dict[str, Any]) -> None:
     now = m["now"]
     n = now["candidates"]
     sets = "".join(f", {k}={v}" for k, v in m["overrides"].items())
-    print(f"Planner at scale ({m['requirements']}{sets}; wide space sim/plan_space.py; engine and fast path {m['mode']}; "
+    print(f"Planner at scale ({m['requirements']}{sets}; wide space sim/plan/space.py; engine and fast path {m['mode']}; "
           f"{m['jobs']} job(s))")
     print(f"  candidates                    {n:>8,}   (target >= {TARGET_CANDIDATES:,}; {now['invalid_combinations']:,} "
           f"combinations refused by the topology rules; fast path on {now['fast_evaluated']:,})")

@@ -3,7 +3,7 @@
 Rows:
 
 1. flashplan on M/M/8 at rho = 0.9: simulated I/Os per wall-second, mean response vs Erlang C;
-   when the engine runs compiled with mypyc (sim/native.py), also the same engine interpreted
+   when the engine runs compiled with mypyc (sim/native/guard.py), also the same engine interpreted
    (``FLASHPLAN_INTERPRETED=1``, in a child process, best of the same passes).
 2. the same queue as a textbook SimPy model (a process per customer, ``simpy.Resource``).
 3. the same queue in Ciw.
@@ -96,7 +96,7 @@ def best_of(repeat: int, customers: int, log: Callable[[str], None]) -> dict[str
 INTERPRETED_RUN = """
 import json, sys
 from bench.mm8 import ENGINES
-from sim import native
+from sim.native import guard as native
 customers, repeat = int(sys.argv[1]), int(sys.argv[2])
 ENGINES["flashplan"](2000)
 best = max((ENGINES["flashplan"](customers) for _ in range(repeat)), key=lambda r: r.rate)
@@ -110,7 +110,7 @@ def interpreted_engine(customers: int, repeat: int) -> dict[str, object] | None:
     import json
     import subprocess
 
-    from sim import native
+    from sim.native import guard as native
 
     if not native.status().startswith("compiled"):
         return None
@@ -133,7 +133,7 @@ def build_table(sizes: Sizes, runs: dict[str, EngineRun], s1: S1Run, base: Memor
     fp, naive, ciw = runs["flashplan"], runs["naive SimPy"], runs["Ciw"]
     tol = sanity_tolerance(sizes.customers)
     title = f"flashplan benchmarks{' (--quick)' if quick else ''}"
-    from sim import native
+    from sim.native import guard as native
 
     caption = (f"Machine: {machine_line()}; flashplan engine {native.status()}\n"
                f"M/M/{SERVERS}: exponential service {SERVICE_US:g} us, Poisson arrivals, rho = {RHO:.2f}; "

@@ -2,7 +2,7 @@
 
 ``draw_scenario(pick, uniform)`` builds raw scenario data from two choice functions, so the
 same space is sampled by a seeded ``random.Random`` (bench/analytic_accuracy.py) and by
-hypothesis (tests/test_analytic.py: ``data.draw(st.sampled_from(...))``). Every attachment
+hypothesis (tests/analytic/test_analytic.py: ``data.draw(st.sampled_from(...))``). Every attachment
 kind is covered with catalog hardware, every layout, closed / open / bursty workloads,
 read / write mixes, sizes and access patterns. Open and bursty rates are set as a fraction
 of the path's capacity bound (Xmax from the fast path), so most points are stable.

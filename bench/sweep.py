@@ -156,7 +156,7 @@ def measure(quick: bool) -> dict[str, Any]:
     """
     from distributed import Client
 
-    from sim.sweep import load_sweep, plan_sweep, run_sweep
+    from sim.plan.sweep import load_sweep, plan_sweep, run_sweep
 
     max_ios, repeat = (QUICK_MAX_IOS, QUICK_REPEAT) if quick else (FULL_MAX_IOS, FULL_REPEAT)
     spec = load_sweep(SWEEP_PATH, {"run.max_ios": max_ios, "run.warmup_ios": 2_000, "run.target_rel_ci": 1e-4})

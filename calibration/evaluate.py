@@ -128,7 +128,7 @@ class WallSafetyNet(RuntimeError):
 
 
 def _simulate(scenario: Scenario) -> Result:
-    from sim.engine import WALL_BUDGET_REASON, simulate
+    from sim.des.engine import WALL_BUDGET_REASON, simulate
 
     result = simulate(scenario)
     # a wall budget of the safety net's size (FULL_RUN, QUICK_RUN, FIT_RUN) fails the record when it binds;

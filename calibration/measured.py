@@ -1,6 +1,6 @@
 """fio measurements as calibration records, and a measured-vs-predicted comparison (``flashplan import fio``).
 
-The parsing of fio's JSON is sim/importers/fio.py; this module is the calibration side: each
+The parsing of fio's JSON is calibration/importers/fio.py; this module is the calibration side: each
 measured metric becomes a Record (system "user") against a scenario, with a tolerance from fio's
 own interval-to-interval spread, and ``compare_fio`` runs those records like any other.
 """
@@ -13,9 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from calibration.evaluate import Outcome, evaluate
-from calibration.records import Record, RecordFile, ScenarioRef, Source, Tolerance
-from sim.importers import to_yaml, workload_data
-from sim.importers.fio import (
+from calibration.importers import to_yaml, workload_data
+from calibration.importers.fio import (
     METRIC_UNITS,
     PERCENTILE_METRICS,
     PERCENTILE_TOLERANCE_FLOOR,
@@ -23,6 +22,7 @@ from sim.importers.fio import (
     WORKLOAD_OPTIONS,
     FioJob,
 )
+from calibration.records import Record, RecordFile, ScenarioRef, Source, Tolerance
 
 
 def tolerance_for(job: FioJob, metric: str, rel: float | None = None) -> tuple[float, str]:

@@ -11,7 +11,7 @@ its source; override them with ``FLASHPLAN_CATALOG_DIR``). What is priced:
 
 Hosts (processors, memory) are not priced: the question is what the storage costs.
 
-Usable capacity (decimal TB) follows the volume layer of the engine (sim/volume.py):
+Usable capacity (decimal TB) follows the volume layer of the engine (sim/route/volume.py):
 mirrors (raid10, ibmi_mirror) keep half of the members' space, raid1 keeps one member
 (md raid1 is an n-way mirror: with the usual 2 drives that is half), raid5 (n-1)/n,
 raid6 (n-2)/n of n members, jbod and raid0 all of it. Members are namespaces (eXFlash: DIMMs), and a
@@ -107,7 +107,7 @@ class Capex:
 def data_members(layout: str, members: int) -> int:
     """How many members' worth of space hold data under ``layout``: all (JBOD, RAID-0), half
     (RAID-10, IBM i mirroring), one (RAID-1), all but the parity (RAID-5, RAID-6). The volume
-    layer (sim/volume.py ``Volume.capacity``) and the usable capacity here both use this rule."""
+    layer (sim/route/volume.py ``Volume.capacity``) and the usable capacity here both use this rule."""
     if members < 1:
         raise ValueError(f"a volume needs at least one member, got {members}")
     if layout in ("jbod", "raid0"):
@@ -156,7 +156,7 @@ def usable_capacity_tb(topology: TopologyModel, lun_size_gb: float | None = None
         namespace_tb = (topology.namespaces.size_gb / 1000) if topology.namespaces.size_gb else spec.capacity_tb / per_drive
         members = topology.drives * per_drive
         return members * namespace_tb * data_fraction(topology.layout, members)
-    if isinstance(topology, Exflash):  # each DIMM is a member of the volume (sim/volume.py)
+    if isinstance(topology, Exflash):  # each DIMM is a member of the volume (sim/route/volume.py)
         return topology.dimms * topology.dimm_spec.capacity_tb * data_fraction(topology.layout, topology.dimms)
     if isinstance(topology, ZvmEdev):
         return topology.drives * topology.drive_spec.capacity_tb

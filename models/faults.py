@@ -2,7 +2,7 @@
 
 Small, pure functions (no SimPy, no I/O) that give the textbook cost of a layout with members
 failed, for the future ``faults`` section of a scenario (issue 22) and for the tests that check it.
-They use the same placement as ``sim.volume.Volume`` (the tests check that the healthy case agrees
+They use the same placement as ``sim.route.volume.Volume`` (the tests check that the healthy case agrees
 with it stripe by stripe):
 
 * raid1: every member holds every chunk; raid10 / ibmi_mirror: md "near 2", chunk c on pair
@@ -89,7 +89,7 @@ def _check(layout: str, members: int, failed: frozenset[int]) -> None:
 
 
 def stripe_placement(layout: str, members: int, stripe: int) -> tuple[list[int], list[int]]:
-    """(parity members P[, Q], data members in data order) of one stripe, left-symmetric as sim.volume."""
+    """(parity members P[, Q], data members in data order) of one stripe, left-symmetric as sim.route.volume."""
     k = 1 if layout == "raid5" else 2
     parity = (members - 1) - stripe % members
     parities = [(parity + j) % members for j in range(k)]

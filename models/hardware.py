@@ -4,7 +4,7 @@ Units are fixed by the field names: ``_tb`` decimal terabytes, ``_gbs`` decimal
 gigabytes per second, ``_kiops`` thousands of I/Os per second (4 KiB random),
 ``_us`` microseconds (queue depth 1, 4 KiB). Every catalog entry carries a
 ``sources`` map that cites, for each number, the seed document and table or the
-public datasheet it comes from (tests/test_catalog.py enforces this).
+public datasheet it comes from (tests/models/test_catalog.py enforces this).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Layout check: does a direct-attached volume survive the drive failures its RAID level promises?
 
 Members of a volume are namespaces, and member i lives on drive ``i % drives`` (see
-``sim/volume.py``). When several namespaces of one drive sit in one redundancy group, one
+``sim/route/volume.py``). When several namespaces of one drive sit in one redundancy group, one
 drive failure takes out several members at once: RAID-5 over 8 drives x 4 namespaces
 loses 4 of its 32 members and the data with them, though its capacity arithmetic (31/32
 usable) looks protected. IBM i places mirror copies on different drives (or adapters) for

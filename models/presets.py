@@ -1,7 +1,7 @@
 """Workload presets: the I/O patterns the seeds measured, ready to drop into a scenario or a plan.
 
 Each preset is a validated ``Workload`` (closed, open or bursty) with the seed that
-describes it and what had to be assumed. The planner (sim/planner.py) keeps a preset's
+describes it and what had to be assumed. The planner (sim/plan/planner.py) keeps a preset's
 mix (read fraction, sizes, access, burstiness) and replaces its arrival process by the
 target rate; the web app offers the same presets for a simulation.
 

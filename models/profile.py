@@ -2,8 +2,8 @@
 from a CSV of per-interval IOPS, MB/s and read % (the per-interval results, ``IntervalResult`` and
 ``PeakInterval``, live in ``models.result`` with the Result that holds them).
 
-The workload itself is ``models.workload.ProfileWorkload``; the DES replays it (``sim.profile``)
-and the fast path takes each interval as a steady state (``sim.profile_fast``).
+The workload itself is ``models.workload.ProfileWorkload``; the DES replays it (``sim.des.profile``)
+and the fast path takes each interval as a steady state (``sim.plan.profile_fast``).
 """
 
 from __future__ import annotations

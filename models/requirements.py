@@ -1,7 +1,7 @@
 """Capacity-planning requirements: what a configuration must deliver, on which platform, within what budget.
 
 A requirements file (YAML, TOML or JSON) is read by ``load_requirements`` and checked here,
-field by field, before the planner (sim/planner.py) enumerates a single candidate::
+field by field, before the planner (sim/plan/planner.py) enumerates a single candidate::
 
     name: OLTP on IBM i
     platform: power10_ibmi            # power10_ibmi | linuxone | x86_exflash | zvm_edev
@@ -320,8 +320,8 @@ class ConsolidationRequirements(StrictModel):
         usable_tb: 3
         protection: redundant
 
-    The candidates are the planner's grid for the platform (``sim.planner``); the fast path screens them
-    against every objective, the DES verifies the cheapest (sim/plan_consolidated.py). Placements are
+    The candidates are the planner's grid for the platform (``sim.plan.planner``); the fast path screens them
+    against every objective, the DES verifies the cheapest (sim/plan/consolidated.py). Placements are
     not planned (every workload uses the whole volume).
     """
 

@@ -6,7 +6,7 @@
 * ``bursty`` - on/off modulated Poisson: ``on_rate_iops`` during exponentially
   distributed on periods, ``off_rate_iops`` between them (the BDI write bursts, seed 000).
 * ``profile`` - load over time: a list of intervals (duration, rate or queue depth, mix)
-  replayed one after another (``ProfileWorkload``; the DES in ``sim.profile``).
+  replayed one after another (``ProfileWorkload``; the DES in ``sim.des.profile``).
 """
 
 from __future__ import annotations
@@ -121,7 +121,7 @@ class ProfileWorkload(WorkloadBase):
     """Load over time: ``intervals`` replayed one after another (seed 000's BDI write bursts between
     quieter phases, an ``iostat`` day). The DES runs for the sum of the durations (simulated time)
     and reports every interval; the fast path takes each interval as a steady state
-    (``sim.profile_fast``). ``read_fraction``, ``block_size_kib``, ``sizes`` and ``access`` here
+    (``sim.plan.profile_fast``). ``read_fraction``, ``block_size_kib``, ``sizes`` and ``access`` here
     are the defaults of intervals that do not give their own."""
 
     kind: Literal["profile"] = "profile"

@@ -41,7 +41,7 @@ from plotly.subplots import make_subplots
 from models import load_scenario, with_overrides
 from sim import simulate
 from sim.analytic import evaluate
-from sim.notebook import budget_note, export_png, notebook_budget, run_settings
+from sim.cli.notebook import budget_note, export_png, notebook_budget, run_settings
 
 NOTEBOOK = "consolidation_oltp_batch_backup"
 BUDGET = notebook_budget()

@@ -23,7 +23,7 @@
 # This notebook asks:
 #
 # 1. **The three states** of the example (healthy, degraded, rebuilding): host IOPS, latency and the SLO
-#    margin in each, from the DES (`sim.faults.simulate_states`) and the fast path (`evaluate_states`).
+#    margin in each, from the DES (`sim.plan.faults.simulate_states`) and the fast path (`evaluate_states`).
 # 2. **The rebuild rate trade-off:** a faster rebuild shortens the exposure to a second failure but takes
 #    more from the host. Fast-path curve over the rate cap, checked by DES points.
 # 3. **The course of a failure:** host latency and rebuild progress over time (the chart).
@@ -37,8 +37,8 @@ from IPython.display import Markdown, display
 from plotly.subplots import make_subplots
 
 from models import load_scenario, with_overrides
-from sim.faults import evaluate_states, fast_rebuild_rate_mbps, simulate_states, timeline
-from sim.notebook import budget_note, export_png, notebook_budget, run_settings
+from sim.cli.notebook import budget_note, export_png, notebook_budget, run_settings
+from sim.plan.faults import evaluate_states, fast_rebuild_rate_mbps, simulate_states, timeline
 
 NOTEBOOK = "failure_and_rebuild"
 BUDGET = notebook_budget()

@@ -26,7 +26,7 @@
 # 1. **How many drives**, and with how many namespaces each, sustain the target within the response time?
 # 2. **What do namespaces change**: response time, or only the disk-unit busy % that IBM i reports?
 # 3. **Where does the JBOF adapter or PCIe become the limit** as drives are added behind one EJ1Y?
-# 4. **What is the cheapest configuration** over every IBM i drive model (the planner, `sim.planner.plan`)?
+# 4. **What is the cheapest configuration** over every IBM i drive model (the planner, `sim.plan.planner.plan`)?
 #
 # The requirement is `examples/plan/ibmi_oltp.yaml` (edit `OVERRIDES` below to change it). The dense
 # sweeps use the analytic fast path (`sim.analytic.evaluate`, microseconds per point); the DES
@@ -47,9 +47,9 @@ from models.presets import PRESETS
 from models.requirements import load_requirements
 from sim import simulate
 from sim.analytic import evaluate
-from sim.notebook import budget_note, export_png, notebook_budget, run_settings
-from sim.planner import IBMI_NAMESPACE_QUEUE_DEPTH, NoFeasiblePlan, design_workload, p99_estimate_us, plan
-from sim.sweep import default_workers, sweep_frame
+from sim.cli.notebook import budget_note, export_png, notebook_budget, run_settings
+from sim.plan.planner import IBMI_NAMESPACE_QUEUE_DEPTH, NoFeasiblePlan, design_workload, p99_estimate_us, plan
+from sim.plan.sweep import default_workers, sweep_frame
 
 NOTEBOOK = "ibmi_power10_drives_namespaces"
 BUDGET = notebook_budget()
@@ -97,7 +97,7 @@ print(f"{DRIVE}: {drive_spec.capacity_tb:g} TB, up to {drive_spec.max_namespaces
 #
 # For every (drives, namespaces) pair the fast path finds, by bisection on the arrival rate, the
 # highest rate at which the path is stable and the screening estimate of the SLO statistic
-# (`sim.planner.p99_estimate_us` for a p99) stays within the objective.
+# (`sim.plan.planner.p99_estimate_us` for a p99) stays within the objective.
 
 # %%
 def slo_latency_us(fast):

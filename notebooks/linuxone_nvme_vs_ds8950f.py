@@ -51,8 +51,8 @@ from models.cost import price_performance_between, usd_per_kiops
 from models.presets import PRESETS
 from sim import simulate
 from sim.analytic import evaluate
-from sim.notebook import budget_note, export_png, notebook_budget, run_settings
-from sim.sweep import default_workers, sweep_frame
+from sim.cli.notebook import budget_note, export_png, notebook_budget, run_settings
+from sim.plan.sweep import default_workers, sweep_frame
 
 NOTEBOOK = "linuxone_nvme_vs_ds8950f"
 BUDGET = notebook_budget()

@@ -40,9 +40,9 @@ from plotly.subplots import make_subplots
 
 from models import load_scenario
 from sim import simulate
-from sim.growth import breaking_point, des_p99
-from sim.notebook import budget_note, export_png, notebook_budget
-from sim.profile_fast import SETTLING_FACTOR, evaluate_profile
+from sim.cli.notebook import budget_note, export_png, notebook_budget
+from sim.plan.growth import breaking_point, des_p99
+from sim.plan.profile_fast import SETTLING_FACTOR, evaluate_profile
 
 NOTEBOOK = "load_over_time_growth"
 BUDGET = notebook_budget()

@@ -33,7 +33,7 @@
 # gets the seed's load generator: one job per device, 4 KiB random reads at queue depth 32.
 #
 # Dense curves come from the analytic fast path (`sim.analytic.evaluate`), checked by DES runs
-# (`sim.sweep.sweep_frame`, `sim.simulate`) with 95% confidence intervals; the seed's measured 1-4 DIMM
+# (`sim.plan.sweep.sweep_frame`, `sim.simulate`) with 95% confidence intervals; the seed's measured 1-4 DIMM
 # figures come from the calibration records, for comparison only. `FLASHPLAN_NOTEBOOK_BUDGET=small` runs
 # fewer, shorter DES runs (the tests use it); `full` is the default.
 
@@ -52,9 +52,9 @@ from models import load_scenario, lookup, scenario_from_data, with_overrides
 from models.requirements import PLATFORMS
 from sim import simulate
 from sim.analytic import evaluate
-from sim.notebook import budget_note, export_png, notebook_budget, run_settings
-from sim.qd_sweep import qd_sweep
-from sim.sweep import default_workers, sweep_frame
+from sim.cli.notebook import budget_note, export_png, notebook_budget, run_settings
+from sim.plan.qd_sweep import qd_sweep
+from sim.plan.sweep import default_workers, sweep_frame
 
 NOTEBOOK = "memory_channel_flash_vs_nvme"
 BUDGET = notebook_budget()
@@ -198,7 +198,7 @@ qd1
 # %% [markdown]
 # ## 4. One device from queue depth 1 to 256
 #
-# `sim.qd_sweep.qd_sweep` puts one device alone (no host stack: the EXT calibration setup,
+# `sim.plan.qd_sweep.qd_sweep` puts one device alone (no host stack: the EXT calibration setup,
 # calibration/ext/scenarios/ext_drive.yaml) under a closed loop of 1 ... 256 4 KiB random reads: the fast
 # path at every depth (its p99 is the planner's screening estimate, dashed), DES runs at a few depths as a
 # check (each ends on a 2% interval or its I/O budget; a hollow marker is a point its budget cut short),

@@ -29,7 +29,7 @@
 # 3. **CP CPU cost** of each, against the LPAR's four cores.
 #
 # Dense curves come from the analytic fast path (`sim.analytic.evaluate`), checked by DES runs
-# (`sim.simulate`, `sim.sweep.sweep_frame`) with 95% confidence intervals; the seed's measured points
+# (`sim.simulate`, `sim.plan.sweep.sweep_frame`) with 95% confidence intervals; the seed's measured points
 # come from the calibration records, for comparison only. `FLASHPLAN_NOTEBOOK_BUDGET=small` runs fewer,
 # shorter DES runs (the tests use it); `full` is the default.
 
@@ -46,9 +46,9 @@ from models import load_scenario, lookup, with_overrides
 from models.requirements import load_requirements
 from sim import simulate
 from sim.analytic import evaluate
-from sim.notebook import budget_note, export_png, notebook_budget, run_settings
-from sim.planner import DELIVERY_TOLERANCE, NoFeasiblePlan, plan
-from sim.sweep import default_workers, sweep_frame
+from sim.cli.notebook import budget_note, export_png, notebook_budget, run_settings
+from sim.plan.planner import DELIVERY_TOLERANCE, NoFeasiblePlan, plan
+from sim.plan.sweep import default_workers, sweep_frame
 
 NOTEBOOK = "zvm_hyperpav_aliases"
 BUDGET = notebook_budget()

@@ -4,10 +4,10 @@
 ``flashplan`` command. Everything else is the engine's inside.
 """
 
-from sim import native
+from sim.native import guard as native
 
 native.use_interpreted_if_stale()  # before anything imports sim.analytic: never run a stale build
 
-from sim.engine import Run, simulate  # noqa: E402
+from sim.des.engine import Run, simulate  # noqa: E402
 
 __all__ = ["Run", "simulate"]

@@ -18,7 +18,7 @@ def fast(overrides: dict[str, Any] | None = None) -> dict[str, Any]:
 
 def steady_examples() -> list[Path]:
     """examples/*.yaml with a steady workload: a profile (load over time) has no single steady state,
-    no run-wide confidence interval and no one fast-path answer (tests/test_profile.py covers it)."""
+    no run-wide confidence interval and no one fast-path answer (tests/des/test_profile.py covers it)."""
     import yaml
 
     return [p for p in sorted(EXAMPLES.glob("*.yaml"))

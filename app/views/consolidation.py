@@ -16,10 +16,10 @@ from app import runner
 from app.forms import EXAMPLES
 from app.library import parse_scenario_file
 from app.views.common import fmt, show_problems
+from models.fast_result import FastResult
 from models.result import Metric, Result
 from models.scenario import Scenario, ScenarioFileError, load_scenario, read_scenario_data
 from sim.analytic import evaluate
-from sim.fast_result import FastResult
 
 UPLOAD = "Upload a file"
 MAX_UPLOAD_MB = 1
@@ -129,7 +129,7 @@ def render() -> None:
     st.plotly_chart(stacked({n: (w.iops.value, w.mbps.value) for n, w in (result.workloads or {}).items()},
                             "Load per workload (DES)"))
     if scenario.slos:
-        from sim.slo_check import des_figure, slo_verdicts
+        from sim.plan.slo_check import des_figure, slo_verdicts
 
         st.dataframe([{"workload": r["workload"], "objective": f"{r['metric']} {'<=' if r['kind'] == 'max' else '>='} {fmt(r['bound'])}",
                        "value": fmt(r["value"]) if r["value"] is not None else "-", "verdict": r["verdict"]}

@@ -3,7 +3,7 @@
 ``faults_section`` edits the draft's ``faults`` (models/faults.py): failed drives, a failed JBOF adapter
 or SAN host port, a rebuild in progress (a rate cap, or md's default limits) and the latency SLO the
 states are judged against. ``show_failure_states`` simulates each state (healthy, degraded, rebuilding:
-``sim.faults.state_scenarios``) in the app's worker pool (cached) and shows a table per state, the
+``sim.plan.faults.state_scenarios``) in the app's worker pool (cached) and shows a table per state, the
 rebuild's rate and time, the SLO margins, and a chart of latency and rebuild progress over a failure.
 """
 
@@ -19,7 +19,7 @@ from plotly.subplots import make_subplots
 from app import runner
 from app.views.common import fmt, result_table
 from models.scenario import Scenario
-from sim.faults import FaultStates, state_scenarios, timeline
+from sim.plan.faults import FaultStates, state_scenarios, timeline
 
 KEY = "size:faults"
 

@@ -1,7 +1,7 @@
 """Plan: state the requirements (platform, workload, throughput, latency SLO, capacity, protection, budget)
 and get the cheapest configurations that meet them, ranked, the winner confirmed by the simulation.
 
-The planner (``sim.planner.plan``) enumerates every configuration the platform allows,
+The planner (``sim.plan.planner.plan``) enumerates every configuration the platform allows,
 screens them with the fast path and verifies the cheapest with the DES; this page is its
 form and its answer, including why each cheaper configuration was rejected.
 """

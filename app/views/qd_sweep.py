@@ -1,6 +1,6 @@
 """Queue-depth sweep of one catalog drive or DIMM, on the Calibration page: IOPS and latency against QD.
 
-The device alone under a closed loop of QD 1, 2, 4, ... 256 random I/Os (``sim.qd_sweep``), on the
+The device alone under a closed loop of QD 1, 2, 4, ... 256 random I/Os (``sim.plan.qd_sweep``), on the
 fast path (instant, tail figures are the planner's screening estimate) or in the simulator (each
 point a DES run in the worker pool, ending on its precision or its I/O budget), with the published
 points of the EXT records measured on that device (``calibration.ext.published``) drawn as stars.
@@ -19,7 +19,7 @@ from app.validity import badge
 from calibration.ext.published import published_points
 from models.catalog import load_catalog
 from models.loading import BadInput
-from sim.qd_sweep import DEFAULT_DEPTHS, DEFAULT_MAX_IOS, QdPoint, qd_sweep
+from sim.plan.qd_sweep import DEFAULT_DEPTHS, DEFAULT_MAX_IOS, QdPoint, qd_sweep
 
 FAST = "Fast path (queueing model, instant)"
 DES = "Simulation (DES, with 95% CIs)"

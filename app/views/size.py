@@ -233,10 +233,10 @@ def _save_box(scenario: Scenario, result: Result, key: str) -> None:
 
 
 def import_measured_workload(where: Any) -> None:
-    """Upload fio JSON or ``iostat -x`` output and size with the workload it measured (``sim.importers``)."""
-    from sim.importers import MeasurementFileError, workload_data
-    from sim.importers.fio import parse_fio
-    from sim.importers.iostat import parse_iostat
+    """Upload fio JSON or ``iostat -x`` output and size with the workload it measured (``calibration.importers``)."""
+    from calibration.importers import MeasurementFileError, workload_data
+    from calibration.importers.fio import parse_fio
+    from calibration.importers.iostat import parse_iostat
 
     box = where.expander("Import a measured workload (fio JSON, iostat -x)")
     kind = box.radio("File", ["fio", "iostat"], horizontal=True, key="size.import_kind",
@@ -291,8 +291,8 @@ def make_baseline(where: Any, source: str, measured: dict[str, float], workload:
     """The configuration on the page with the measured workload becomes the base model; it is sized at once."""
     from pydantic import ValidationError
 
+    from calibration.importers import scenario_with_workload
     from models.scenario import ScenarioFileError, format_validation_error
-    from sim.importers import scenario_with_workload
 
     data = forms.draft()
     try:

@@ -5,7 +5,7 @@ A profile comes from an example (examples/linuxone_bdi_batch_profile.yaml), the 
 an uploaded scenario file (``flashplan import iostat FILE --profile --scenario S --out F`` or
 ``flashplan import csv`` write one). The fast path's per-interval table is instant and flags the
 intervals too short to be a steady state; the replay (DES) runs in the worker pool; the growth
-query bisects on the fast path and checks the breaking point with the DES (``sim.growth``).
+query bisects on the fast path and checks the breaking point with the DES (``sim.plan.growth``).
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def load(source: str) -> tuple[Scenario | None, list[tuple[str, str]]]:
 
 def fast_table(scenario: Scenario) -> None:
     """Every interval as a steady state, with the settling check (instant)."""
-    from sim.profile_fast import evaluate_profile
+    from sim.plan.profile_fast import evaluate_profile
 
     est = evaluate_profile(scenario)
     rows = [{"interval": e.index, "length (s)": e.duration_s, "offered IOPS": e.offered_iops,

@@ -2,7 +2,7 @@
 
 Parameters a pre-sales engineer turns: namespaces per drive, drives, DIMMs, HyperPAV
 aliases, LUNs, jobs, queue depth, arrival rate, block size, read %. Two solvers: the fast
-path (``sim.analytic``, instant, for exploring) and the simulation (``sim.sweep``, every
+path (``sim.analytic``, instant, for exploring) and the simulation (``sim.plan.sweep``, every
 point a DES run with its 95% CI, in the worker pool with a progress bar). One factor
 draws a line chart, two draw lines per value or a heatmap; the table downloads as CSV.
 """
@@ -178,7 +178,7 @@ def fast_frame(base: Scenario, points: list[dict[str, Any]]) -> pd.DataFrame:
 
 
 def des_frame(base: Scenario, points: list[dict[str, Any]]) -> pd.DataFrame:
-    """Every point simulated (``sim.sweep.sweep_frame``, one run per point, in the worker pool), with cost and $/KIOPS."""
+    """Every point simulated (``sim.plan.sweep.sweep_frame``, one run per point, in the worker pool), with cost and $/KIOPS."""
     work: list[tuple[str, Any, tuple[str, str]]] = []
     for point in points:
         extra = coupled(base, point)

@@ -32,7 +32,7 @@ import yaml
 
 from models.catalog import lookup
 from models.scenario import Scenario, scenario_from_data
-from sim.faults import fast_rebuild_rate_mbps, simulate_states
+from sim.plan.faults import fast_rebuild_rate_mbps, simulate_states
 
 RECORDS = Path(__file__).resolve().parent / "faults.yaml"
 STAND_IN = "PM1733-1.92TB"

@@ -1,6 +1,6 @@
 """The analytic fast path: mean throughput, latency, utilization and bounds of a scenario in microseconds.
 
-``evaluate(scenario) -> FastResult`` solves the same I/O path the DES builds (sim/model.py),
+``evaluate(scenario) -> FastResult`` solves the same I/O path the DES builds (sim/des/model.py),
 from the same route description (``sim.route.describe``: flash parameters, SAN parameters, the
 resolved host, link bandwidths), as a queueing network instead of a simulation (DESIGN.md section 7: rank thousands
 of candidates analytically, confirm the finalists with the DES):
@@ -66,6 +66,7 @@ from dataclasses import replace
 from pydantic import BaseModel
 
 from models.catalog import Catalog, load_catalog
+from models.fast_result import Bounds, FastResult
 from models.hardware import FlashDeviceSpec
 from models.scenario import Scenario
 from models.topology import Generic
@@ -78,7 +79,6 @@ from sim.analytic.dies import DiePoint, die_level_closed, die_level_quantile_us,
 from sim.analytic.network import READ, WRITE, Evaluation, Group, Network
 from sim.analytic.paths import STRIPED, Compiler, clear_tables, compile_scenario, layout_of
 from sim.analytic.queueing import INF
-from sim.fast_result import Bounds, FastResult
 from sim.route.describe import chunk_bytes_of
 
 __all__ = ["Bounds", "DiePoint", "FastResult", "clear_cache", "die_level_closed", "die_level_quantile_us", "die_qd1_quantile_us",
@@ -275,10 +275,10 @@ def _compiled(scenario: Scenario, catalog: Catalog, spread: bool = False) -> Com
 def evaluate(scenario: Scenario) -> FastResult:
     """The analytic fast path's prediction for ``scenario`` (no simulation; ~0.1-0.2 ms, bench/fastpath.py).
     A scenario with a ``workloads`` list is solved as a multi-class network (sim/analytic/classes.py).
-    A profile workload has no single steady state: ``sim.profile_fast.evaluate_profile`` takes it interval by interval."""
+    A profile workload has no single steady state: ``sim.plan.profile_fast.evaluate_profile`` takes it interval by interval."""
     if isinstance(scenario.workload, ProfileWorkload):
         raise NotImplementedError("a profile workload changes over time: evaluate it interval by interval "
-                                  "(sim.profile_fast.evaluate_profile, `flashplan analyze` does)")
+                                  "(sim.plan.profile_fast.evaluate_profile, `flashplan analyze` does)")
     if scenario.consolidated:
         return solve_classes(scenario, _evaluate_one, _network_of)
     return _evaluate_one(scenario)

@@ -28,10 +28,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+from models.fast_result import Bounds, FastResult
 from models.scenario import Scenario
 from models.workload import BurstyWorkload, ClosedWorkload, OpenWorkload, Workload
 from sim.analytic.network import Network
-from sim.fast_result import Bounds, FastResult
 
 MVA_ITERATIONS = 2_000
 MVA_TOLERANCE = 1e-9

@@ -51,7 +51,7 @@ class Group:
     """Identical instances of one component (a station or a concurrency limit) of the DES model.
 
     A plain class with its own ``__init__`` (not a dataclass) so that mypyc compiles its
-    construction too (sim/native.py): a dataclass's generated ``__init__`` stays interpreted.
+    construction too (sim/native/guard.py): a dataclass's generated ``__init__`` stays interpreted.
     """
 
     __slots__ = (
@@ -124,7 +124,7 @@ class Group:
         self.view_k = view_k
         self.program_locks = program_locks
         """The dies of a shared-die device seen by a read whose data sit on one of them (``DieProgramLocks`` in
-        sim/model.py): programs load it (``Path.charge``), reads only wait here (``Path.wait_for``), for the rest
+        sim/des/model.py): programs load it (``Path.charge``), reads only wait here (``Path.wait_for``), for the rest
         of a program when their die has one: (programs in flight per die) x E[T^2] / (2 E[T]), no queue."""
 
     def __repr__(self) -> str:

@@ -1,7 +1,7 @@
 """Compile a route description (sim/route/) into the analytic network: the DES's routes as formulas.
 
 Every number comes from the route description (``sim.route.describe``), which the DES builder
-(sim/model.py) reads too; nothing numeric is derived here. Component names are the
+(sim/des/model.py) reads too; nothing numeric is derived here. Component names are the
 description's meter names, so utilization maps line up.
 
 A route is built once per device op and serves every transfer size (services are a fixed
@@ -10,7 +10,7 @@ z/VM, where an SSCH runs one device command per page and the route is built per 
 
 Volume members are namespaces (direct NVMe), LUNs (SAN), DIMMs (eXFlash) or base EDEVs
 (z/VM). A device I/O goes to any member alike, except under closed affinity (a JBOD job
-keeps its member, ``sim/volume.py``), where members get their jobs' share and members
+keeps its member, ``sim/route/volume.py``), where members get their jobs' share and members
 without jobs get nothing. Instances of a component that carry the same share form one group.
 
 What many scenarios share is built once and kept: parameters derived from the catalog (by the
@@ -67,7 +67,7 @@ from sim.route.steps import (
     Wait,
     layout,
 )
-from sim.volume import STREAM_ALIGN_BYTES, Volume
+from sim.route.volume import STREAM_ALIGN_BYTES, Volume
 
 __all__ = ["MIRROR_PAIRS", "STRIPED", "Compiler", "clear_tables", "compile_scenario", "layout_of"]
 
@@ -471,7 +471,7 @@ class Cpu:
 
 
 class FlashGroups:
-    """A flash device's stations and write cache (``FlashDevice`` in sim/model.py), for ``n`` devices.
+    """A flash device's stations and write cache (``FlashDevice`` in sim/des/model.py), for ``n`` devices.
 
     With shared NAND dies (``FlashParameters.shared_dies``) reads and programs take turns on the
     device's ``read_units`` dies (a pool): a read holds a die for ``die_read_time_us`` and then
@@ -580,7 +580,7 @@ def workload_mix(wl: Workload) -> Mix:
 def access_grid(mix: Mix, sequential: bool) -> int:
     """The alignment of I/O offsets: 4 KiB for random I/O; for sequential streams, which start on
     ``STREAM_ALIGN_BYTES`` boundaries and advance by their transfer sizes, the greatest common
-    divisor of that alignment and every size in the mix (``sim.engine.Run._issue``)."""
+    divisor of that alignment and every size in the mix (``sim.des.engine.Run._issue``)."""
     if not sequential:
         return 4096
     grid = STREAM_ALIGN_BYTES
@@ -709,7 +709,7 @@ def _share_members(phase: Phase, pieces: int, members: int) -> Phase:
 def _member_jobs(scenario: Scenario, members: int, layout: str, spread: bool = False) -> tuple[int, ...] | None:
     """Jobs (or sequential streams) per volume member where they stay put, else None (members equally likely).
 
-    * Closed JBOD: job j keeps member j mod M (sim/volume.py).
+    * Closed JBOD: job j keeps member j mod M (sim/route/volume.py).
     * Sequential access: each stream (a closed job's slots share one cursor; all open arrivals
       share one) walks its chunk, so for the chunk's length its I/Os stay on one stripe unit:
       a member (RAID-0, open JBOD, whose cursor stays within one member) or a mirror pair

@@ -2,7 +2,7 @@
 
 A Scenario (models/) becomes one description (``describe``): the stations, pools, links, delays,
 flash devices and volume split of its route, with every number derived from the scenario and the
-catalog in one place. The DES (sim/model.py) turns it into SimPy components, the analytic fast path
+catalog in one place. The DES (sim/des/model.py) turns it into SimPy components, the analytic fast path
 (sim/analytic/paths.py) into its queueing network. Nothing here imports SimPy.
 
 Modules, one per concept: ``elements`` (the parts a route is made of), ``describe`` (the

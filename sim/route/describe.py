@@ -4,7 +4,7 @@
 returns a ``GenericRoute``, ``DirectRoute``, ``SanRoute``, ``ExflashRoute`` or ``ZvmRoute`` whose
 fields are the elements (sim/route/elements.py) of that attachment's I/O path (DESIGN.md section 3)
 with every number already derived from the scenario and the catalog (flash parameters, SAN
-parameters, the resolved host stack, link bandwidths, member capacities). The DES (sim/model.py)
+parameters, the resolved host stack, link bandwidths, member capacities). The DES (sim/des/model.py)
 and the analytic fast path (sim/analytic/paths.py) each turn a description into their own network;
 neither derives a number of its own.
 

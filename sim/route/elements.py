@@ -2,7 +2,7 @@
 
 An element is a plain record: what it models, how many instances it has and which instance a
 volume member uses (``MemberMap``), its servers or slots, and its service law with parameters.
-Both solvers read the same records: the DES (sim/model.py) makes SimPy components of them, the
+Both solvers read the same records: the DES (sim/des/model.py) makes SimPy components of them, the
 fast path (sim/analytic/paths.py) queueing centres. Meter names are fixed here, so results of the
 two solvers line up component by component.
 """
@@ -133,7 +133,7 @@ class DeviceBank:
 
 @dataclass(frozen=True)
 class VolumeSplit:
-    """The volume layer (sim/volume.py): ``layout`` over ``members`` members of ``member_bytes``
+    """The volume layer (sim/route/volume.py): ``layout`` over ``members`` members of ``member_bytes``
     each, ``chunk_bytes`` per stripe unit; ``closed_affinity`` keeps a closed JBOD job on its member."""
 
     layout: str

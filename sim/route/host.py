@@ -98,7 +98,7 @@ class HostCharges:
     section of ``serial_us``, one I/O at a time, when positive) before it is issued, its ``complete``
     charge after it completes, and the ``beside`` charge that runs on another core after it completes,
     overlapping the next I/O (off-path work). Both solvers implement this element: the DES as
-    ``sim.model.Builder.cpu``, the fast path as ``sim.analytic.paths.Cpu``."""
+    ``sim.des.model.Builder.cpu``, the fast path as ``sim.analytic.paths.Cpu``."""
 
     cores: int
     submit: Charge | None

@@ -4,11 +4,11 @@
 route's elements in the order each solver creates them, and per device op (and variant: a SAN
 read that hits the cache) the list of ``Step`` records a device I/O takes, in order: host CPU
 submit, acquire a pool, cross a link towards the device, the device's read or write path, ...,
-release, host CPU completion. The DES (sim/model.py ``build``) turns steps into hops, the fast path
+release, host CPU completion. The DES (sim/des/model.py ``build``) turns steps into hops, the fast path
 (sim/analytic/paths.py ``compile_scenario``) into its Path visits; neither lays out a route of its own.
 
 Creation order is part of the layout because it is part of the results: the DES hands out random
-streams in the order components are created (sim/rng.py ``Streams``), per drive; the fast path's
+streams in the order components are created (sim/des/rng.py ``Streams``), per drive; the fast path's
 bottleneck tie-break follows its group order, per component (z/VM subchannels last). Both orders are
 kept as they were so results stay identical (bench/check_identical.py).
 """
@@ -44,7 +44,7 @@ class Delay:
 @dataclass(frozen=True)
 class SubchannelBank:
     """z/VM subchannels ``name``: one per base EDEV (member m uses base m), plus ``aliases`` HyperPAV
-    aliases any base may borrow (sim/components.py ``SubchannelPool``)."""
+    aliases any base may borrow (sim/des/components.py ``SubchannelPool``)."""
 
     name: str
     bases: int

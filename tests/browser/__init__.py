@@ -1,1 +1,1 @@
-"""Helpers for the real-browser test of the web app (tests/test_app_browser.py)."""
+"""Helpers for the real-browser test of the web app (tests/app/test_app_browser.py)."""

@@ -1,6 +1,6 @@
 """Response times of the web app's answers in a real browser: ``python -m tests.browser.timings``.
 
-Starts the app headless (as tests/test_app_browser.py does), then times, from the click to the
+Starts the app headless (as tests/app/test_app_browser.py does), then times, from the click to the
 answer on screen, with the pages' defaults and a cold cache: Size it (the seed-000 NVMe RAID-10
 under YCSB, Quick precision; the first run also starts the worker processes, so it is timed again
 with another seed), a What-if sweep on the fast path and on the simulation (drives

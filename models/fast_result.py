@@ -1,0 +1,61 @@
+"""What the analytic fast path (sim/analytic) predicts for one scenario: ``FastResult`` and its ``Bounds``.
+
+Plain data, kept out of the compiled fast path (sim/native/guard.py) so that results pickle (Dask, the
+web app's caches) and compare the same whether the fast path runs compiled or interpreted.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """Asymptotic bounds of the I/O path (per logical I/O)."""
+
+    x_max_iops: float
+    """1 / D_max: the throughput no population can exceed."""
+    r_min_us: float
+    """Latency with no queueing (the sum of the demands along the critical path)."""
+    n_star: float
+    """(R_min + Z) / D_max, Z = think time: I/Os in flight at the knee."""
+    bottleneck: str = ""
+    """The component with the largest demand (the one that saturates first)."""
+
+
+@dataclass(frozen=True)
+class FastResult:
+    """The analytic prediction for one scenario (mean values; no confidence intervals, no percentiles)."""
+
+    iops: float
+    read_iops: float
+    write_iops: float
+    mbps: float
+    latency_mean_us: float
+    read_latency_mean_us: float
+    write_latency_mean_us: float
+    utilization: dict[str, float]
+    """Component name (as in the DES Result.utilization) -> busy servers / servers, or slots in use / slots."""
+    bottleneck: str
+    bounds: Bounds
+    cpu_us_per_io: float
+    stable: bool
+    """False when an open or bursty workload's mean rate exceeds Xmax (latency is then infinite)."""
+    workloads: dict[str, FastResult] | None = None
+    """Per workload, by name (a scenario with a ``workloads`` list; sim/analytic/classes.py): each
+    one's throughput and latency, and its own share of each component's utilization."""
+
+    def summary(self) -> dict[str, object]:
+        """A JSON-friendly dictionary (infinite latencies as None)."""
+        def num(v: float) -> float | None:
+            return v if math.isfinite(v) else None
+
+        return {
+            "iops": self.iops, "read_iops": self.read_iops, "write_iops": self.write_iops, "mbps": self.mbps,
+            "latency_mean_us": num(self.latency_mean_us), "read_latency_mean_us": num(self.read_latency_mean_us),
+            "write_latency_mean_us": num(self.write_latency_mean_us), "cpu_us_per_io": self.cpu_us_per_io,
+            "utilization": self.utilization, "bottleneck": self.bottleneck, "stable": self.stable,
+            "bounds": {"x_max_iops": self.bounds.x_max_iops, "r_min_us": self.bounds.r_min_us,
+                       "n_star": self.bounds.n_star, "bottleneck": self.bounds.bottleneck},
+        } | ({"workloads": {name: w.summary() for name, w in self.workloads.items()}} if self.workloads is not None else {})

@@ -1,0 +1,183 @@
+"""``flashplan analyze FILE [--set dotted.path=VALUE ...] [--json] [--compare]``.
+
+Prints the analytic fast path's prediction (sim/analytic): mean throughput and latency,
+utilization, bottleneck and the asymptotic bounds Xmax, Rmin and N*, in well under a
+millisecond. ``--compare`` also runs the discrete-event simulation of the same scenario
+and prints both side by side with the fast path's relative error and whether the DES
+95% interval contains the analytic value.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from models.common import dumps_json
+from models.numbers import format_number as _fmt
+from models.result import Result
+from models.scenario import Scenario
+from models.workload import ProfileWorkload
+from sim.analytic import FastResult, evaluate
+from sim.cli.flashplan import load_with_overrides, print_slos
+from sim.errors import EXIT_OK, EXIT_UNSTABLE
+from sim.plan.slo_check import fast_figure, slo_verdicts
+
+COMPARED = (
+    ("iops", "IOPS", ""),
+    ("read_iops", "read IOPS", ""),
+    ("write_iops", "write IOPS", ""),
+    ("mbps", "throughput", "MB/s"),
+    ("latency_mean_us", "latency mean", "us"),
+    ("read_latency_mean_us", "read latency mean", "us"),
+    ("write_latency_mean_us", "write latency mean", "us"),
+    ("cpu_us_per_io", "host CPU per I/O", "us"),
+)
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser("analyze", help="analytic fast path: mean throughput, latency, utilization and bounds (no simulation)")
+    p.add_argument("file")
+    p.add_argument("--set", action="append", metavar="dotted.path=VALUE",
+                   help="override a field, e.g. --set topology.drives=8 (repeatable; list items by index)")
+    p.add_argument("--json", action="store_true", help="print the prediction (and with --compare the DES result) as JSON")
+    p.add_argument("--compare", action="store_true", help="also run the discrete-event simulation and print both with relative errors")
+    p.add_argument("--top", type=int, default=8, help="components listed in the utilization table (default 8)")
+    p.set_defaults(func=cmd_analyze)
+
+
+def _value(v: float) -> str:
+    return _fmt(v) if math.isfinite(v) else "unbounded"
+
+
+def relative_errors(fast: FastResult, des: Result) -> dict[str, float | None]:
+    """(fast - DES) / DES for every compared metric (None where the DES value is 0 or the fast one infinite)."""
+    out: dict[str, float | None] = {}
+    for key, _, _ in COMPARED:
+        f = getattr(fast, key)
+        d = getattr(des, key).value
+        out[key] = (f - d) / d if d and math.isfinite(f) else None
+    return out
+
+
+PER_WORKLOAD = (("iops", "IOPS"), ("mbps", "MB/s"), ("latency_mean_us", "mean us"),
+                ("read_latency_mean_us", "read us"), ("write_latency_mean_us", "write us"))
+
+
+def print_workloads(fast: FastResult, des: Result | None, out: Console) -> None:
+    """One row per workload of a consolidated scenario: the fast path's figure, and with ``--compare``
+    the DES's and the relative error (* = outside the DES 95% CI)."""
+    assert fast.workloads is not None
+    table = Table(title="per workload" + (" (fast path / DES, error)" if des is not None else " (fast path)"), title_justify="left")
+    table.add_column("workload")
+    for _, label in PER_WORKLOAD:
+        table.add_column(label, justify="right")
+    for name, w in fast.workloads.items():
+        other = des.workloads.get(name) if des is not None and des.workloads is not None else None
+        cells = [name]
+        for key, _ in PER_WORKLOAD:
+            f = getattr(w, key)
+            cell = _value(f)
+            if other is not None:
+                m = getattr(other, key)
+                err = (f - m.value) / m.value if m.value and math.isfinite(f) else None
+                cell += f" / {_fmt(m.value)}" + ("" if err is None else f" {err:+.1%}{'' if m.contains(f) else ' *'}")
+            cells.append(cell)
+        table.add_row(*cells)
+    out.print(table)
+
+
+def cmd_analyze_profile(scenario: Scenario, args: argparse.Namespace, out: Console) -> int:
+    """A profile: every interval as a steady state, flagged where that is unreliable (``sim.plan.profile_fast``)."""
+    from sim.plan.profile_fast import evaluate_profile
+
+    est = evaluate_profile(scenario)
+    if args.json:
+        print(dumps_json({"fast_profile": est.summary()}))
+        return EXIT_OK
+    table = Table(title=f"{scenario.name or 'scenario'}  (analytic fast path, each interval as a steady state)", title_justify="left")
+    for col in ("#", "length s", "offered IOPS", "IOPS", "mean us", "p99 est. us", "settling s", "bottleneck", "note"):
+        table.add_column(col, justify="left" if col in ("bottleneck", "note") else "right")
+    for e in est.intervals:
+        f = e.fast
+        table.add_row(f"{e.index}{' *' if e.index == est.peak_index else ''}", f"{e.duration_s:g}",
+                      "closed" if e.offered_iops is None else _fmt(e.offered_iops), _value(f.iops) if f else "0",
+                      _value(f.latency_mean_us) if f else "-", _value(e.p99_estimate_us) if f else "-",
+                      _value(e.settling_s) if f else "-", f.bottleneck if f else "-", e.note)
+    out.print(table)
+    out.print(f"peak interval (*): {est.peak_index}: {est.peak_reason}", markup=False, highlight=False)
+    return EXIT_OK
+
+
+def cmd_analyze(args: argparse.Namespace, out: Console) -> int:
+    scenario = load_with_overrides(args.file, args.set or [])
+    if isinstance(scenario.workload, ProfileWorkload) and not args.compare:
+        return cmd_analyze_profile(scenario, args, out)
+    fast = evaluate(scenario)
+    des: Result | None = None
+    if args.compare:
+        from sim.des.engine import simulate
+
+        des = simulate(scenario)
+    if args.json:
+        data: dict[str, Any] = {"fast": fast.summary()}
+        if des is not None:
+            data["des"] = des.summary()
+            data["relative_error"] = relative_errors(fast, des)
+        if scenario.slos:
+            data["slos"] = slo_verdicts(scenario, fast_figure(fast))
+        print(dumps_json(data))
+        return EXIT_OK if fast.stable else EXIT_UNSTABLE
+    if not fast.stable:  # first, as simulate does: no figure below is a steady state
+        out.print(f"UNSTABLE: the offered rate exceeds Xmax = {_value(fast.bounds.x_max_iops)} IOPS (D_max at "
+                  f"{fast.bounds.bottleneck}); the queue grows without bound", markup=False)
+    title = scenario.name or "scenario"
+    table = Table(title=f"{title}  (analytic fast path)", title_justify="left")
+    table.add_column("metric")
+    table.add_column("fast path", justify="right")
+    if des is not None:
+        table.add_column(f"DES (seed {des.seed})", justify="right")
+        table.add_column("DES 95% CI", justify="right")
+        table.add_column("error", justify="right")
+    table.add_column("unit")
+    errors = relative_errors(fast, des) if des is not None else {}
+    for key, label, unit in COMPARED:
+        f = getattr(fast, key)
+        row = [label, _value(f)]
+        if des is not None:
+            m = getattr(des, key)
+            err = errors[key]
+            inside = m.contains(f)
+            row += [_fmt(m.value), f"{_fmt(m.ci95[0])} .. {_fmt(m.ci95[1])}",
+                    "-" if err is None else f"{err:+.1%}{'' if inside else ' *'}"]
+        row.append(unit)
+        table.add_row(*row)
+    out.print(table)
+    if fast.workloads is not None:
+        print_workloads(fast, des, out)
+    b = fast.bounds
+    out.print(f"bounds: Xmax = {_value(b.x_max_iops)} IOPS (D_max at {b.bottleneck}), Rmin = {_value(b.r_min_us)} us, "
+              f"N* = {b.n_star:.1f} I/Os in flight", markup=False)
+    util = Table(title=f"utilization (top {args.top})", title_justify="left")
+    util.add_column("component")
+    util.add_column("fast path", justify="right")
+    if des is not None:
+        util.add_column("DES", justify="right")
+    for name, u in sorted(fast.utilization.items(), key=lambda kv: -kv[1])[:args.top]:
+        cells = [name, f"{u:6.1%}"]
+        if des is not None:
+            cells.append(f"{des.utilization[name]:6.1%}" if name in des.utilization else "-")
+        util.add_row(*cells)
+    out.print(util)
+    line = f"bottleneck: {fast.bottleneck}"
+    if des is not None:
+        line += f" (DES: {des.bottleneck}); DES stop: {des.stop_reason}"
+        if any(not getattr(des, key).contains(getattr(fast, key)) for key, _, _ in COMPARED):
+            line += "; * = fast path outside the DES 95% CI"
+    out.print(line, markup=False)
+    if scenario.slos:
+        print_slos(slo_verdicts(scenario, fast_figure(fast)), out, "fast path; p99 is the planner's screening estimate")
+    return EXIT_OK if fast.stable else EXIT_UNSTABLE

@@ -1,0 +1,425 @@
+"""Engine building blocks: stations, concurrency limits, pure delays, fork and split.
+
+An I/O is a ``Job`` that walks a *route*: a tuple of hops, each a callable
+``hop(job)``. A hop either passes the job on at once (``advance``) or parks it and
+passes it on later from a SimPy event callback. There is no SimPy process per I/O
+and no Request object per queue visit: a station visit costs one SimPy event
+(its service completion), a concurrency limit costs none. Jobs are recycled from a
+free list, so a long run allocates almost nothing per I/O (DESIGN.md section 7).
+
+Time is in microseconds of simulated time throughout the engine.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Sequence
+from heapq import heappush
+from typing import Any
+
+import simpy
+from simpy.events import NORMAL, Event
+
+READ = 0
+WRITE = 1
+
+Hop = Callable[["Job"], None]
+Child = tuple[Sequence[Hop], int, int, int]
+"""A device I/O of a split: (route, bytes, READ or WRITE, member index)."""
+
+
+class Job:
+    """One logical I/O or one device-level piece of it (a child of a split)."""
+
+    __slots__ = (
+        "cost",
+        "member",
+        "offset",
+        "op",
+        "parent",
+        "pending",
+        "phase",
+        "phases",
+        "route",
+        "size",
+        "slot",
+        "step",
+        "t0",
+        "token",
+        "workload",
+    )
+
+    def __init__(self) -> None:
+        self.route: Sequence[Hop] = ()
+        self.step = -1
+        self.op = READ
+        self.size = 0
+        self.t0 = 0.0
+        self.parent: Job | None = None
+        self.member = 0
+        self.slot = 0
+        self.offset = 0
+        self.pending = 0
+        self.phases: list[list[Child]] = []
+        self.phase = 0
+        self.token = 0
+        self.cost = 0.0
+        self.workload = 0
+        """Which of the scenario's workloads issued this I/O (its index in ``Scenario.all_workloads()``)."""
+
+
+def advance(job: Job) -> None:
+    """Send ``job`` to the next hop of its route."""
+    step = job.step + 1
+    job.step = step
+    job.route[step](job)
+
+
+def schedule(env: simpy.Environment, delay: float, value: Any, callback: Callable[[Event], None]) -> None:
+    """Fire ``callback(event)`` after ``delay`` us, ``event._value`` being ``value``.
+
+    The same as ``Timeout(env, delay, value).callbacks.append(callback)`` without the
+    constructor's checks and method calls: it relies on SimPy 4's event queue layout
+    (``env._queue`` entries ``(time, priority, id, event)``), as ``Station`` does.
+    """
+    ev = Event(env)
+    ev._ok = True
+    ev._value = value
+    ev.callbacks = [callback]
+    heappush(env._queue, (env._now + delay, NORMAL, next(env._eid), ev))
+
+
+def _advance_event(event: simpy.Event) -> None:
+    advance(event._value)
+
+
+class Meter:
+    """Time-average occupancy of something with ``capacity`` units (servers or slots).
+
+    ``area`` integrates units in use over time (utilization = area / capacity / window),
+    ``busy_area`` the time with at least one unit in use; the engine reads both at batch
+    boundaries. ``Station`` inlines the same accounting in its hot path.
+    """
+
+    __slots__ = ("area", "busy_area", "capacity", "env", "in_use", "name", "t_last", "waited")
+
+    def __init__(self, env: simpy.Environment, name: str, capacity: int):
+        self.env = env
+        self.name = name
+        self.capacity = capacity
+        self.in_use = 0
+        self.area = 0.0
+        self.busy_area = 0.0
+        self.t_last = 0.0
+        self.waited = 0
+
+    def _account(self) -> None:
+        now = self.env.now
+        dt = now - self.t_last
+        if dt:
+            u = self.in_use
+            if u:
+                self.area += u * dt
+                self.busy_area += dt
+            self.t_last = now
+
+    def __call__(self, job: Job) -> None:
+        """Only a ``Station`` is a hop. (Declared here because mypyc gives a subclass's ``__call__``
+        a working fast call only when the base class has one: sim/native/guard.py.)"""
+        raise TypeError(f"{self.name} is not a hop")
+
+    def reset(self) -> None:
+        self._account()
+        self.area = 0.0
+        self.busy_area = 0.0
+        self.waited = 0
+
+    def unit_time(self) -> float:
+        """Unit-microseconds of occupancy since the last reset (e.g. CPU-busy us)."""
+        self._account()
+        return self.area
+
+
+class Station(Meter):
+    """A FCFS service centre with ``servers`` identical servers.
+
+    ``service(job)`` returns the job's service time in microseconds. Models a CPU
+    (servers = cores), the parallel units of a flash device, a link direction
+    (one server, time = bytes / bandwidth) or a textbook queue.
+
+    A service completion is a plain SimPy event pushed straight onto the event queue;
+    the event objects are recycled once SimPy has processed them, so a long run
+    creates no event per I/O (the hot path of the engine, see bench/).
+    """
+
+    __slots__ = ("_finish_cb", "_spare", "queue", "service")
+
+    def __init__(self, env: simpy.Environment, name: str, servers: int, service: Callable[[Job], float]):
+        super().__init__(env, name, servers)
+        self.service = service
+        self.queue: deque[Job] = deque()
+        self._finish_cb = self._finish
+        self._spare: list[Event] = []
+
+    def __call__(self, job: Job) -> None:
+        if self.in_use < self.capacity:
+            self._start(job)
+        else:
+            self.queue.append(job)
+
+    def _start(self, job: Job) -> None:
+        env = self.env
+        now = env._now
+        dt = now - self.t_last
+        if dt:
+            u = self.in_use
+            if u:
+                self.area += u * dt
+                self.busy_area += dt
+            self.t_last = now
+        self.in_use += 1
+        spare = self._spare
+        if spare:
+            ev = spare.pop()
+        else:
+            ev = Event(env)
+            ev._ok = True
+        ev._value = job
+        ev.callbacks = [self._finish_cb]
+        heappush(env._queue, (now + self.service(job), NORMAL, next(env._eid), ev))
+
+    def _finish(self, event: Event) -> None:
+        job = event._value
+        now = self.env._now
+        dt = now - self.t_last
+        if dt:
+            self.area += self.in_use * dt
+            self.busy_area += dt
+            self.t_last = now
+        self.in_use -= 1
+        if self.queue:
+            self._start(self.queue.popleft())
+        advance(job)
+        self._spare.append(event)
+
+
+class Delay:
+    """A pure delay with unlimited parallelism (fabric latency, cache acknowledgement, think time);
+    ``name`` is its place in the route (``fabric``, ``turnaround``, ``drive3.write_ack``)."""
+
+    __slots__ = ("delay", "env", "name")
+
+    def __init__(self, env: simpy.Environment, delay: Callable[[Job], float], name: str = ""):
+        self.env = env
+        self.delay = delay
+        self.name = name
+
+    def __call__(self, job: Job) -> None:
+        d = self.delay(job)
+        if d <= 0.0:
+            advance(job)
+        else:
+            schedule(self.env, d, job, _advance_event)
+
+
+class Pool(Meter):
+    """A concurrency limit: at most ``slots`` jobs between ``acquire`` and ``release``.
+
+    Models a namespace's queue depth (an IBM i disk arm), an NVMe queue set, a SCSI
+    LUN queue depth, a driver thread or a write cache. Waiters are served FIFO.
+    """
+
+    __slots__ = ("waiting",)
+
+    def __init__(self, env: simpy.Environment, name: str, slots: int):
+        super().__init__(env, name, slots)
+        self.waiting: deque[Job] = deque()
+
+    def acquire(self, job: Job) -> None:
+        if self.in_use < self.capacity:
+            self._account()
+            self.in_use += 1
+            advance(job)
+        else:
+            self.waited += 1
+            self.waiting.append(job)
+
+    def release(self, job: Job) -> None:
+        if self.waiting:
+            advance(self.waiting.popleft())  # the slot passes straight to the next waiter
+        else:
+            self._account()
+            self.in_use -= 1
+        advance(job)
+
+    @property
+    def load(self) -> int:
+        return self.in_use + len(self.waiting)
+
+
+class SubchannelPool(Meter):
+    """z/VM HyperPAV: each base EDEV runs one I/O at a time; a shared pool of alias
+    EDEVs lets an I/O start while its base is busy (seed 003, Tables 2 and 3).
+
+    ``job.member`` names the base device; ``job.token`` records what the I/O holds
+    (the base, or -1 for an alias). Utilization counts bases and aliases together.
+    """
+
+    __slots__ = ("alias_fails", "alias_tries", "aliases", "aliases_free", "bases_busy", "waiting")
+
+    def __init__(self, env: simpy.Environment, name: str, bases: int, aliases: int):
+        super().__init__(env, name, bases + aliases)
+        self.bases_busy = [False] * bases
+        self.aliases = aliases
+        self.aliases_free = aliases
+        self.waiting: deque[Job] = deque()
+        self.alias_tries = 0
+        self.alias_fails = 0
+
+    def acquire(self, job: Job) -> None:
+        b = job.member
+        if not self.bases_busy[b]:
+            self.bases_busy[b] = True
+            job.token = b
+        elif self.aliases_free:
+            self.alias_tries += 1
+            self.aliases_free -= 1
+            job.token = -1
+        else:
+            if self.aliases:
+                self.alias_tries += 1
+                self.alias_fails += 1
+            self.waited += 1
+            self.waiting.append(job)
+            return
+        self._account()
+        self.in_use += 1
+        advance(job)
+
+    def release(self, job: Job) -> None:
+        token = job.token
+        nxt: Job | None = None
+        if token >= 0:
+            for i, w in enumerate(self.waiting):
+                if w.member == token:
+                    nxt = w
+                    del self.waiting[i]
+                    break
+            if nxt is None:
+                self.bases_busy[token] = False
+        elif self.waiting:
+            nxt = self.waiting.popleft()
+        else:
+            self.aliases_free += 1
+        if nxt is None:
+            self._account()
+            self.in_use -= 1
+        else:
+            nxt.token = token
+            advance(nxt)
+        advance(job)
+
+
+class JobFactory:
+    """A free list of Job objects, so a long run does not allocate one per I/O."""
+
+    __slots__ = ("free",)
+
+    def __init__(self) -> None:
+        self.free: list[Job] = []
+
+    def new(self) -> Job:
+        return self.free.pop() if self.free else Job()
+
+    def recycle(self, job: Job) -> None:
+        job.parent = None
+        job.phases = []
+        self.free.append(job)
+
+
+class Fork:
+    """Start a background child on ``route`` (e.g. destaging a cached write) and move on at once."""
+
+    __slots__ = ("jobs", "route")
+
+    def __init__(self, route: Sequence[Hop], jobs: JobFactory):
+        self.route = (*tuple(route), jobs.recycle)
+        self.jobs = jobs
+
+    def __call__(self, job: Job) -> None:
+        child = self.jobs.new()
+        child.route = self.route
+        child.step = -1
+        child.op = job.op
+        child.size = job.size
+        child.member = job.member
+        child.t0 = job.t0
+        advance(child)
+        advance(job)
+
+
+Planner = Callable[[Job], list[list[Child]]]
+
+
+class Split:
+    """The volume layer: turn one I/O into device I/Os in phases and wait for them.
+
+    ``planner(job)`` returns phases; each phase is a list of (route, bytes, op, member) children
+    started together; the next phase starts when all children of the current one
+    have finished (RAID-5/6 read-modify-write reads old data and parity, then writes).
+    Child routes must end with ``split.join``.
+    """
+
+    __slots__ = ("jobs", "planner")
+
+    def __init__(self, planner: Planner, jobs: JobFactory):
+        self.planner = planner
+        self.jobs = jobs
+
+    def __call__(self, job: Job) -> None:
+        job.phases = self.planner(job)
+        job.phase = 0
+        self._start_phase(job)
+
+    def _start_phase(self, job: Job) -> None:
+        children = job.phases[job.phase]
+        job.pending = len(children)
+        new = self.jobs.new
+        for route, nbytes, op, member in children:
+            child = new()
+            child.route = route
+            child.step = -1
+            child.parent = job
+            child.size = nbytes
+            child.op = op
+            child.member = member
+            child.t0 = job.t0
+            child.slot = job.slot
+            advance(child)
+
+    def join(self, child: Job) -> None:
+        parent = child.parent
+        self.jobs.recycle(child)
+        assert parent is not None
+        parent.pending -= 1
+        if parent.pending == 0:
+            parent.phase += 1
+            if parent.phase < len(parent.phases):
+                self._start_phase(parent)
+            else:
+                parent.phases = []
+                advance(parent)
+
+
+def make_route(*hops: Any) -> tuple[Hop, ...]:
+    """A route from hops, skipping ``None`` (a hop a configuration does not have); a tuple of
+    hops (a multi-hop stage, e.g. a CPU charge then a serialized section) is spliced in."""
+    route: list[Hop] = []
+    for h in hops:
+        if h is None:
+            continue
+        if isinstance(h, tuple):
+            route.extend(x for x in h if x is not None)
+        else:
+            route.append(h)
+    return tuple(route)

@@ -1,0 +1,257 @@
+"""Run a scenario: generate the workload, walk every I/O through the model, stop on precision.
+
+A run has three parts, each in its own module: where the I/Os come from (``sim.des.arrivals``:
+a closed population or an open Poisson / bursty stream), the measured window and when to stop
+(``sim.des.batching``: warm-up, batch means, MSER truncation, the precision rule), and the Result
+made from it (``sim.des.assembly``). ``Run`` here wires them to the model and walks each I/O:
+it draws the operation, size and address, sends the I/O down the route and counts it back.
+
+The run stops when the precision rule is met, or when ``run.max_ios`` completions or
+``run.max_wall_s`` seconds are spent ("budget: ..."). An open workload whose backlog keeps
+growing past what any queue could hold stops as "unstable".
+"""
+
+from __future__ import annotations
+
+import time
+from bisect import bisect_left
+from collections.abc import Callable
+from itertools import accumulate
+
+import simpy
+
+from models.result import Result
+from models.scenario import Scenario
+from models.workload import ProfileWorkload, Workload
+from sim.des.arrivals import RebuildArrivals, arrivals_of
+from sim.des.assembly import assemble
+from sim.des.batching import FLUSH_MASK, BatchMeans, WorkloadTally
+from sim.des.batching import default_batch_ios as default_batch_ios  # re-exported
+from sim.des.components import READ, WRITE, Job, JobFactory, advance
+from sim.des.model import Model, build
+from sim.des.rng import Streams, UnitSampler
+from sim.route.volume import STREAM_ALIGN_BYTES
+
+UNSTABLE_BACKLOG = 200_000
+"""I/Os outstanding at which an open workload is stopped as unstable: far beyond any real queue
+(64K NVMe queues x 64K entries are never all full), and it bounds the run's memory (~100 MB)."""
+WALL_CHECK_MASK = 1023
+"""The clock is read every 1,024 completions (about a millisecond of wall time)."""
+WALL_BUDGET_REASON = "budget: max_wall_s"
+STREAMS_SPREAD = 64
+"""Sequential streams start at one of this many evenly spaced places in the volume."""
+
+
+def stream_spacing(capacity: int) -> int:
+    """Distance between the places sequential streams start: capacity / 64, rounded down to
+    1 MiB (to 4 KiB on volumes under 64 MiB)."""
+    step = capacity // STREAMS_SPREAD
+    align = STREAM_ALIGN_BYTES if step >= STREAM_ALIGN_BYTES else 4096
+    return step // align * align
+
+
+class _SizeChooser:
+    """Draws a transfer size for reads or writes from the workload's size mix."""
+
+    def __init__(self, table: list[tuple[int, float]], unit: UnitSampler):
+        self.sizes = [b for b, _ in table]
+        self.cum = list(accumulate(p for _, p in table))
+        self.cum[-1] = 1.0
+        self.fixed = self.sizes[0] if len(self.sizes) == 1 else 0
+        self.unit = unit
+
+    def __call__(self) -> int:
+        if self.fixed:
+            return self.fixed
+        return self.sizes[bisect_left(self.cum, self.unit())]
+
+
+class Traffic:
+    """What one workload's I/Os look like: its read fraction, size mix, access pattern and the
+    address space it uses (its placement's volume), with its own random streams and stream cursors."""
+
+    def __init__(self, streams: Streams, wl: Workload, capacity: int, uses_offsets: bool):
+        self.read_fraction = wl.read_fraction
+        self.op_unit = streams.uniform()
+        self.addr_unit = streams.uniform()
+        self.read_size = _SizeChooser(wl.size_table("read"), streams.uniform()) if wl.read_fraction > 0 else None
+        self.write_size = _SizeChooser(wl.size_table("write"), streams.uniform()) if wl.read_fraction < 1 else None
+        self.sequential = wl.access == "sequential"
+        self.capacity = max(4096, capacity)
+        self.stream_spacing = stream_spacing(self.capacity) if self.sequential else 0
+        self.blocks = self.capacity // 4096
+        self.cursors: dict[int, int] = {}
+        self.uses_offsets = uses_offsets
+
+    def shape(self, job: Job) -> None:
+        """Draw ``job``'s operation, size and (where the volume reads it) its address."""
+        rf = self.read_fraction
+        if rf >= 1.0 or (rf > 0.0 and self.op_unit() < rf):
+            job.op = READ
+            size = self.read_size()  # type: ignore[misc]
+        else:
+            job.op = WRITE
+            size = self.write_size()  # type: ignore[misc]
+        job.size = size
+        if self.sequential:
+            key = job.slot
+            start = self.cursors.get(key)
+            if start is None:
+                start = (abs(key) * 7919 % STREAMS_SPREAD) * self.stream_spacing
+            if start + size > self.capacity:
+                start = 0
+            job.offset = start
+            self.cursors[key] = start + size
+        elif self.uses_offsets:
+            off = int(self.addr_unit() * self.blocks) * 4096
+            job.offset = off if off + size <= self.capacity else max(0, self.capacity - size)
+
+
+class Run:
+    """One simulation of one scenario (use ``simulate``)."""
+
+    def __init__(self, scenario: Scenario):
+        self.scenario = scenario
+        settings = scenario.run
+        self.env = simpy.Environment()
+        self.streams = Streams(settings.seed)
+        self.jobs = JobFactory()
+        self.model: Model = build(self.env, scenario, self.streams, self.jobs)
+        self.route = (*self.model.route, self.complete)
+        workloads = scenario.all_workloads()
+        capacity = self.model.workload_capacity or [self.model.capacity_bytes] * len(workloads)
+        self.traffic = [Traffic(self.streams, wl, capacity[i], self.model.uses_offsets) for i, wl in enumerate(workloads)]
+        """Each workload's I/O shape, by the index an I/O carries (``Job.workload``)."""
+        self.first = self.traffic[0]
+        self.per_workload = scenario.consolidated
+        """Whether completions are also counted per workload (a scenario with a ``workloads`` list)."""
+        self.tallies: list[WorkloadTally] = [WorkloadTally() for _ in workloads] if self.per_workload else []
+        self.completers: list[Callable[[Job], None]] = [self._recycle for _ in workloads]
+        # counters
+        self.issued = 0
+        self.completed = 0
+        self.on_complete: Callable[[Job], None] = self._recycle
+        """What a completed I/O does next (the workload's generator replaces it: reissue, recycle)."""
+        self.outstanding = 0
+        self.out_area = 0.0
+        self.out_t = 0.0
+        self.max_ios = settings.max_ios
+        self.stop_reason = ""
+        self.stop_event = self.env.event()
+        self.stopped = False
+        self.wall_start = 0.0
+        self.batching = BatchMeans(self)
+        self.rebuild: RebuildArrivals | None = None
+        """A rebuild in progress (the scenario's ``faults.rebuild``): a second source of device I/O."""
+
+    def set_completer(self, index: int, completer: Callable[[Job], None]) -> None:
+        """What a completed I/O of workload ``index`` does next (its arrivals' reissue, or recycling)."""
+        if len(self.traffic) == 1:
+            self.on_complete = completer
+            return
+        self.completers[index] = completer
+        self.on_complete = self._dispatch
+
+    def _dispatch(self, job: Job) -> None:
+        self.completers[job.workload](job)
+
+    def out_area_now(self) -> float:
+        """The time integral of the I/Os outstanding, brought up to now."""
+        now = self.env.now
+        self.out_area += self.outstanding * (now - self.out_t)
+        self.out_t = now
+        return self.out_area
+
+    def check_budgets(self) -> None:
+        """Stop when ``run.max_ios`` completions or ``run.max_wall_s`` seconds are spent. Called on
+        every completion for the I/O budget and every ``WALL_CHECK_MASK + 1`` completions for the
+        clock, in the warm-up as in the batches; the reason says how many I/Os were simulated."""
+        s = self.scenario.run
+        if self.completed >= s.max_ios:
+            self.stop(f"budget: max_ios={s.max_ios} completions reached ({self.completed:,} I/Os simulated)")
+        elif time.perf_counter() - self.wall_start >= s.max_wall_s:
+            self.stop(f"{WALL_BUDGET_REASON}={s.max_wall_s:g} s reached after {self.completed:,} I/Os")
+
+    def stop(self, reason: str) -> None:
+        if not self.stopped:
+            self.stopped = True
+            self.stop_reason = reason
+            self.stop_event.succeed()
+
+    # -- issuing and completing ----------------------------------------------------
+    def issue(self, job: Job) -> None:
+        self.traffic[job.workload].shape(job)
+        now = self.env._now
+        job.t0 = now
+        job.route = self.route
+        job.step = -1
+        self.issued += 1
+        self.out_area += self.outstanding * (now - self.out_t)
+        self.out_t = now
+        self.outstanding += 1
+        if self.per_workload:
+            self.tallies[job.workload].issued(now)
+        if self.outstanding > UNSTABLE_BACKLOG:
+            self.stop(f"unstable: more than {UNSTABLE_BACKLOG} I/Os outstanding; the offered load exceeds what the path can serve")
+        elif not self.issued & WALL_CHECK_MASK and not self.stopped:
+            self.check_budgets()  # the clock also runs while nothing completes
+        advance(job)
+
+    def complete(self, job: Job) -> None:
+        now = self.env._now
+        self.out_area += self.outstanding * (now - self.out_t)
+        self.out_t = now
+        self.outstanding -= 1
+        self.completed += 1
+        b = self.batching
+        if self.per_workload:
+            self.tallies[job.workload].completed(job, now, b.warm)
+        if b.warm:
+            if job.op == READ:
+                b.b_rlats.append(now - job.t0)
+            else:
+                b.b_wlats.append(now - job.t0)
+            b.b_bytes += job.size
+            b.b_ios += 1
+            if b.b_ios >= b.batch_target and not self.stopped:
+                b.close_batch()
+            elif not b.b_ios & FLUSH_MASK:
+                b.flush()
+        elif self.completed >= b.warmup_ios and self.completed < self.max_ios:
+            b.end_warmup()  # (a budget spent by the warm-up ends the run in it: its occupancy is all there is)
+        if not self.stopped and (self.completed >= self.max_ios or not self.completed & WALL_CHECK_MASK):
+            self.check_budgets()
+        self.on_complete(job)
+
+    def _recycle(self, job: Job) -> None:
+        self.jobs.recycle(job)
+
+    # -- the run ---------------------------------------------------------------------------
+    def run(self) -> Result:
+        wl = self.scenario.workload
+        assert not isinstance(wl, ProfileWorkload), "a profile is replayed by sim.des.profile.ProfileRun"
+        self.wall_start = time.perf_counter()
+        sources = [arrivals_of(self, wl, i) for i, wl in enumerate(self.scenario.all_workloads())]
+        for source in sources:
+            source.start()
+        volume, routes = self.model.volume, self.model.device_routes
+        if volume is not None and volume.rebuild is not None and routes is not None:
+            self.rebuild = RebuildArrivals(self, volume, volume.rebuild, routes, self.jobs)
+            self.rebuild.start()
+        try:
+            self.env.run(until=self.stop_event)
+        except RuntimeError:
+            # no events left before the stop event: nothing can complete any more
+            self.stop_reason = self.stop_reason or "stalled: no I/O can make progress"
+        wall = time.perf_counter() - self.wall_start
+        return assemble(self, self.batching, wall)
+
+
+def simulate(scenario: Scenario) -> Result:
+    """Simulate ``scenario`` with the discrete-event engine and return its Result (a profile
+    workload is replayed interval by interval: ``sim.des.profile``)."""
+    if isinstance(scenario.workload, ProfileWorkload):
+        from sim.des.profile import simulate_profile
+
+        return simulate_profile(scenario)
+    return Run(scenario).run()

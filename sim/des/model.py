@@ -1,0 +1,524 @@
+"""The DES backend: turn a route description (sim/route/) into engine components (DESIGN.md section 3).
+
+``build`` is one interpreter for every attachment: it creates the elements of the route's layout
+(``sim.route.steps.layout``) in the layout's DES order (random streams are handed out in that order,
+sim/des/rng.py ``Streams``), and turns each device I/O's steps into hops (``_Hops``), per volume member,
+op and variant; the volume layer splits a logical I/O into those device I/Os. Every number comes
+from the description (``sim.route.describe``); nothing numeric is derived here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from heapq import heappop, heappush
+from typing import Any
+
+import simpy
+
+from models.scenario import Scenario
+from sim.des.components import (
+    READ,
+    WRITE,
+    Child,
+    Delay,
+    Fork,
+    Hop,
+    Job,
+    JobFactory,
+    Meter,
+    Pool,
+    Split,
+    Station,
+    SubchannelPool,
+    _advance_event,
+    advance,
+    make_route,
+    schedule,
+)
+from sim.des.rng import Streams, UnitSampler
+from sim.route.describe import describe
+from sim.route.elements import Channel, DeviceBank, LinkBank, PoolBank, PortBank, ServiceLaw, StationBank, VolumeSplit, instance_of
+from sim.route.flash import FlashParameters
+from sim.route.host import Charge, ResolvedHost
+from sim.route.links import us_per_byte
+from sim.route.steps import (
+    Acquire,
+    Complete,
+    Cross,
+    Device,
+    Pages,
+    PerInstance,
+    Release,
+    ReleaseBehind,
+    RouteLayout,
+    Serve,
+    Step,
+    SubchannelBank,
+    Submit,
+    Transfer,
+    Wait,
+    layout,
+)
+from sim.route.steps import Delay as DelayElement
+from sim.route.volume import Volume
+
+
+@dataclass
+class Model:
+    """A built I/O path: the logical route, every meter, the host CPU and the capacity."""
+
+    route: tuple[Hop, ...]
+    meters: list[Meter]
+    cpu: Station | None
+    capacity_bytes: int
+    closed_affinity: bool
+    uses_offsets: bool = True
+    notes: dict[str, Any] = field(default_factory=dict)
+    workload_capacity: list[int] = field(default_factory=list)
+    """Bytes each workload addresses (its placement's own volume; the whole volume without one)."""
+    volume: VolumeSplit | None = None
+    """The volume layer's description (its failed members and rebuild stream, ``sim.des.arrivals.RebuildArrivals``)."""
+    device_routes: Callable[[int, int], Sequence[Hop]] | None = None
+    """The route of a device I/O of (member, op), for I/O the volume layer does not plan (a rebuild)."""
+
+
+def _bytes_time(gbs: float) -> Callable[[Job], float]:
+    """Transfer time in us of job.size bytes at ``gbs`` GB/s."""
+    per_byte = us_per_byte(gbs)
+    return lambda job: job.size * per_byte
+
+
+def _constant(us: float) -> Callable[[Job], float]:
+    return lambda job: us
+
+
+def _scaled(mean_us: float, unit: UnitSampler) -> Callable[[Job], float]:
+    return lambda job: mean_us * unit()
+
+
+def _varied(service: Callable[[Job], float], b: Builder, cv: float) -> Callable[[Job], float]:
+    """``service`` times a lognormal unit of coefficient of variation ``cv`` (unchanged when cv is 0)."""
+    if cv <= 0:
+        return service
+    unit = b.streams.unit("lognormal", cv)
+    return lambda job: service(job) * unit()
+
+
+class Builder:
+    """Creates components, registers their meters and hands out random streams in a fixed order."""
+
+    def __init__(self, env: simpy.Environment, streams: Streams, jobs: JobFactory, reads_meet_programs: bool = True):
+        self.env = env
+        self.streams = streams
+        self.jobs = jobs
+        self.reads_meet_programs = reads_meet_programs
+        """Whether flash devices see reads and writes together (``reads_meet_programs``): else no die locks."""
+        self.meters: list[Meter] = []
+
+    def station(self, name: str, servers: int, service: Callable[[Job], float]) -> Station:
+        st = Station(self.env, name, servers, service)
+        self.meters.append(st)
+        return st
+
+    def pool(self, name: str, slots: int) -> Pool:
+        p = Pool(self.env, name, slots)
+        self.meters.append(p)
+        return p
+
+    def link(self, name: str, gbs: float) -> tuple[Station, Station]:
+        """A full-duplex link: (towards the host, towards the device) stations, one transfer at a time each."""
+        t = _bytes_time(gbs)
+        return self.station(f"{name}.to_host", 1, t), self.station(f"{name}.to_device", 1, t)
+
+    def links(self, bank: LinkBank | None, i: int) -> tuple[Station, Station] | None:
+        """Instance ``i`` of a bank of links (None when the bank is absent)."""
+        return self.link(bank.names[i], bank.gbs) if bank is not None else None
+
+    def service(self, name: str, servers: int, law: ServiceLaw) -> Station:
+        """A station whose service is ``law`` (its random stream is handed out now)."""
+        return self.station(name, servers, _scaled(law.mean_us, self.streams.unit(law.law, law.cv)))
+
+    def cpu(self, host: ResolvedHost) -> tuple[Station | None, Hop | None, Hop | None]:
+        """The host CPU element (``ResolvedHost.charges``): its station and the submit / completion hops
+        that charge it (None when it costs nothing)."""
+        charges = host.charges()
+        if charges is None:
+            return None, None, None
+        st = self.station("host_cpu", charges.cores, lambda job: job.cost)
+        submit = _charge(st, charges.submit)
+        if charges.serial_us > 0:
+            serial_us = charges.serial_us
+            serial = self.station("host_stack.serial", 1, lambda job: serial_us)
+            submit = make_route(submit, serial)  # type: ignore[assignment]  # spliced by make_route
+        complete = _charge(st, charges.complete)
+        beside = _charge(st, charges.beside)
+        if beside is not None:
+            # completion work on another core, overlapping the next I/O: a background child
+            complete = make_route(complete, Fork((beside,), self.jobs))  # type: ignore[assignment]  # spliced
+        return st, submit, complete
+
+
+def _charge(cpu: Station, charge: Charge | None) -> Hop | None:
+    """A hop that occupies one core of the host CPU for ``charge.us`` + bytes x ``charge.us_per_byte`` microseconds."""
+    if charge is None:
+        return None
+    us, per_byte = charge.us, charge.us_per_byte
+    if per_byte <= 0:
+        def hop(job: Job) -> None:
+            job.cost = us
+            cpu(job)
+        return hop
+
+    def sized(job: Job) -> None:
+        job.cost = us + job.size * per_byte
+        cpu(job)
+
+    return sized
+
+
+class DieProgramLocks:
+    """Which NAND dies of a flash device are programming, and the reads that must wait for one.
+
+    A die does one operation at a time: a page program (hundreds of us) keeps it until done.
+    The device's units (read units, program units, or eXFlash's shared die pool) stand for its
+    parallelism; on top of them a read's data sit on one die (uniformly random over ``dies``),
+    and when that die is programming the read waits for the program to end before it can
+    read. Writes are programmed wherever a die is free (the flash translation layer places new
+    data), so pure reads and pure writes are unaffected: the share of dies programming is the
+    program units' utilization, and a read that finds one waits for the rest of its program.
+    Evidence: seed 002 Table 5, the eXFlash QD1 67/33 mix at 101.2 us while reads alone take
+    119.0 us and writes between reads are acknowledged in about 5 us: the mix's reads take about
+    148 us. Seed 003 Table 3, CP paging on one P4510 (146K page reads and 157K page writes per
+    second): 1.28 ms per paging SSCH against 0.9 ms with reads that never meet a program.
+    """
+
+    __slots__ = ("busy", "env", "free_at", "idle", "pick")
+
+    def __init__(self, env: simpy.Environment, dies: int, uniform: Callable[[], float]):
+        self.env = env
+        self.free_at = [0.0] * dies
+        self.idle = list(range(dies))
+        self.busy: list[tuple[float, int]] = []
+        self.pick = uniform
+
+    def start_program(self, duration: float) -> None:
+        """A program of ``duration`` us starts now on a die that is not programming."""
+        now = self.env.now
+        busy, idle = self.busy, self.idle
+        while busy and busy[0][0] <= now:
+            idle.append(heappop(busy)[1])
+        if not idle:  # every die programming: the caller's own limit allows no more (not reached)
+            idle.append(heappop(busy)[1])
+        k = idle.pop()
+        end = now + duration
+        self.free_at[k] = end
+        heappush(busy, (end, k))
+
+    def programmer(self, program_time: Callable[[Job], float]) -> Hop:
+        """A hop that programs a write (``program_time``) on a free die and moves on when it is done."""
+        env = self.env
+        duration = self.timed(program_time)
+
+        def program(job: Job) -> None:
+            schedule(env, duration(job), job, _advance_event)
+
+        return program
+
+    def timed(self, program_time: Callable[[Job], float]) -> Callable[[Job], float]:
+        """``program_time`` for a station of program units: each program it starts marks its die."""
+        def duration(job: Job) -> float:
+            d = program_time(job)
+            self.start_program(d)
+            return d
+
+        return duration
+
+    def wait_for_own_die(self, job: Job) -> None:
+        """Hold a read until its die (uniformly random) has finished programming."""
+        free_at = self.free_at
+        wait = free_at[int(self.pick() * len(free_at))] - self.env.now
+        if wait > 0.0:
+            schedule(self.env, wait, job, _advance_event)
+        else:
+            advance(job)
+
+
+class FlashDevice:
+    """A flash drive or DIMM (seeds 001, 002, 003).
+
+    Reads occupy one of P_r parallel NAND read units for the QD1 read latency
+    (P_r = read IOPS x read latency, so the IOPS limit and the QD1 latency are both
+    honoured), then the read-bandwidth channel for size / bandwidth on average (lognormal,
+    ``device_behaviour.read_channel_cv``: a large read's pages come off several dies and
+    channels, and it is done when the last has arrived). Writes take a
+    slot of the power-protected write cache, are acknowledged after the cache
+    acknowledgement time, and are destaged in the background through the
+    write-bandwidth channel and one of P_w program units (P_w = write IOPS x program
+    time); when the cache is full, writes wait for a destage, so sustained write
+    IOPS and bandwidth obey the datasheet and latency grows past the knee. A write
+    cache of one slot reproduces eXFlash WriteNow: back-to-back writes wait for the
+    previous destage, writes separated by think time do not (seed 002, Figure 11).
+    The numbers come from ``sim.route.flash.flash_parameters`` (``DeviceBank.params``).
+    """
+
+    def __init__(self, b: Builder, name: str, p: FlashParameters):
+        law, cv, ack = p.law, p.service_cv, p.write_ack_us
+        read_time = _scaled(p.read_latency_us, b.streams.unit(law, cv))
+        if p.shared_dies:
+            dies = b.pool(f"{name}.nand_dies", p.read_units)
+            die_unit = b.streams.unit(law, cv)
+            read_on_die = Delay(b.env, lambda job: p.die_read_time_us(job.size) * die_unit(), f"{name}.read_on_die")
+            read_stage: tuple[Hop, ...] = make_route(dies.acquire, read_on_die, dies.release)
+        else:
+            read_stage = (b.station(f"{name}.read_units", p.read_units, read_time),)
+        self.read_bw = b.station(f"{name}.read_bw", 1, _varied(_bytes_time(p.read_channel_gbs), b, p.read_channel_cv))
+        self.write_cache = b.pool(f"{name}.write_cache", p.write_cache_slots)
+        ack_unit = b.streams.unit(law, cv)
+        self.ack = Delay(b.env, lambda job: ack * ack_unit(), f"{name}.write_ack")
+        if p.shared_dies:
+            # a cached write goes to the next free die, which frees its cache slot and stays busy
+            # programming (in the background) for the time that makes the dies alone give the datasheet
+            # write IOPS and bandwidth: the dies are the whole write path (no separate channel in tandem)
+            program_unit = b.streams.unit(law, cv)
+            die_program_time = lambda job: p.die_program_time_us(job.size) * program_unit()  # noqa: E731
+            if b.reads_meet_programs:
+                locks = DieProgramLocks(b.env, p.read_units, b.streams.uniform())
+                program_on_die: Hop = locks.programmer(die_program_time)
+                read_stage = (locks.wait_for_own_die, *read_stage)
+            else:
+                program_on_die = Delay(b.env, die_program_time, f"{name}.program_on_die")
+            destage = make_route(dies.acquire, self.write_cache.release, Fork((program_on_die, dies.release), b.jobs))
+        else:
+            self.write_bw = b.station(f"{name}.write_bw", 1, _bytes_time(p.write_bw_gbs))
+            program_time = _scaled(p.program_time_us, b.streams.unit(law, cv))
+            if b.reads_meet_programs:
+                locks = DieProgramLocks(b.env, p.program_units, b.streams.uniform())
+                program_time = locks.timed(program_time)
+                read_stage = (locks.wait_for_own_die, *read_stage)
+            self.program_units = b.station(f"{name}.program_units", p.program_units, program_time)
+            destage = make_route(self.write_bw, self.program_units, self.write_cache.release)
+        self.read_hops: tuple[Hop, ...] = (*read_stage, self.read_bw)
+        self.write_hops: tuple[Hop, ...] = (self.write_cache.acquire, self.ack, Fork(destage, b.jobs))
+        self.parallelism = ({"nand_dies": p.read_units} if p.shared_dies else {"read_units": p.read_units, "program_units": p.program_units}
+                            ) | {"write_cache_slots": p.write_cache_slots}
+
+
+class RouteTable:
+    """Device routes per (member, op[, variant]), built on first use."""
+
+    def __init__(self, make: Callable[..., Sequence[Hop]]):
+        self.make = make
+        self.cache: dict[tuple[Any, ...], Sequence[Hop]] = {}
+
+    def get(self, *key: Any) -> Sequence[Hop]:
+        route = self.cache.get(key)
+        if route is None:
+            route = self.cache[key] = tuple(self.make(*key))
+        return route
+
+
+def _volume_planner(volume: Volume, routes: Callable[[int, int], Sequence[Hop]]) -> Callable[[Job], list[list[Child]]]:
+    def plan(job: Job) -> list[list[Child]]:
+        phases = volume.plan(job.op, job.offset, job.size, job.slot)
+        return [[(routes(m, op), n, op, m) for m, op, n in phase] for phase in phases]
+
+    return plan
+
+
+def _placed_planner(volumes: list[tuple[Volume, list[int]]],
+                    routes: Callable[[int, int], Sequence[Hop]]) -> Callable[[Job], list[list[Child]]]:
+    """The volume layer of several workloads: each I/O is planned on its workload's own volume
+    (its placement: the members it uses), whose member i is the whole volume's member ``placed[i]``."""
+    def plan(job: Job) -> list[list[Child]]:
+        volume, placed = volumes[job.workload]
+        phases = volume.plan(job.op, job.offset, job.size, job.slot)
+        return [[(routes(placed[m], op), n, op, placed[m]) for m, op, n in phase] for phase in phases]
+
+    return plan
+
+
+def _placed_load(load: Callable[[int], int], placed: list[int]) -> Callable[[int], int]:
+    """I/Os outstanding on a workload's member i: on the whole volume's member ``placed[i]``."""
+    return lambda m: load(placed[m])
+
+
+def _placements(scenario: Scenario, whole: Volume, load: Callable[[int], int]) -> list[tuple[Volume, list[int]]] | None:
+    """Each workload's volume and the members it maps to, or None when every workload uses the whole volume."""
+    workloads = scenario.all_workloads()
+    if all(wl.placement is None for wl in workloads):
+        return None
+    out = []
+    for wl in workloads:
+        if wl.placement is None:
+            out.append((whole, list(range(whole.members))))
+            continue
+        placed = list(wl.placement)
+        own = Volume(whole.layout, len(placed), whole.chunk, whole.member_bytes, _placed_load(load, placed), whole.closed_affinity)
+        out.append((own, placed))
+    return out
+
+
+
+
+def _ports(b: Builder, bank: PortBank) -> list[tuple[Station, Station]]:
+    """SAN ports: towards the host the read payload, towards the device the handling plus the write payload."""
+    per_byte, handling = bank.us_per_byte, bank.handling_us
+    out = []
+    for name in bank.names:
+        to_host = b.station(f"{name}.to_host", 1, lambda job: (job.size * per_byte) if job.op == READ else 0.0)
+        to_dev = b.station(f"{name}.to_device", 1,
+                           lambda job: handling + (job.size * per_byte if job.op == WRITE else 0.0))
+        out.append((to_host, to_dev))
+    return out
+
+
+def build(env: simpy.Environment, scenario: Scenario, streams: Streams, jobs: JobFactory) -> Model:
+    """Build the model of ``scenario``: its route description's layout (``sim.route.steps``) as components."""
+    route = describe(scenario)
+    lay = layout(route)
+    b = Builder(env, streams, jobs, route.reads_meet_programs)
+    cpu, submit, complete = b.cpu(route.host)
+    made: dict[int, list[Any]] = {}
+    for item in lay.des_order:
+        banks = item.banks if isinstance(item, PerInstance) else (item,)
+        present = [bank for bank in banks if bank is not None]
+        for bank in present:
+            made[id(bank)] = []
+        for i in range(len(_instances(present[0])) if isinstance(item, PerInstance) else 1):
+            for bank in present:
+                made[id(bank)].extend(_make(b, bank, i if isinstance(item, PerInstance) else None))
+    split: Split
+    rr = [0]
+    hops = _Hops(b, made, submit, complete, lambda: split.join)
+    make = hops.route_of(lay)
+    paths, draw = lay.paths, lay.hit_draw
+    routes: Callable[..., Sequence[Hop]]
+    if draw is not None:
+        table = RouteTable(make)
+        choose, hit_ratio = made[id(draw)][0], draw.ratio
+
+        def routes(member: int, op: int) -> Sequence[Hop]:
+            rr[0] += 1
+            return table.get(member, op, rr[0] % paths, op == READ and choose() < hit_ratio)
+    else:  # one route per (member, op): the table's own lookup is the route chooser
+        routes = RouteTable(lambda member, op: make(member, op, 0, False)).get
+
+    v = route.volume
+    load_bank = lay.load
+    if load_bank is None:
+        load: Callable[[int], int] = lambda m: 0  # noqa: E731
+    else:
+        pools, load_of = made[id(load_bank)], load_bank.of
+        load = lambda m: pools[instance_of(load_of, m)].load  # noqa: E731
+    volume = Volume(v.layout, v.members, v.chunk_bytes, v.member_bytes, load, v.closed_affinity, v.failed, v.rebuild is not None)
+    if not lay.uses_volume:
+        return Model(route=make_route(*hops.hops(lay.steps[(READ, False)], 0, READ, 0)), meters=b.meters, cpu=cpu,
+                     capacity_bytes=v.member_bytes, closed_affinity=False, uses_offsets=False,
+                     workload_capacity=[v.member_bytes] * len(scenario.all_workloads()))
+    placements = _placements(scenario, volume, load)
+    planner = _volume_planner(volume, routes) if placements is None else _placed_planner(placements, routes)
+    split = Split(planner, b.jobs)
+    devices = [x for x in made.values() if x and isinstance(x[0], FlashDevice)]
+    capacity = [volume.capacity] * len(scenario.all_workloads()) if placements is None else [own.capacity for own, _ in placements]
+    return Model(route=(split,), meters=b.meters, cpu=cpu, capacity_bytes=volume.capacity,
+                 closed_affinity=v.closed_affinity,
+                 notes={"members": v.members} | ({"device": devices[0][0].parallelism} if devices else {}),
+                 workload_capacity=capacity,
+                 volume=v, device_routes=routes)
+
+
+def _instances(bank: Any) -> tuple[str, ...]:
+    names: tuple[str, ...] = bank.names
+    return names
+
+
+def _make(b: Builder, element: Any, i: int | None) -> list[Any]:
+    """The DES components of ``element`` (its instance ``i``, or all of them when ``i`` is None)."""
+    if isinstance(element, (PoolBank, LinkBank, DeviceBank, StationBank, PortBank)):
+        names = element.names if i is None else (element.names[i],)
+        if isinstance(element, PoolBank):
+            return [b.pool(name, element.slots) for name in names]
+        if isinstance(element, LinkBank):
+            return [b.link(name, element.gbs) for name in names]
+        if isinstance(element, DeviceBank):
+            return [FlashDevice(b, name, element.params) for name in names]
+        if isinstance(element, StationBank):
+            return [b.service(name, element.servers, element.law) for name in names]
+        return _ports(b, element)
+    if isinstance(element, Channel):
+        return [b.station(element.name, 1, _bytes_time(element.gbs))]
+    if isinstance(element, DelayElement):
+        law = element.law
+        if law.law == "deterministic":
+            return [Delay(b.env, _constant(law.mean_us), element.name)]
+        return [Delay(b.env, _scaled(law.mean_us, b.streams.unit(law.law, law.cv)), element.name)]
+    if isinstance(element, SubchannelBank):
+        pool = SubchannelPool(b.env, element.name, element.bases, element.aliases)
+        b.meters.append(pool)
+        return [pool]
+    return [b.streams.uniform()]  # ReadHitDraw
+
+
+class _Hops:
+    """Turns a layout's steps into hops for one member, op, path and cache outcome."""
+
+    def __init__(self, b: Builder, made: dict[int, list[Any]], submit: Hop | None, complete: Hop | None,
+                 join: Callable[[], Hop]):
+        self.b, self.made, self.submit, self.complete, self.join = b, made, submit, complete, join
+
+    def route_of(self, lay: RouteLayout) -> Callable[[int, int, int, bool], list[Hop]]:
+        def make(member: int, op: int, path: int, hit: bool) -> list[Hop]:
+            return list(make_route(*self.hops(lay.steps[(op, hit)], member, op, path), self.join()))
+        return make
+
+    def one(self, bank: Any, member: int, path: int) -> Any:
+        made = self.made[id(bank)]
+        if isinstance(bank, PortBank):
+            return made[bank.port_of(path)]
+        if isinstance(bank, SubchannelBank):
+            return made[0]
+        return made[instance_of(bank.of, member)]
+
+    def hops(self, steps: Sequence[Step], member: int, op: int, path: int) -> list[Hop | None]:
+        out: list[Hop | None] = []
+        for step in steps:
+            if isinstance(step, Submit):
+                out.append(self.submit)
+            elif isinstance(step, Complete):
+                out.append(self.complete)
+            elif isinstance(step, Acquire):
+                out.append(self.one(step.bank, member, path).acquire)
+            elif isinstance(step, Release):
+                out.append(self.one(step.bank, member, path).release)
+            elif isinstance(step, ReleaseBehind):
+                behind = make_route(*self.hops(step.steps, member, op, path), self.one(step.bank, member, path).release)
+                out.append(Fork(behind, self.b.jobs))
+            elif isinstance(step, Cross):
+                out.append(self.one(step.bank, member, path)[step.toward])
+            elif isinstance(step, Device):
+                dev = self.one(step.bank, member, path)
+                out.extend(dev.read_hops if step.op == READ else dev.write_hops)
+            elif isinstance(step, Serve):
+                out.append(self.one(step.bank, member, path))
+            elif isinstance(step, Transfer):
+                out.append(self.made[id(step.channel)][0])
+            elif isinstance(step, Wait):
+                out.append(self.made[id(step.delay)][0])
+            else:
+                out.append(self.pages(step, member, op, path))
+        return out
+
+    def pages(self, step: Pages, member: int, op: int, path: int) -> Hop:
+        """A split into one child per page, run one after another (CP's channel program, seed 003)."""
+        page_bytes = step.page_bytes
+        inner: list[Sequence[Hop]] = []
+
+        def page_commands(job: Job) -> list[list[Child]]:
+            whole, rest = divmod(job.size, page_bytes)
+            sizes = [page_bytes] * whole + ([rest] if rest else [])
+            return [[(inner[0], n, job.op, job.member)] for n in sizes]
+
+        pages = Split(page_commands, self.b.jobs)
+        inner.append(make_route(*self.hops(step.steps, member, op, path), pages.join))
+        return pages

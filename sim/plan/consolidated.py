@@ -1,0 +1,172 @@
+"""The consolidated planner: the cheapest configuration on which several workloads each meet their objectives.
+
+``plan_consolidated(req)`` walks the planner's candidate grid for the platform (``sim.plan.planner``: drives,
+counts, layouts, namespaces, adapters; SAN where the platform has it), prices each candidate, screens it
+with the multi-class fast path against every objective (capacity and budget first; a p99 ceiling is
+screened with the planner's p99 estimate and its slack ``P99_SCREEN_SLACK``), and verifies the cheapest
+survivors with the DES, whose per-workload figures must keep every bound (a latency ceiling by the point
+estimate, a throughput floor unless its whole 95% interval is below; the verdict on the interval is
+reported beside each).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from models.cost import Capex, CostError, capex
+from models.requirements import ConsolidationRequirements
+from models.result import Result
+from models.scenario import Scenario
+from models.slo import verdict
+from sim.analytic import FastResult, evaluate
+from sim.des.engine import simulate
+from sim.plan.planner import EXTRA_DES_RUNS, P99_SCREEN_SLACK, NoFeasiblePlan, _topologies
+from sim.plan.slo_check import des_figure, fast_figure, slo_verdicts
+
+
+@dataclass
+class ConsolidatedCandidate:
+    """One configuration with every workload on it: its price, the fast path's and the DES's verdicts."""
+
+    label: str
+    scenario: Scenario
+    capex: Capex
+    fast: FastResult | None = None
+    des: Result | None = None
+    fast_verdicts: list[dict[str, Any]] = field(default_factory=list)
+    des_verdicts: list[dict[str, Any]] = field(default_factory=list)
+    stage: str = "enumerated"
+    rejection: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"label": self.label, "capex_usd": self.capex.total_usd, "usable_tb": self.capex.usable_tb,
+                               "stage": self.stage, "rejection": self.rejection, "fast_objectives": self.fast_verdicts}
+        if self.fast is not None:
+            out["fast_bottleneck"] = self.fast.bottleneck
+        if self.des is not None:
+            out.update(des_objectives=self.des_verdicts, des_bottleneck=self.des.bottleneck, des_validity=self.des.validity,
+                       des_workloads={n: w.summary() for n, w in (self.des.workloads or {}).items()})
+        return out
+
+
+@dataclass
+class ConsolidatedPlan:
+    requirements: ConsolidationRequirements
+    ranked: list[ConsolidatedCandidate]
+    rejected: list[ConsolidatedCandidate]
+    des_runs: int
+    wall_s: float
+
+    @property
+    def winner(self) -> ConsolidatedCandidate:
+        return self.ranked[0]
+
+    def as_dict(self) -> dict[str, Any]:
+        reasons: dict[str, int] = {}
+        for c in self.rejected:
+            reasons[c.stage] = reasons.get(c.stage, 0) + 1
+        return {"name": self.requirements.name, "winner": self.winner.as_dict(), "ranked": [c.as_dict() for c in self.ranked],
+                "rejected_by_stage": reasons, "des_runs": self.des_runs}
+
+
+def candidates_of(req: ConsolidationRequirements) -> list[ConsolidatedCandidate]:
+    """Every configuration of the platform's grid the topology rules allow, with all the workloads, priced."""
+    grid = req.grid()
+    run = req.verify.model_dump()
+    workloads = [wl.model_dump(mode="json", exclude_none=True) for wl in req.workloads]
+    slos = [slo.model_dump(mode="json", exclude_none=True) for slo in req.slos]
+    out: list[ConsolidatedCandidate] = []
+    seen: set[str] = set()
+    for label, topo in _topologies(grid):
+        if label in seen:
+            continue
+        seen.add(label)
+        try:
+            scenario = Scenario.model_validate({"name": label, "topology": topo, "workloads": workloads, "slos": slos, "run": run})
+        except ValidationError:
+            continue
+        try:
+            cost = capex(scenario.topology, storage_server_share=req.storage_server_share)  # type: ignore[arg-type]
+        except CostError as exc:
+            raise NoFeasiblePlan([("platform", str(exc))]) from None
+        out.append(ConsolidatedCandidate(label=label, scenario=scenario, capex=cost))
+    return out
+
+
+def _missed(rows: list[dict[str, Any]], p99_slack: float = 1.0, measured: bool = False) -> list[str]:
+    """The bounds the figures miss (a p99 ceiling with ``p99_slack``). A latency ceiling by the point
+    estimate; a throughput floor ``measured`` by the DES only when its whole 95% interval is below (an
+    open workload that the path keeps up with delivers its offered rate, give or take the run's noise)."""
+    out = []
+    for r in rows:
+        bound = r["bound"] * (p99_slack if r["metric"] == "latency_p99_us" else 1.0)
+        if measured and r["kind"] == "min" and r["verdict"] != "missed" and r["value"] is not None:
+            continue
+        if verdict(r["kind"], bound, r["value"]) != "met":
+            sign = "<=" if r["kind"] == "max" else ">="
+            value = "unknown" if r["value"] is None else f"{r['value']:,.1f}"
+            out.append(f"{r['workload']} {r['metric']} {value} (needs {sign} {r['bound']:g})")
+    return out
+
+
+def screen(c: ConsolidatedCandidate, req: ConsolidationRequirements) -> None:
+    """Capacity, budget, then the fast path against every objective; sets ``stage`` and ``rejection``."""
+    if c.capex.usable_tb < req.usable_tb * (1 - 1e-9):
+        c.stage, c.rejection = "capacity", f"usable {c.capex.usable_tb:.2f} TB < {req.usable_tb:g} TB required"
+        return
+    if req.budget_usd is not None and c.capex.total_usd > req.budget_usd:
+        c.stage, c.rejection = "budget", f"capex ${c.capex.total_usd:,.0f} > budget ${req.budget_usd:,.0f}"
+        return
+    c.fast = evaluate(c.scenario)
+    c.fast_verdicts = slo_verdicts(c.scenario, fast_figure(c.fast))
+    missed = _missed(c.fast_verdicts, P99_SCREEN_SLACK)
+    if not c.fast.stable:
+        c.stage, c.rejection = "throughput", f"the workloads saturate {c.fast.bottleneck} (fast path)"
+    elif missed:
+        c.stage, c.rejection = "objectives", "fast path: " + "; ".join(missed)
+    else:
+        c.stage = "screened"
+
+
+def verify(c: ConsolidatedCandidate) -> None:
+    """The DES on a screened candidate: every objective kept by the point estimate, and a stable run."""
+    c.des = simulate(c.scenario)
+    c.des_verdicts = slo_verdicts(c.scenario, des_figure(c.des))
+    missed = _missed(c.des_verdicts, measured=True)
+    if c.des.validity == "unstable":
+        c.stage, c.rejection = "DES", f"DES: unstable ({c.des.validity_note})"
+    elif missed:
+        c.stage, c.rejection = "DES", "DES: " + "; ".join(missed)
+    else:
+        c.stage = "verified"
+
+
+def plan_consolidated(req: ConsolidationRequirements, verify_top: int = 1) -> ConsolidatedPlan:
+    """Screen the grid, verify the cheapest survivors with the DES (``verify_top`` of them, at most
+    ``EXTRA_DES_RUNS`` more runs); raise NoFeasiblePlan when none is verified."""
+    t0 = time.perf_counter()
+    candidates = candidates_of(req)
+    for c in candidates:
+        screen(c, req)
+    screened = sorted((c for c in candidates if c.stage == "screened"),
+                      key=lambda c: (c.capex.total_usd, c.fast.latency_mean_us if c.fast else 0.0, c.label))
+    runs = passed = 0
+    for c in screened:
+        if passed >= verify_top or runs >= verify_top + EXTRA_DES_RUNS:
+            break
+        verify(c)
+        runs += 1
+        passed += c.stage == "verified"
+    verified = [c for c in screened if c.stage == "verified"]
+    if not verified:
+        rejected = [c for c in candidates if c.rejection]
+        first = next((c for c in screened if c.stage == "DES"), rejected[0] if rejected else None)
+        detail = f" (first: {first.label}: {first.rejection})" if first is not None else ""
+        raise NoFeasiblePlan([("slos", f"no configuration of the {len(candidates)} tried keeps every objective{detail}")])
+    ranked = verified + [c for c in screened if c.stage == "screened"]
+    rejected = [c for c in candidates if c.rejection is not None]
+    return ConsolidatedPlan(requirements=req, ranked=ranked, rejected=rejected, des_runs=runs, wall_s=time.perf_counter() - t0)

@@ -378,12 +378,6 @@ def test_any_bytes_parse_or_give_one_named_problem(data: bytes) -> None:
 # --- Ctrl-C ---------------------------------------------------------------------------------
 
 
-def _cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the child's CPU time from /proc")
 def test_ctrl_c_during_a_sweep_exits_130_and_leaves_nothing_half_written(tmp_path: Path) -> None:
     out = tmp_path / "results.csv"
     out.write_text("point\nearlier\n")
@@ -395,8 +389,9 @@ def test_ctrl_c_during_a_sweep_exits_130_and_leaves_nothing_half_written(tmp_pat
                              "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
     journal = out.with_name(out.name + ".partial.jsonl")
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and proc.poll() is None and not (journal.exists() and _cpu_seconds(proc.pid) > 3):
-        time.sleep(0.1)
+    # interrupt once the first point is journalled (a whole line), however loaded the machine is
+    while time.monotonic() < deadline and proc.poll() is None and not (journal.exists() and "\n" in journal.read_text()):
+        time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130, (proc.returncode, stderr[-2000:])

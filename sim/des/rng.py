@@ -53,8 +53,13 @@ class UnitSampler:
         if self._law == "exponential":
             arr = g.standard_exponential(BLOCK)
         elif self._law == "lognormal":
-            s = self._sigma
-            arr = np.exp(s * g.standard_normal(BLOCK) - 0.5 * s * s)
+            # math.exp element by element, not np.exp: numpy's vectorised exp takes an AVX-512 path on CPUs that
+            # have it and differs from the C library's in the last bit, so the same seed gave other digits there
+            s, half = self._sigma, 0.5 * self._sigma * self._sigma
+            self._buf = [math.exp(s * z - half) for z in g.standard_normal(BLOCK).tolist()]
+            self._i = 0
+            self._n = BLOCK
+            return
         elif self._law == "uniform":
             arr = g.random(BLOCK)
         else:

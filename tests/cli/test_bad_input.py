@@ -383,7 +383,7 @@ def test_ctrl_c_during_a_sweep_exits_130_and_leaves_nothing_half_written(tmp_pat
     out.write_text("point\nearlier\n")
     sweep = tmp_path / "sweep.yaml"
     sweep.write_text(f"base: {MM1}\nset: {{run.max_ios: 40000, run.warmup_ios: 1000, run.target_rel_ci: 0.0001}}\n"
-                     "factors:\n  workload.rate_iops: {start: 10000, stop: 80000, num: 40}\n")
+                     "factors:\n  workload.rate_iops: {start: 10000, stop: 80000, num: 400}\n")  # long enough never to finish first
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen([sys.executable, "-m", "sim.cli", "sweep", str(sweep), "--out", str(out), "--workers", "1",
                              "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)

@@ -20,6 +20,7 @@ import yaml
 from models.scenario import scenario_from_data
 from sim.cli.flashplan import main
 from sim.des.engine import simulate
+from tests.conftest import EXAMPLES
 from tests.theory import mm1_response
 
 S_US = 10.0
@@ -178,3 +179,17 @@ def test_bad_input_in_the_list_exits_2_naming_the_field(tmp_path: Path, capsys: 
     line = next((ln for ln in err.splitlines() if ln.startswith(field + ":")), "")
     assert problem in line, err
     assert "Traceback" not in err
+
+
+def test_the_bdi_and_ycsb_example_replays(capsys: pytest.CaptureFixture[str]) -> None:
+    """examples/linuxone_bdi_batch_and_ycsb.yaml (short intervals here): the batch's burst carries seed 000's
+    3.3 GB/s of writes, YCSB its >3 GB/s of reads (section 4.1.1), and YCSB is slowest during the burst."""
+    shorter = [x for i in range(3) for x in ("--set", f"workloads.0.intervals.{i}.duration_s=0.015")]
+    assert main(["simulate", str(EXAMPLES / "linuxone_bdi_batch_and_ycsb.yaml"), "--json", *shorter,
+                 "--set", "workloads.0.warmup_s=0.005"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    batch, ycsb = doc["workloads"]["batch"], doc["workloads"]["ycsb"]
+    assert batch["kind"] == "profile" and ycsb["kind"] == "closed"
+    assert batch["intervals"][1]["mbps"]["value"] == pytest.approx(3_300, rel=0.1)  # 100,708 x 32 KiB
+    assert all(iv["mbps"]["value"] > 3_000 for iv in ycsb["intervals"])
+    assert ycsb["peak_interval"]["index"] == 1

@@ -193,3 +193,19 @@ def test_the_bdi_and_ycsb_example_replays(capsys: pytest.CaptureFixture[str]) ->
     assert batch["intervals"][1]["mbps"]["value"] == pytest.approx(3_300, rel=0.1)  # 100,708 x 32 KiB
     assert all(iv["mbps"]["value"] > 3_000 for iv in ycsb["intervals"])
     assert ycsb["peak_interval"]["index"] == 1
+
+
+def test_each_workload_keeps_to_its_placement() -> None:
+    """The profile writes on members 0 and 1 only, the steady load reads 2 and 3: the program work of the
+    profile's bursts is on drives 0 and 1, the reads on 2 and 3 (each its own RAID-10 over its members)."""
+    data = mixed([{"duration_s": 0.02, "rate_iops": 20_000}] * 2, steady={
+        "name": "oltp", "kind": "open", "rate_iops": 20_000, "read_fraction": 1.0, "placement": [2, 3]})
+    data["topology"] = {"kind": "direct_nvme", "drives": 4, "layout": "raid10"}
+    data["workloads"][0].update(read_fraction=0.0, placement=[0, 1])
+    result = simulate(scenario_from_data(data))
+    assert result.validity == "precise"
+    u = result.utilization
+    assert u["drive0.write_bw"] > 0 and u["drive1.write_bw"] > 0
+    assert u["drive2.write_bw"] == 0 and u["drive3.write_bw"] == 0
+    assert u["drive2.read_bw"] > 0 and u["drive3.read_bw"] > 0
+    assert u["drive0.read_bw"] == 0 and u["drive1.read_bw"] == 0

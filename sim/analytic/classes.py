@@ -21,9 +21,9 @@ the whole model, the class's response and throughput are then the mixed network'
 Flash dies (``Dies``): a read whose die is programming waits for the rest of the program
 (``DieProgramLocks`` in the DES, ``die_locks`` in a class's own network), and another class's writes
 program the same dies. Each class's reads are charged the others' programs as its own are: a read
-meets a die programming for the others with probability X_o x T / dies and then waits the mean rest
-E[T^2] / 2E[T], so its extra wait is sum_o X_o E[T^2]_o / (2 dies) per read (per device: the reads'
-visits to that device's read units). This extra is on the reads only (it matters when a write burst
+meets a die programming for the others with probability p = sum_o X_o T_o / dies and then waits the
+mean rest E[T^2] / 2E[T], so its extra wait is sum_o X_o E[T^2]_o / (2 dies) per device read; a large
+read split into k device reads waits for the slowest (``Dies.read_wait_us``). This extra is on the reads only (it matters when a write burst
 meets a read-mostly load: the batch bursts next to YCSB, examples/linuxone_bdi_batch_and_ycsb.yaml).
 Devices whose reads share the program dies (``shared_dies``) are left to the classes' own solutions.
 Known approximations: the queueing extra is the same for a class's reads and writes; concurrency limits
@@ -81,16 +81,20 @@ class Demands:
 
 
 class Dies:
-    """Per class and device: the reads' visits to the device's read units (per logical I/O), and the
-    rest of a program a read meets there per logical I/O of the class that programs (E[T^2] / 2 per die)."""
+    """Per class and device: the reads' visits to the device's read units (per logical I/O), and per logical
+    I/O of the class that programs there, the fraction of a die it keeps programming (T / dies) and the rest
+    of a program a read meets (E[T^2] / 2 per die)."""
 
     def __init__(self) -> None:
         self.reads: list[dict[str, float]] = []
-        self.programs: list[dict[str, float]] = []
+        self.busy: list[dict[str, float]] = []
+        self.rest: list[dict[str, float]] = []
+        self.read_share: list[float] = []
 
-    def add_class(self, net: Network) -> None:
+    def add_class(self, net: Network, read_share: float) -> None:
         reads: dict[str, float] = {}
-        programs: dict[str, float] = {}
+        busy: dict[str, float] = {}
+        rest: dict[str, float] = {}
         for g in net.groups:
             if g.view_of >= 0 or g.pool:
                 continue
@@ -99,17 +103,48 @@ class Dies:
                 if part == "read_units" and g.visits > 0:
                     reads[device] = reads.get(device, 0.0) + g.visits / len(g.names)
                 elif part == "program_units" and g.work2 > 0:
-                    programs[device] = programs.get(device, 0.0) + 0.5 * g.work2 / (len(g.names) * g.servers)
+                    dies = len(g.names) * g.servers
+                    busy[device] = busy.get(device, 0.0) + g.work / dies
+                    rest[device] = rest.get(device, 0.0) + 0.5 * g.work2 / dies
         self.reads.append(reads)
-        self.programs.append(programs)
+        self.busy.append(busy)
+        self.rest.append(rest)
+        self.read_share.append(read_share)
 
     def read_wait_us(self, c: int, iops: list[float]) -> float:
-        """Class ``c``'s extra wait per logical I/O (on its reads) for the other classes' programs at ``iops``."""
-        extra = 0.0
-        for device, visits in self.reads[c].items():
-            rest = sum((iops[o] * 1e-6 * self.programs[o].get(device, 0.0) for o in range(len(iops)) if o != c), 0.0)
-            extra += visits * rest
-        return extra
+        """Class ``c``'s extra wait per logical I/O (on its reads) for the other classes' programs at ``iops``.
+
+        A device read finds its die programming for the others with probability p = sum_o X_o T_o / dies and
+        then waits the rest, of mean r = sum_o X_o E[T^2]_o / (2 dies) / p. A logical read split into k device
+        reads (``visits / read share``) waits for the slowest of them: with exponential rests,
+        E[max] = r integral_0^p (1 - (1 - u)^k) / u du (r p k for one read or a rare wait, less for a
+        large read split over many dies)."""
+        visits = sum(self.reads[c].values(), 0.0)
+        share = self.read_share[c]
+        if visits <= 0 or share <= 0:
+            return 0.0
+        p = wait = 0.0
+        for device, v in self.reads[c].items():  # the devices a read visits, weighted by its visits there
+            for o in range(len(iops)):
+                if o != c:
+                    p += v / visits * iops[o] * 1e-6 * self.busy[o].get(device, 0.0)
+                    wait += v / visits * iops[o] * 1e-6 * self.rest[o].get(device, 0.0)
+        if p <= 0:
+            return 0.0
+        p = min(p, 1.0)
+        k = max(1.0, visits / share)
+        return share * wait / p * _slowest_of(k, p)
+
+
+def _slowest_of(k: float, p: float, steps: int = 64) -> float:
+    """integral_0^p (1 - (1 - u)^k) / u du (midpoint rule): E[max] of k waits, each an exponential of mean 1
+    with probability p, else 0."""
+    h = p / steps
+    total = 0.0
+    for i in range(steps):
+        u = (i + 0.5) * h
+        total += (1.0 - (1.0 - u) ** k) / u
+    return total * h
 
 
 def mixed_mva(servers: list[int], demand: list[list[float]], rate: list[float], population: list[float],
@@ -255,7 +290,7 @@ def solve_classes(scenario: Scenario, single: Callable[[Scenario], FastResult],
     for wl in workloads:
         net = network(alone(scenario, wl))
         demands.add_class(net)
-        dies.add_class(net)
+        dies.add_class(net, wl.read_fraction)
     extra = interference_us(demands, workloads)
     per: dict[str, FastResult] = {}
     for (name, wl), more in zip(named, extra, strict=True):

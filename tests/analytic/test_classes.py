@@ -55,3 +55,17 @@ def test_a_placed_workload_is_noted_as_not_modelled(tmp_path: Path, capsys: pyte
     assert "note: placement not modelled by the fast path" in capsys.readouterr().out
     assert main(["analyze", str(path), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["fast"]["notes"][0].startswith("placement not modelled")
+
+
+@pytest.mark.parametrize("k", [1, 2, 4, 8])
+@pytest.mark.parametrize("p", [0.01, 0.15, 0.6])
+def test_a_split_read_waits_for_its_slowest_device_read(k: int, p: float) -> None:
+    """E[max] of k independent waits, each exponential (mean 1) with probability p: by the binomial number j
+    of reads that wait, sum_j C(k, j) p^j (1 - p)^(k - j) H_j (H_j: the mean of the largest of j exponentials)."""
+    from math import comb
+
+    from sim.analytic.classes import _slowest_of
+
+    expected = sum(comb(k, j) * p ** j * (1 - p) ** (k - j) * sum(1 / i for i in range(1, j + 1)) for j in range(1, k + 1))
+    assert _slowest_of(float(k), p) == pytest.approx(expected, rel=1e-3)
+    assert _slowest_of(float(k), p) <= k * p + 1e-12  # never more than the sum of the waits

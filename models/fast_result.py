@@ -45,6 +45,8 @@ class FastResult:
     workloads: dict[str, FastResult] | None = None
     """Per workload, by name (a scenario with a ``workloads`` list; sim/analytic/classes.py): each
     one's throughput and latency, and its own share of each component's utilization."""
+    notes: tuple[str, ...] = ()
+    """What the prediction leaves out for this scenario (a workload's placement), in the user's words."""
 
     def summary(self) -> dict[str, object]:
         """A JSON-friendly dictionary (infinite latencies as None)."""
@@ -58,4 +60,5 @@ class FastResult:
             "utilization": self.utilization, "bottleneck": self.bottleneck, "stable": self.stable,
             "bounds": {"x_max_iops": self.bounds.x_max_iops, "r_min_us": self.bounds.r_min_us,
                        "n_star": self.bounds.n_star, "bottleneck": self.bounds.bottleneck},
-        } | ({"workloads": {name: w.summary() for name, w in self.workloads.items()}} if self.workloads is not None else {})
+        } | ({"workloads": {name: w.summary() for name, w in self.workloads.items()}} if self.workloads is not None else {}) | (
+            {"notes": list(self.notes)} if self.notes else {})

@@ -143,6 +143,10 @@ class WorkloadResult(StrictModel):
     mean_outstanding_ios: Metric = Field(description="time-average I/Os of this workload issued and not yet completed")
     offered_iops: float | None = Field(default=None, description="the mean arrival rate of an open or bursty workload")
     measured_ios: int = Field(description="this workload's I/Os completed in the measured window")
+    intervals: list[IntervalResult] | None = Field(default=None, description=(
+        "a replay with a profile among the workloads: this workload's figures in each of the profile's intervals "
+        "(the same windows for every workload: 'OLTP latency during the batch peak')"))
+    peak_interval: PeakInterval | None = Field(default=None, description="the interval to size this workload for (worst p99)")
 
     def summary(self) -> dict[str, Any]:
         """The strict-JSON form (as ``Result.summary`` writes its metrics)."""
@@ -151,6 +155,12 @@ class WorkloadResult(StrictModel):
             m: Metric = getattr(self, key)
             out[key] = m.summary()
         out.update(offered_iops=self.offered_iops, measured_ios=self.measured_ios)
+        if self.intervals is not None:
+            out["intervals"] = [iv.summary() for iv in self.intervals]
+            out["peak_interval"] = self.peak_interval.model_dump(mode="json") if self.peak_interval else None
+            for key in METRIC_KEYS:  # pooled over a changing load: no steady-state interval to give
+                if out[key].get("ci95") is None and out[key].get("value") is not None:
+                    out[key]["ci95_note"] = "run-wide over a changing load: see the per-interval intervals"
         return out
 
 

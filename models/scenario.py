@@ -128,6 +128,14 @@ class Scenario(StrictModel):
         """The scenario's workloads in order (the single ``workload`` as a list of one)."""
         return list(self.workloads) if self.workloads is not None else [self.workload]
 
+    def profile_index(self) -> int | None:
+        """The index of the scenario's profile workload (load over time) among ``all_workloads()``, or
+        None when every workload is steady. There is at most one (``_check_workloads``)."""
+        for i, wl in enumerate(self.all_workloads()):
+            if wl.kind == "profile":
+                return i
+        return None
+
     def named_workloads(self) -> list[tuple[str, Workload]]:
         """(name, workload) pairs; the single ``workload`` is called ``MAIN_WORKLOAD``."""
         if self.workloads is None:
@@ -156,9 +164,9 @@ def _check_workloads(workloads: list[Workload], topology: Topology) -> None:
     for i, wl in enumerate(workloads):
         if not wl.name:
             raise field_problem(f"workloads.{i}.name", "each workload in workloads needs a name (it keys the per-workload results)")
-        if wl.kind == "profile":
-            raise field_problem(f"workloads.{i}.kind", "a profile (load over time) is replayed on its own: give it as the "
-                                "scenario's single workload, not in a workloads list")
+        if wl.kind == "profile" and any(other.kind == "profile" for other in workloads[:i]):
+            raise field_problem(f"workloads.{i}.kind", "at most one profile (load over time) per scenario: its intervals "
+                                "set the replay's clock; give the other workloads as closed, open or bursty")
         if wl.name in seen:
             raise field_problem(f"workloads.{i}.name", f"workload names must be unique, {wl.name!r} is used twice")
         seen.add(wl.name)

@@ -21,5 +21,13 @@ def steady_examples() -> list[Path]:
     no run-wide confidence interval and no one fast-path answer (tests/des/test_profile.py covers it)."""
     import yaml
 
-    return [p for p in sorted(EXAMPLES.glob("*.yaml"))
-            if (yaml.safe_load(p.read_text(encoding="utf-8")).get("workload") or {}).get("kind") != "profile"]
+    def kinds(data: dict[str, Any]) -> list[str]:
+        return [(wl or {}).get("kind", "closed") for wl in data.get("workloads") or [data.get("workload")]]
+
+    return [p for p in sorted(EXAMPLES.glob("*.yaml")) if "profile" not in kinds(yaml.safe_load(p.read_text(encoding="utf-8")))]
+
+
+def profile_examples() -> list[Path]:
+    """examples/*.yaml with a profile workload, alone or among several (the rest of ``steady_examples``)."""
+    steady = set(steady_examples())
+    return [p for p in sorted(EXAMPLES.glob("*.yaml")) if p not in steady]

@@ -80,7 +80,8 @@ BASELINE_KEY = "size.baseline"
 def example_names(profiles: bool = False) -> dict[str, str]:
     """Example scenario files (examples/*.yaml) -> their scenario names; those with several workloads are
     left out (the Consolidation page shows them: these pages size one steady workload), and so are profiles
-    (load over time: the Load over time page replays them; ``profiles=True`` lists only those)."""
+    (load over time: the Load over time page replays them; ``profiles=True`` lists only those, alone or
+    among several workloads)."""
     from app.forms import EXAMPLES
     from models.scenario import ScenarioFileError, read_scenario_data
 
@@ -90,11 +91,17 @@ def example_names(profiles: bool = False) -> dict[str, str]:
             data = read_scenario_data(path)
         except ScenarioFileError:
             continue
-        workload = data.get("workload")
-        profile = isinstance(workload, dict) and workload.get("kind") == "profile"
-        if not data.get("workloads") and profile == profiles:
+        profile = holds_profile(data)
+        if profile == profiles and (profiles or not data.get("workloads")):
             out[path.name] = str(data.get("name") or path.stem)
     return out
+
+
+def holds_profile(data: dict[str, Any]) -> bool:
+    """Whether raw scenario data has a profile workload (load over time), alone or in its ``workloads`` list."""
+    workloads = data.get("workloads")
+    listed = workloads if isinstance(workloads, list) else [data.get("workload")]
+    return any(isinstance(wl, dict) and wl.get("kind") == "profile" for wl in listed)
 
 
 PAPER_SETUPS = {

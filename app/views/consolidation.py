@@ -15,7 +15,7 @@ import streamlit as st
 from app import runner
 from app.forms import EXAMPLES
 from app.library import parse_scenario_file
-from app.views.common import fmt, show_problems
+from app.views.common import fmt, holds_profile, show_problems
 from models.fast_result import FastResult
 from models.result import Metric, Result
 from models.scenario import Scenario, ScenarioFileError, load_scenario, read_scenario_data
@@ -41,7 +41,7 @@ def consolidated_examples() -> dict[str, str]:
             data = read_scenario_data(path)
         except ScenarioFileError:
             continue
-        if data.get("workloads"):
+        if data.get("workloads") and not holds_profile(data):  # a profile among them: the Load over time page
             out[path.name] = str(data.get("name") or path.stem)
     return out
 

@@ -1,7 +1,8 @@
 """Load over time: a profile workload replayed by the simulation, latency over time against a p99 SLO,
 and how far the load can grow before the SLO breaks (issue 21).
 
-A profile comes from an example (examples/linuxone_bdi_batch_profile.yaml), the scenario library or
+A profile comes from an example (examples/linuxone_bdi_batch_profile.yaml; next to a steady load:
+examples/linuxone_bdi_batch_and_ycsb.yaml, every workload then gets its own latency over time), the scenario library or
 an uploaded scenario file (``flashplan import iostat FILE --profile --scenario S --out F`` or
 ``flashplan import csv`` write one). The fast path's per-interval table is instant and flags the
 intervals too short to be a steady state; the replay (DES) runs in the worker pool; the growth
@@ -18,7 +19,7 @@ from typing import Any
 import streamlit as st
 
 from app import charts, jobs, runner
-from app.views.common import example_names, library, show_problems
+from app.views.common import example_names, holds_profile, library, show_problems
 from models.scenario import Scenario, ScenarioFileError
 from models.workload import ProfileWorkload
 
@@ -34,7 +35,7 @@ def sources() -> dict[str, str]:
     out: dict[str, str] = {}
     for name, title in example_names(profiles=True).items():
         try:
-            if read_scenario_data(EXAMPLES / name).get("workload", {}).get("kind") == "profile":
+            if holds_profile(read_scenario_data(EXAMPLES / name)):
                 out[f"example:{name}"] = f"Example: {title}"
         except ScenarioFileError:
             continue
@@ -72,6 +73,8 @@ def fast_table(scenario: Scenario) -> None:
     rows = [{"interval": e.index, "length (s)": e.duration_s, "offered IOPS": e.offered_iops,
              "fast-path mean (us)": e.fast.latency_mean_us if e.fast and math.isfinite(e.fast.latency_mean_us) else None,
              "p99 estimate (us)": e.p99_estimate_us if math.isfinite(e.p99_estimate_us) else None,
+             **{f"{name} mean (us)": w.latency_mean_us if math.isfinite(w.latency_mean_us) else None
+                for name, w in ((e.fast.workloads or {}) if e.fast else {}).items()},
              "settling (s)": e.settling_s if math.isfinite(e.settling_s) else None, "steady state holds": e.reliable,
              "note": e.note} for e in est.intervals]
     with st.expander(f"Fast path: each interval as a steady state (peak: interval {est.peak_index}, {est.peak_reason})"):
@@ -90,7 +93,14 @@ def replay(scenario: Scenario, slo_us: float) -> None:
     summary = result.summary()
     peak = result.peak_interval
     st.plotly_chart(charts.latency_over_time_chart(summary["intervals"], slo_us, peak.index if peak else None,
-                                                   title=f"{scenario.name or 'profile'}: latency over time"), key="timeline:chart")
+                                                   title=f"{scenario.name or 'profile'}: latency over time"
+                                                   + (" (all workloads)" if result.workloads else "")), key="timeline:chart")
+    for name, w in (result.workloads or {}).items():  # a profile among several workloads: each one over the same intervals
+        if w.intervals is not None:
+            own = summary["workloads"][name]
+            st.plotly_chart(charts.latency_over_time_chart(own["intervals"], slo_us, w.peak_interval.index if w.peak_interval else None,
+                                                           title=f"workload {name} ({w.kind}): latency over time"),
+                            key=f"timeline:chart:{name}")
     if peak is not None:
         p99 = result.intervals[peak.index].metrics["latency_p99_us"].value if result.intervals else math.nan
         verdict = "meets" if p99 <= slo_us else "breaks"
@@ -152,13 +162,20 @@ def render() -> None:
         return
     slo_us = float(st.number_input("p99 SLO (us)", min_value=1.0, max_value=1e8, value=DEFAULT_SLO_US, step=100.0,
                                    key="timeline:slo"))
-    if isinstance(scenario.workload, ProfileWorkload):
-        wl = scenario.workload
-        st.caption(f"{len(wl.intervals)} intervals over {wl.duration_s:g} s of simulated time")
+    where = scenario.profile_index()
+    if where is not None:
+        wl = scenario.all_workloads()[where]
+        assert isinstance(wl, ProfileWorkload)
+        beside = [name for name, other in scenario.named_workloads() if other is not wl]
+        st.caption(f"{len(wl.intervals)} intervals over {wl.duration_s:g} s of simulated time"
+                   + (f", next to the steady workload(s) {', '.join(beside)}" if beside else ""))
         fast_table(scenario)
         if st.button("Replay with the simulation", key="timeline:replay", type="primary", icon=":material/play_arrow:") \
                 or runner.cached(scenario) is not None:
             replay(scenario, slo_us)
+        if beside:
+            st.info("The growth search scales a scenario's single workload: it does not apply to a profile among several workloads.")
+            return
     else:
         st.info("This configuration's load is steady: the growth search below applies; for load over time give it a "
                 "profile workload (`flashplan import iostat FILE --profile` or `flashplan import csv`).")

@@ -70,7 +70,7 @@ from models.fast_result import Bounds, FastResult
 from models.hardware import FlashDeviceSpec
 from models.scenario import Scenario
 from models.topology import Generic
-from models.workload import BurstyWorkload, ClosedWorkload, OpenWorkload, ProfileWorkload
+from models.workload import BurstyWorkload, ClosedWorkload, OpenWorkload
 
 # the die-level device preview (issue 18: not yet read by the route's solvers); loaded with the package so
 # the compiled build finds it (a compiled package's submodules are imported from inside it)
@@ -276,7 +276,7 @@ def evaluate(scenario: Scenario) -> FastResult:
     """The analytic fast path's prediction for ``scenario`` (no simulation; ~0.1-0.2 ms, bench/fastpath.py).
     A scenario with a ``workloads`` list is solved as a multi-class network (sim/analytic/classes.py).
     A profile workload has no single steady state: ``sim.plan.profile_fast.evaluate_profile`` takes it interval by interval."""
-    if isinstance(scenario.workload, ProfileWorkload):
+    if scenario.profile_index() is not None:
         raise NotImplementedError("a profile workload changes over time: evaluate it interval by interval "
                                   "(sim.plan.profile_fast.evaluate_profile, `flashplan analyze` does)")
     if scenario.consolidated:

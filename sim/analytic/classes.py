@@ -18,15 +18,25 @@ network alone (exactly 0 for one class), added to its own solution; a closed cla
 lengthens its cycle (solved again with that much more think time), which lowers its throughput,
 so its residence alone is taken at that longer cycle (a fixed point: where the demand network is
 the whole model, the class's response and throughput are then the mixed network's own).
-Known approximations: the extra is the same for a class's reads and writes; concurrency limits
-(queues, write caches) and background work enter only through each class's own solution; the
-DES's per-workload placement is not modelled here (every class is spread over all members).
+Flash dies (``Dies``): a read whose die is programming waits for the rest of the program
+(``DieProgramLocks`` in the DES, ``die_locks`` in a class's own network), and another class's writes
+program the same dies. Each class's reads are charged the others' programs as its own are: a read
+meets a die programming for the others with probability p = sum_o X_o T_o / dies and then waits the
+mean rest E[T^2] / 2E[T], so its extra wait is sum_o X_o E[T^2]_o / (2 dies) per device read; a large
+read split into k device reads waits for the slowest (``Dies.read_wait_us``). This extra is on the reads only (it matters when a write burst
+meets a read-mostly load: the batch bursts next to YCSB, examples/linuxone_bdi_batch_and_ycsb.yaml).
+Devices whose reads share the program dies (``shared_dies``) are left to the classes' own solutions.
+Known approximations: the queueing extra is the same for a class's reads and writes; concurrency limits
+(queues, write caches) and background work enter only through each class's own solution (but for the
+dies, above); the DES's per-workload placement is not modelled here (every class is spread over all
+members; ``solve_classes`` says so in ``FastResult.notes`` when a workload is placed).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import replace
 
 from models.fast_result import Bounds, FastResult
 from models.scenario import Scenario
@@ -68,6 +78,73 @@ class Demands:
 
     def matrix(self) -> list[list[float]]:
         return [[own.get(k, 0.0) for k in range(len(self.names))] for own in self.per_class]
+
+
+class Dies:
+    """Per class and device: the reads' visits to the device's read units (per logical I/O), and per logical
+    I/O of the class that programs there, the fraction of a die it keeps programming (T / dies) and the rest
+    of a program a read meets (E[T^2] / 2 per die)."""
+
+    def __init__(self) -> None:
+        self.reads: list[dict[str, float]] = []
+        self.busy: list[dict[str, float]] = []
+        self.rest: list[dict[str, float]] = []
+        self.read_share: list[float] = []
+
+    def add_class(self, net: Network, read_share: float) -> None:
+        reads: dict[str, float] = {}
+        busy: dict[str, float] = {}
+        rest: dict[str, float] = {}
+        for g in net.groups:
+            if g.view_of >= 0 or g.pool:
+                continue
+            for name in g.names:
+                device, _, part = name.rpartition(".")
+                if part == "read_units" and g.visits > 0:
+                    reads[device] = reads.get(device, 0.0) + g.visits / len(g.names)
+                elif part == "program_units" and g.work2 > 0:
+                    dies = len(g.names) * g.servers
+                    busy[device] = busy.get(device, 0.0) + g.work / dies
+                    rest[device] = rest.get(device, 0.0) + 0.5 * g.work2 / dies
+        self.reads.append(reads)
+        self.busy.append(busy)
+        self.rest.append(rest)
+        self.read_share.append(read_share)
+
+    def read_wait_us(self, c: int, iops: list[float]) -> float:
+        """Class ``c``'s extra wait per logical I/O (on its reads) for the other classes' programs at ``iops``.
+
+        A device read finds its die programming for the others with probability p = sum_o X_o T_o / dies and
+        then waits the rest, of mean r = sum_o X_o E[T^2]_o / (2 dies) / p. A logical read split into k device
+        reads (``visits / read share``) waits for the slowest of them: with exponential rests,
+        E[max] = r integral_0^p (1 - (1 - u)^k) / u du (r p k for one read or a rare wait, less for a
+        large read split over many dies)."""
+        visits = sum(self.reads[c].values(), 0.0)
+        share = self.read_share[c]
+        if visits <= 0 or share <= 0:
+            return 0.0
+        p = wait = 0.0
+        for device, v in self.reads[c].items():  # the devices a read visits, weighted by its visits there
+            for o in range(len(iops)):
+                if o != c:
+                    p += v / visits * iops[o] * 1e-6 * self.busy[o].get(device, 0.0)
+                    wait += v / visits * iops[o] * 1e-6 * self.rest[o].get(device, 0.0)
+        if p <= 0:
+            return 0.0
+        p = min(p, 1.0)
+        k = max(1.0, visits / share)
+        return share * wait / p * _slowest_of(k, p)
+
+
+def _slowest_of(k: float, p: float, steps: int = 64) -> float:
+    """integral_0^p (1 - (1 - u)^k) / u du (midpoint rule): E[max] of k waits, each an exponential of mean 1
+    with probability p, else 0."""
+    h = p / steps
+    total = 0.0
+    for i in range(steps):
+        u = (i + 0.5) * h
+        total += (1.0 - (1.0 - u) ** k) / u
+    return total * h
 
 
 def mixed_mva(servers: list[int], demand: list[list[float]], rate: list[float], population: list[float],
@@ -209,24 +286,50 @@ def solve_classes(scenario: Scenario, single: Callable[[Scenario], FastResult],
     named = scenario.named_workloads()
     workloads = [wl for _, wl in named]
     demands = Demands()
+    dies = Dies()
     for wl in workloads:
-        demands.add_class(network(alone(scenario, wl)))
+        net = network(alone(scenario, wl))
+        demands.add_class(net)
+        dies.add_class(net, wl.read_fraction)
     extra = interference_us(demands, workloads)
     per: dict[str, FastResult] = {}
     for (name, wl), more in zip(named, extra, strict=True):
         own = single(alone(scenario, wl, more if math.isfinite(more) else 0.0))
         per[name] = _with_extra(own, more)
-    return combine(per, demands, workloads)
+    # the others' programs on the dies a class reads (one more step for a closed class: it slows its cycle)
+    iops = [r.iops for r in per.values()]
+    for c, ((name, wl), more) in enumerate(zip(named, extra, strict=True)):
+        wait = dies.read_wait_us(c, iops) if math.isfinite(more) else 0.0
+        if wait <= 0:
+            continue
+        if isinstance(wl, ClosedWorkload):
+            own = single(alone(scenario, wl, more + wait))
+            per[name] = _with_extra(own, more, wait)
+        else:
+            per[name] = _with_extra(per[name], 0.0, wait)
+    result = combine(per, demands, workloads)
+    placed = [name for name, wl in named if wl.placement is not None]
+    if placed:
+        result = replace(result, notes=(*result.notes, PLACEMENT_NOTE.format(", ".join(placed))))
+    return result
 
 
-def _with_extra(own: FastResult, extra: float) -> FastResult:
-    """``own`` with ``extra`` us more latency on every op it issues (infinite: unstable)."""
-    if extra <= 0:
+PLACEMENT_NOTE = ("placement not modelled by the fast path: workload(s) {} placed on some members are spread over all "
+                  "of them here (each class's demands are its own volume over every member); the DES honours placement")
+
+
+def _with_extra(own: FastResult, extra: float, read_wait: float = 0.0) -> FastResult:
+    """``own`` with ``extra`` us more latency on every op it issues (infinite: unstable), and ``read_wait``
+    us more per logical I/O on its reads only (``Dies``)."""
+    if extra <= 0 and read_wait <= 0:
         return own
-    read = own.read_latency_mean_us + extra if own.read_iops > 0 else 0.0
+    read_share = own.read_iops / own.iops if own.iops > 0 else 0.0
+    if read_share <= 0:
+        read_wait = 0.0
+    read = own.read_latency_mean_us + extra + read_wait / read_share if own.read_iops > 0 else 0.0
     write = own.write_latency_mean_us + extra if own.write_iops > 0 else 0.0
     return FastResult(iops=own.iops, read_iops=own.read_iops, write_iops=own.write_iops, mbps=own.mbps,
-                      latency_mean_us=own.latency_mean_us + extra, read_latency_mean_us=read, write_latency_mean_us=write,
+                      latency_mean_us=own.latency_mean_us + extra + read_wait, read_latency_mean_us=read, write_latency_mean_us=write,
                       utilization=own.utilization, bottleneck=own.bottleneck, bounds=own.bounds,
                       cpu_us_per_io=own.cpu_us_per_io, stable=own.stable and math.isfinite(extra))
 

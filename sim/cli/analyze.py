@@ -20,7 +20,6 @@ from models.common import dumps_json
 from models.numbers import format_number as _fmt
 from models.result import Result
 from models.scenario import Scenario
-from models.workload import ProfileWorkload
 from sim.analytic import FastResult, evaluate
 from sim.cli.flashplan import load_with_overrides, print_slos
 from sim.errors import EXIT_OK, EXIT_UNSTABLE
@@ -109,12 +108,25 @@ def cmd_analyze_profile(scenario: Scenario, args: argparse.Namespace, out: Conso
                       _value(e.settling_s) if f else "-", f.bottleneck if f else "-", e.note)
     out.print(table)
     out.print(f"peak interval (*): {est.peak_index}: {est.peak_reason}", markup=False, highlight=False)
+    if scenario.consolidated:  # the profile among several workloads: each one in every interval
+        per = Table(title="per workload and interval (fast path)", title_justify="left")
+        for col in ("#", "workload", "IOPS", "mean us", "read us", "write us", "p99 est. us"):
+            per.add_column(col, justify="left" if col == "workload" else "right")
+        for e in est.intervals:
+            for name, w in ((e.fast.workloads or {}) if e.fast else {}).items():
+                per.add_row(f"{e.index}{' *' if e.index == est.peak_index else ''}", name, _value(w.iops), _value(w.latency_mean_us),
+                            _value(w.read_latency_mean_us), _value(w.write_latency_mean_us),
+                            _value(e.p99_by_workload.get(name, math.inf)))
+        out.print(per)
+    notes = sorted({note for e in est.intervals if e.fast for note in e.fast.notes})
+    for note in notes:
+        out.print(f"note: {note}", markup=False, highlight=False)
     return EXIT_OK
 
 
 def cmd_analyze(args: argparse.Namespace, out: Console) -> int:
     scenario = load_with_overrides(args.file, args.set or [])
-    if isinstance(scenario.workload, ProfileWorkload) and not args.compare:
+    if scenario.profile_index() is not None and not args.compare:
         return cmd_analyze_profile(scenario, args, out)
     fast = evaluate(scenario)
     des: Result | None = None
@@ -178,6 +190,8 @@ def cmd_analyze(args: argparse.Namespace, out: Console) -> int:
         if any(not getattr(des, key).contains(getattr(fast, key)) for key, _, _ in COMPARED):
             line += "; * = fast path outside the DES 95% CI"
     out.print(line, markup=False)
+    for note in fast.notes:
+        out.print(f"note: {note}", markup=False, highlight=False)
     if scenario.slos:
         print_slos(slo_verdicts(scenario, fast_figure(fast)), out, "fast path; p99 is the planner's screening estimate")
     return EXIT_OK if fast.stable else EXIT_UNSTABLE

@@ -32,7 +32,7 @@ from models.common import dumps_json
 from models.loading import format_validation_error
 from models.numbers import format_number as _fmt
 from models.placement import check_placement
-from models.result import Result
+from models.result import IntervalResult, PeakInterval, Result
 from models.scenario import Scenario, parse_override, read_scenario_data, scenario_from_data
 from models.topology import DirectNvme
 from sim.errors import (
@@ -196,13 +196,20 @@ def _ci_text(m: Any) -> str:
 
 
 def print_intervals(result: Result, console: Console) -> None:
-    """The per-interval table of a replayed profile, the peak interval marked."""
-    intervals = result.intervals or []
-    peak = result.peak_interval.index if result.peak_interval else -1
+    """The per-interval tables of a replayed profile, the peak interval marked: the whole run's, and with
+    several workloads each workload's over the same intervals."""
+    _interval_table(result.intervals or [], result.peak_interval, "all workloads: " if result.workloads else "", console)
+    for name, w in (result.workloads or {}).items():
+        if w.intervals is not None:
+            _interval_table(w.intervals, w.peak_interval, f"workload {name} ({w.kind}): ", console)
+
+
+def _interval_table(intervals: list[IntervalResult], peak_interval: PeakInterval | None, what: str, console: Console) -> None:
+    peak = peak_interval.index if peak_interval else -1
     shown = list(range(len(intervals))) if len(intervals) <= INTERVAL_ROWS else sorted(
         {*range(INTERVAL_ROWS - 1), peak} & set(range(len(intervals))))
     labels = any(iv.label for iv in intervals)
-    table = Table(title="intervals (IOPS: completions in the interval; latency: I/Os that arrived in it; ± 95% CI)",
+    table = Table(title=f"{what}intervals (IOPS: completions in the interval; latency: I/Os that arrived in it; ± 95% CI)",
                   title_justify="left")
     for col in ("#", *(["label"] if labels else []), "start s", "length s", "offered IOPS", "IOPS", "MB/s", "mean us", "p99 us",
                 "backlog", "busiest"):
@@ -218,8 +225,8 @@ def print_intervals(result: Result, console: Console) -> None:
     console.print(table)
     if len(shown) < len(intervals):
         console.print(f"({len(intervals) - len(shown)} more intervals: --json lists every one)", markup=False)
-    if result.peak_interval:
-        console.print(f"peak interval (*): {result.peak_interval.index}: {result.peak_interval.reason}", markup=False, highlight=False)
+    if peak_interval:
+        console.print(f"{what}peak interval (*): {peak_interval.index}: {peak_interval.reason}", markup=False, highlight=False)
 
 
 def cmd_simulate(args: argparse.Namespace, out: Console) -> int:

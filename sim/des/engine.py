@@ -249,8 +249,8 @@ class Run:
 
 def simulate(scenario: Scenario) -> Result:
     """Simulate ``scenario`` with the discrete-event engine and return its Result (a profile
-    workload is replayed interval by interval: ``sim.des.profile``)."""
-    if isinstance(scenario.workload, ProfileWorkload):
+    workload, alone or among several, is replayed interval by interval: ``sim.des.profile``)."""
+    if scenario.profile_index() is not None:
         from sim.des.profile import simulate_profile
 
         return simulate_profile(scenario)

@@ -20,24 +20,42 @@ boundaries, and every interval is measured on its own (issue 21, load over time)
   only when every slice holds enough I/Os: ``MIN_SLICE_IOS`` for means and rates, and for a
   percentile q at least ``TAIL_SAMPLES`` I/Os beyond it (10 / (1 - q): 1,000 per slice for p99).
   Otherwise the interval is null with a note saying how many the interval had.
+* A profile among several workloads (a scenario's ``workloads`` list holding one profile next to
+  closed, open or bursty workloads): the profile's intervals drive its own I/Os while the steady
+  workloads run their own arrival sources alongside from time 0 (``sim.des.arrivals``, through a
+  ``_SteadyPort`` that counts their arrivals and records their completions), all on the one route.
+  Every workload is measured over the same interval windows by the same rules (a log per workload
+  and interval, besides the whole run's), so a steady workload has its per-interval figures too:
+  "OLTP latency during the batch peak". The replay ends when the profile has ended and every I/O
+  that arrived in an interval (of any workload) has completed; the steady workloads keep running
+  while those drain, and what they issue after the end is not measured. The result's ``intervals``
+  and ``peak_interval`` are the whole run's (every workload's I/Os pooled), ``workloads`` has each
+  workload's run-wide values and its own ``intervals`` and ``peak_interval``.
 """
 
 from __future__ import annotations
 
 import math
 from bisect import bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import simpy
 
 from models.profile import peak_interval
-from models.result import INTERVAL_METRICS, METRIC_KEYS, IntervalResult, Metric, Result
+from models.result import INTERVAL_METRICS, METRIC_KEYS, IntervalResult, Metric, Result, WorkloadResult
 from models.scenario import Scenario
-from models.workload import ProfileWorkload
+from models.workload import ClosedWorkload, ProfileWorkload, Workload
+from sim.des.arrivals import arrivals_of
+from sim.des.assembly import workload_rate
 from sim.des.components import READ, Job, Station, schedule
 from sim.des.engine import Run, _SizeChooser
 from sim.des.stats import BATCH_METRICS, NBUCKETS, PERCENTILES, Batch, estimate, histogram, percentile
+
+if TYPE_CHECKING:
+    from sim.des.run_state import RunState
 
 SLICES = 10
 """Time slices per interval: the batches of its confidence intervals."""
@@ -52,8 +70,11 @@ HOLD = 4096
 _NAN = (math.nan, math.nan)
 NO_BATCHES = 10**9
 """The engine Run's own warm-up length in a replay: its batch means never start (the intervals are measured here)."""
-Mark = tuple[float, list[float], list[float], float, float]
-"""(time, occupancy area and busy area of every meter, CPU-busy us, outstanding-I/O area) at an instant."""
+Mark = tuple[float, list[float], list[float], float, float, list[float]]
+"""(time, occupancy area and busy area of every meter, CPU-busy us, outstanding-I/O area, and each
+workload's outstanding-I/O area in a replay of several workloads) at an instant."""
+POOLED = 0
+"""The set of interval logs of every I/O (``ProfileRun.sets``); set 1 + w is workload w's."""
 
 
 def needed_per_slice(metric: str) -> int:
@@ -69,6 +90,8 @@ class _IntervalLog:
     index: int
     start: float
     length: float
+    series: int
+    """Which set of logs: ``POOLED`` (every I/O), or 1 + the workload's index."""
     served: list[Batch]
     response: list[Batch]
     held: list[tuple[list[float], list[float]]]
@@ -82,9 +105,9 @@ class _IntervalLog:
     result: IntervalResult | None = field(default=None)
 
     @classmethod
-    def new(cls, index: int, start: float, length: float) -> _IntervalLog:
+    def new(cls, index: int, start: float, length: float, series: int = POOLED) -> _IntervalLog:
         width = length / SLICES * 1e-6
-        return cls(index, start, length, served=[Batch(duration_s=width) for _ in range(SLICES)],
+        return cls(index, start, length, series, served=[Batch(duration_s=width) for _ in range(SLICES)],
                    response=[Batch(duration_s=width, histogram=np.zeros(0, dtype=np.int64)) for _ in range(SLICES)],
                    held=[([], []) for _ in range(SLICES)])
 
@@ -126,13 +149,22 @@ class ProfileRun:
     mix then follow the intervals, and every completion comes back through ``Run.on_complete``."""
 
     def __init__(self, scenario: Scenario):
-        profile = scenario.workload
+        index = scenario.profile_index()
+        assert index is not None
+        profile = scenario.all_workloads()[index]
         assert isinstance(profile, ProfileWorkload)
-        steady = scenario.model_copy(update={
-            "workload": profile.steady_workload(),
-            "run": scenario.run.model_copy(update={"warmup_ios": NO_BATCHES}),  # the Run's own batches never start
-        })
-        self.run = Run(steady)
+        self.index = index
+        """The profile's index among the scenario's workloads (its I/Os' ``Job.workload``)."""
+        self.mixed = scenario.consolidated
+        """A profile among several workloads (a ``workloads`` list): each workload also has its own logs."""
+        update: dict[str, object] = {"run": scenario.run.model_copy(update={"warmup_ios": NO_BATCHES})}  # the Run's batches never start
+        if self.mixed:
+            stand_in = profile.steady_workload().model_copy(update={"name": profile.name, "placement": profile.placement})
+            workloads = [stand_in if i == index else wl for i, wl in enumerate(scenario.all_workloads())]
+            update.update(workloads=workloads, workload=workloads[0])
+        else:
+            update["workload"] = profile.steady_workload()
+        self.run = Run(scenario.model_copy(update=update))
         self.original = scenario
         self.profile = profile
         self.warmup_us = profile.warmup_s * 1e6
@@ -142,7 +174,14 @@ class ProfileRun:
             t += iv.duration_s * 1e6
         self.starts = starts
         self.end_us = t
-        self.logs = [_IntervalLog.new(i, s, iv.duration_s * 1e6) for i, (s, iv) in enumerate(zip(starts, profile.intervals, strict=True))]
+        workloads = scenario.all_workloads() if self.mixed else []
+        self.sets = [[_IntervalLog.new(i, s, iv.duration_s * 1e6, series) for i, (s, iv) in enumerate(zip(starts, profile.intervals, strict=True))]
+                     for series in range(1 + len(workloads))]
+        """The interval logs: ``sets[POOLED]`` of every I/O, ``sets[1 + w]`` of workload w's (a mixed replay)."""
+        self.logs = self.sets[POOLED]
+        self.steady: list[tuple[int, Workload]] = [(w, wl) for w, wl in enumerate(workloads) if w != index]
+        self.unsettled = 0
+        """I/Os counted into an interval and not yet completed (every workload's)."""
         self.current = -1
         self.ended = False
         self.read_unit = self.run.streams.uniform()
@@ -151,7 +190,8 @@ class ProfileRun:
         self.window_start: Mark | None = None
         self.interval_mark: Mark | None = None
         self.window_end: Mark | None = None
-        self.run_hist = np.zeros(NBUCKETS, dtype=np.int64)
+        self.hists = [np.zeros(NBUCKETS, dtype=np.int64) for _ in self.sets]
+        self.run_hist = self.hists[POOLED]
 
     def _mix(self, index: int) -> tuple[float, _SizeChooser | None, _SizeChooser | None]:
         wl = self.profile.interval_workload(index)
@@ -160,26 +200,42 @@ class ProfileRun:
                 _SizeChooser(wl.size_table("write"), self.write_unit) if rf < 1 else None)
 
     def use_mix(self, index: int) -> None:
-        traffic = self.run.traffic[0]  # a profile is the scenario's single workload
+        traffic = self.run.traffic[self.index]
         traffic.read_fraction, traffic.read_size, traffic.write_size = self.mixes[index]
 
+    def outstanding(self, series: int) -> int:
+        """I/Os in flight now: every workload's (``POOLED``), or workload ``series - 1``'s."""
+        return self.run.outstanding if series == POOLED else self.run.tallies[series - 1].outstanding
+
+    def profile_outstanding(self) -> int:
+        """The profile's own I/Os in flight (what a closed interval's depth counts)."""
+        return self.outstanding(1 + self.index if self.mixed else POOLED)
+
+    def drained(self) -> bool:
+        """Whether the replay may stop after the profile's end: nothing of the profile in flight, and
+        every I/O counted into an interval completed."""
+        return not self.profile_outstanding() and (not self.mixed or not self.unsettled)
+
     def mark(self) -> Mark:
-        """(time, occupancy area and busy area of every meter, CPU-busy us, outstanding area) now."""
+        """(time, occupancy area and busy area of every meter, CPU-busy us, outstanding areas) now."""
         run = self.run
         meters = run.model.meters
         cpu = run.model.cpu.unit_time() if run.model.cpu else 0.0
-        return run.env.now, [m.unit_time() for m in meters], [m.busy_area for m in meters], cpu, run.out_area_now()
+        now = run.env.now
+        own = [t.area_now(now) for t in run.tallies] if self.mixed else []
+        return now, [m.unit_time() for m in meters], [m.busy_area for m in meters], cpu, run.out_area_now(), own
 
     # -- boundaries --------------------------------------------------------------------------
     def enter(self, index: int) -> None:
         """Interval ``index`` starts (``len(intervals)``: the profile ends)."""
         now_mark = self.mark()
-        outstanding = self.run.outstanding
         if self.current >= 0:
-            log = self.logs[self.current]
-            log.backlog_end = outstanding
-            log.busiest = self._busiest(self.interval_mark, now_mark)
-            self._maybe_finish(log)
+            busiest = self._busiest(self.interval_mark, now_mark)
+            for series, logs in enumerate(self.sets):
+                log = logs[self.current]
+                log.backlog_end = self.outstanding(series)
+                log.busiest = busiest
+                self._maybe_finish(log)
         else:
             self.window_start = now_mark  # the measured window starts
         self.interval_mark = now_mark
@@ -187,7 +243,8 @@ class ProfileRun:
             self.window_end = now_mark
         self.current = index
         if index < len(self.logs):
-            self.logs[index].backlog_start = outstanding
+            for series, logs in enumerate(self.sets):
+                logs[index].backlog_start = self.outstanding(series)
 
     def _busiest(self, a: Mark | None, b: Mark) -> tuple[str, float, bool]:
         best, best_u, saturated = "none", 0.0, False
@@ -203,25 +260,43 @@ class ProfileRun:
             saturated = saturated or (isinstance(m, Station) and u >= SATURATED_BUSY)
         return best, best_u, saturated
 
-    # -- completions -------------------------------------------------------------------------
+    # -- arrivals and completions ------------------------------------------------------------
+    def count(self, workload: int) -> None:
+        """An I/O of workload ``workload`` arrives now: the interval it arrives in counts it (not one
+        of the warm-up, nor one after the profile's end)."""
+        now = self.run.env._now
+        if self.ended or now >= self.end_us:
+            return
+        a = bisect_right(self.starts, now) - 1
+        if a < 0:
+            return
+        log = self.logs[a]
+        log.arrived += 1
+        log.pending += 1
+        self.unsettled += 1
+        if self.mixed:
+            own = self.sets[1 + workload][a]
+            own.arrived += 1
+            own.pending += 1
+
     def record(self, job: Job) -> None:
         """A completion (``Run.complete`` has counted it and checked the budgets): the interval it
         completes in carries it, the interval it arrived in gets its latency."""
         now = self.run.env._now
         k = self.current
+        own = self.sets[1 + job.workload] if self.mixed else None
         if 0 <= k < len(self.logs):
-            log = self.logs[k]
-            b = log.served[log.slice_of(now)]
-            b.ios += 1
-            b.bytes += job.size
-            if job.op == READ:
-                b.reads += 1
-            else:
-                b.writes += 1
-            log.completed += 1
+            _served(self.logs[k], job, now)
+            if own is not None:
+                _served(own[k], job, now)
+        if job.t0 >= self.end_us:
+            return  # issued after the profile's end: not counted
         a = bisect_right(self.starts, job.t0) - 1
         if a >= 0:
+            self.unsettled -= 1
             self._record(self.logs[a], job, now)
+            if own is not None:
+                self._record(own[a], job, now)
 
     def _record(self, log: _IntervalLog, job: Job, now: float) -> None:
         s = log.slice_of(job.t0)
@@ -238,14 +313,33 @@ class ProfileRun:
         histograms are then dropped: memory stays bounded on a day of 1-second intervals)."""
         if log.done or log.pending:
             return
+        hist = self.hists[log.series]
         for s in range(SLICES):
             log.flush(s)
-            self.run_hist += log.response[s].histogram if log.response[s].histogram.size else 0
-        log.result = interval_result(self.profile, log)
+            hist += log.response[s].histogram if log.response[s].histogram.size else 0
+        log.result = self.interval_result(log)
         log.response = [Batch(duration_s=b.duration_s, ios=b.ios, reads=b.reads, writes=b.writes, latency_sum_us=b.latency_sum_us,
                               read_latency_sum_us=b.read_latency_sum_us, write_latency_sum_us=b.write_latency_sum_us,
                               histogram=np.zeros(0, dtype=np.int64)) for b in log.response]
         log.done = True
+
+    def offered(self, log: _IntervalLog) -> tuple[float | None, bool]:
+        """(the arrival rate offered in ``log``'s interval, None where a closed load takes part; whether
+        an open load takes part: then a saturated station means a growing queue)."""
+        iv = self.profile.intervals[log.index]
+        if not self.mixed:
+            return iv.rate_iops, iv.rate_iops is not None
+        rates: list[float | None] = []
+        for w, wl in enumerate(self.original.all_workloads()):
+            if log.series != POOLED and log.series != 1 + w:
+                continue
+            rates.append(iv.rate_iops if w == self.index else (None if isinstance(wl, ClosedWorkload) else workload_rate(wl)))
+        known = [r for r in rates if r is not None]
+        return (sum(known, 0.0) if len(known) == len(rates) else None), bool(known)
+
+    def interval_result(self, log: _IntervalLog) -> IntervalResult:
+        offered, is_open = self.offered(log)
+        return interval_result(self.profile, log, offered, is_open)
 
     def replay(self) -> Result:
         import time
@@ -253,6 +347,13 @@ class ProfileRun:
         run = self.run
         run.wall_start = time.perf_counter()
         ProfileArrivals(self).start()
+        if self.steady:
+            port = _SteadyPort(self)
+            for w, _ in self.steady:  # an open source sets no completer: its completions are recorded, then recycled
+                run.set_completer(w, _Recorded(self, run.jobs.recycle).done)
+            sources = [arrivals_of(cast("RunState", port), wl, w) for w, wl in self.steady]
+            # started at time 0 after the boundary events there: the first interval's backlog is taken first
+            schedule(run.env, 0.0, sources, _start_sources)
         try:
             run.env.run(until=run.stop_event)
         except RuntimeError:
@@ -267,6 +368,7 @@ class ProfileArrivals:
     def __init__(self, replay: ProfileRun):
         self.replay = replay
         self.run = replay.run
+        self.index = replay.index
         self.epoch = 0
         self.rate = 0.0
         self.depth = 0
@@ -275,7 +377,10 @@ class ProfileArrivals:
 
     def start(self) -> None:
         p, env = self.replay, self.run.env
-        self.run.on_complete = self.completed
+        if p.mixed:
+            self.run.set_completer(self.index, self.completed)
+        else:
+            self.run.on_complete = self.completed
         if p.warmup_us > 0:
             self.switch(0)
         for i, t in enumerate(p.starts):
@@ -299,7 +404,7 @@ class ProfileArrivals:
         self.rate = iv.rate_iops or 0.0
         self.depth = iv.queue_depth or 0
         if self.depth:
-            for _ in range(self.depth - self.run.outstanding):
+            for _ in range(self.depth - self.replay.profile_outstanding()):
                 self.issue_new(self.slots % self.depth)
                 self.slots += 1
         else:
@@ -311,24 +416,16 @@ class ProfileArrivals:
         self.epoch += 1
         self.depth = 0
         self.rate = 0.0
-        if not self.run.outstanding:
+        if self.replay.drained():
             self.run.stop(drained_reason(self.replay))
 
     def issue_new(self, slot: int) -> None:
         run = self.run
         job = run.jobs.new()
         job.slot = slot
-        self.count()
+        job.workload = self.index
+        self.replay.count(self.index)
         run.issue(job)
-
-    def count(self) -> None:
-        """An I/O arrives now: the interval it arrives in counts it."""
-        p = self.replay
-        a = bisect_right(p.starts, self.run.env._now) - 1
-        if a >= 0 and not p.ended:
-            log = p.logs[a]
-            log.arrived += 1
-            log.pending += 1
 
     def next_arrival(self, epoch: int) -> None:
         if self.rate > 0:
@@ -348,13 +445,75 @@ class ProfileArrivals:
         self.replay.record(job)
         if run.stopped:
             return
-        if self.depth and run.outstanding < self.depth:
-            self.count()
+        if self.depth and self.replay.profile_outstanding() < self.depth:
+            self.replay.count(self.index)
             run.issue(job)
             return
         run.jobs.recycle(job)
-        if self.replay.ended and not run.outstanding:
+        if self.replay.ended and self.replay.drained():
             run.stop(drained_reason(self.replay))
+
+
+class _SteadyPort:
+    """The run as a steady workload's arrival source (``sim.des.arrivals``) sees it in a mixed replay:
+    ``ProfileRun.run``, except that every I/O it issues is first counted into the interval it arrives
+    in, and every completion is first recorded (``_Recorded``). The sources use ``env``, ``streams``,
+    ``jobs``, ``stopped``, ``issue`` and ``set_completer`` of ``sim.des.run_state.RunState``."""
+
+    def __init__(self, replay: ProfileRun):
+        self.replay = replay
+        self.run = replay.run
+        self.env = replay.run.env
+        self.streams = replay.run.streams
+        self.jobs = replay.run.jobs
+        self.scenario = replay.run.scenario
+        self.model = replay.run.model
+
+    @property
+    def stopped(self) -> bool:
+        return self.run.stopped
+
+    def issue(self, job: Job) -> None:
+        self.replay.count(job.workload)
+        self.run.issue(job)
+
+    def set_completer(self, index: int, completer: Callable[[Job], None]) -> None:
+        self.run.set_completer(index, _Recorded(self.replay, completer).done)
+
+
+class _Recorded:
+    """A steady workload's completer in a mixed replay: record the completion, then what the source does
+    (reissue, recycle); stop once the ended profile has drained."""
+
+    def __init__(self, replay: ProfileRun, then: Callable[[Job], None]):
+        self.replay = replay
+        self.then = then
+
+    def done(self, job: Job) -> None:
+        replay = self.replay
+        replay.record(job)
+        if replay.run.stopped:
+            return
+        self.then(job)
+        if replay.ended and replay.drained():
+            replay.run.stop(drained_reason(replay))
+
+
+def _start_sources(event: simpy.Event) -> None:
+    for source in event._value:
+        source.start()
+
+
+def _served(log: _IntervalLog, job: Job, now: float) -> None:
+    """``job`` completed now, inside ``log``'s interval: it counts in that interval's throughput."""
+    b = log.served[log.slice_of(now)]
+    b.ios += 1
+    b.bytes += job.size
+    if job.op == READ:
+        b.reads += 1
+    else:
+        b.writes += 1
+    log.completed += 1
 
 
 def drained_reason(p: ProfileRun) -> str:
@@ -391,8 +550,9 @@ def _slice_count(b: Batch, key: str) -> int:
     return b.ios
 
 
-def interval_result(profile: ProfileWorkload, log: _IntervalLog) -> IntervalResult:
-    """The IntervalResult of a finished interval log."""
+def interval_result(profile: ProfileWorkload, log: _IntervalLog, offered: float | None, is_open: bool) -> IntervalResult:
+    """The IntervalResult of a finished interval log (``offered``: the rate offered in it, None where a
+    closed load takes part; ``is_open``: an open load takes part, so a saturated station marks it saturated)."""
     metrics: dict[str, Metric] = {}
     notes: dict[str, str] = {}
     served_total = sum(b.ios for b in log.served)
@@ -411,16 +571,17 @@ def interval_result(profile: ProfileWorkload, log: _IntervalLog) -> IntervalResu
     iv = profile.intervals[log.index]
     return IntervalResult(
         index=log.index, label=iv.label, start_s=(log.start - profile.warmup_s * 1e6) * 1e-6, duration_s=iv.duration_s,
-        offered_iops=iv.rate_iops, arrived_ios=log.arrived, completed_ios=log.completed, backlog_start=log.backlog_start,
+        offered_iops=offered, arrived_ios=log.arrived, completed_ios=log.completed, backlog_start=log.backlog_start,
         backlog_end=log.backlog_end, metrics=metrics, ci_notes=notes, busiest=log.busiest[0],
-        busiest_utilization=log.busiest[1], saturated=log.busiest[2] and iv.rate_iops is not None,
+        busiest_utilization=log.busiest[1], saturated=log.busiest[2] and is_open,
     )
 
 
-def _run_wide(run: ProfileRun, first: Mark, last: Mark) -> dict[str, Metric]:
+def _run_wide(run: ProfileRun, first: Mark, last: Mark, series: int = POOLED) -> dict[str, Metric]:
     """Run-wide metrics pooled over the measured intervals (values only: the load changes, so there
-    is no steady-state interval to give; ``Result.summary`` says so)."""
-    logs = [log for log in run.logs if log.done]
+    is no steady-state interval to give; ``Result.summary`` says so): every I/O's, or one workload's
+    (``series``; its CPU per I/O is the whole run's, as in ``WorkloadResult``)."""
+    logs = [log for log in run.sets[series] if log.done]
     served = [b for log in logs for b in log.served]
     response = [b for log in logs for b in log.response]
     window_s = (last[0] - first[0]) * 1e-6
@@ -428,11 +589,13 @@ def _run_wide(run: ProfileRun, first: Mark, last: Mark) -> dict[str, Metric]:
     out: dict[str, Metric] = {}
     for key in METRIC_KEYS:
         if key == "cpu_us_per_io":
-            value = (last[3] - first[3]) / measured if measured else math.nan
+            everything = sum(log.completed for log in run.logs if log.done)
+            value = (last[3] - first[3]) / everything if everything else math.nan
         elif key == "mean_outstanding_ios":
-            value = (last[4] - first[4]) * 1e-6 / window_s if window_s > 0 else math.nan
+            area = last[4] - first[4] if series == POOLED else last[5][series - 1] - first[5][series - 1]
+            value = area * 1e-6 / window_s if window_s > 0 else math.nan
         elif key in PERCENTILES:
-            value = percentile(run.run_hist, PERCENTILES[key])
+            value = percentile(run.hists[series], PERCENTILES[key])
         elif key in ("iops", "read_iops", "write_iops", "mbps"):
             value = BATCH_METRICS[key](Batch(duration_s=window_s, ios=measured, reads=sum(b.reads for b in served),
                                              writes=sum(b.writes for b in served), bytes=sum(b.bytes for b in served)))
@@ -471,16 +634,27 @@ def assemble_profile(run: ProfileRun, wall: float) -> Result:
     first = run.window_start or now
     last = run.window_end or now
     if 0 <= run.current < len(run.logs):  # stopped inside an interval
-        log = run.logs[run.current]
-        log.backlog_end = run.run.outstanding
-        log.busiest = run._busiest(run.interval_mark, now)
-    for log in run.logs:
-        if log.result is None and log.index < run.current:
-            run._maybe_finish(log)
+        busiest = run._busiest(run.interval_mark, now)
+        for series, logs in enumerate(run.sets):
+            logs[run.current].backlog_end = run.outstanding(series)
+            logs[run.current].busiest = busiest
+    for logs in run.sets:
+        for log in logs:
+            if log.result is None and log.index < run.current:
+                run._maybe_finish(log)
     utilization, busy = _occupancy(run, first, last)
     engine = run.run
     candidates = {m.name: utilization[m.name] for m in engine.model.meters if isinstance(m, Station) or m.waited}
     intervals = [log.result or _unreached(run, log) for log in run.logs]
+    per_workload: dict[str, WorkloadResult] | None = None
+    if run.mixed:
+        per_workload = {}
+        for w, (name, wl) in enumerate(run.original.named_workloads()):
+            own = [log.result or _unreached(run, log) for log in run.sets[1 + w]]
+            rate = workload_rate(wl) if w != run.index else _mean_rate(run.profile)
+            per_workload[name] = WorkloadResult(
+                kind=wl.kind, **_run_wide(run, first, last, 1 + w), offered_iops=rate if rate and rate > 0 else None,
+                measured_ios=sum(log.completed for log in run.sets[1 + w]), intervals=own, peak_interval=peak_interval(own))
     validity, note = _validity(run)
     return Result(
         **_run_wide(run, first, last), utilization=utilization, busy=busy,
@@ -489,15 +663,22 @@ def assemble_profile(run: ProfileRun, wall: float) -> Result:
         simulated_ios=engine.completed, measured_ios=sum(log.completed for log in run.logs), issued_ios=engine.issued,
         in_flight_ios=engine.outstanding, batches=sum(SLICES for log in run.logs if log.result is not None),
         simulated_seconds=engine.env.now * 1e-6, wall_seconds=wall, seed=run.original.run.seed, scenario=run.original,
-        intervals=intervals, peak_interval=peak_interval(intervals),
+        intervals=intervals, peak_interval=peak_interval(intervals), workloads=per_workload,
     )
+
+
+def _mean_rate(profile: ProfileWorkload) -> float | None:
+    """A profile's time-average arrival rate when every interval is open, else None."""
+    if any(iv.rate_iops is None for iv in profile.intervals):
+        return None
+    return sum((iv.duration_s * (iv.rate_iops or 0.0) for iv in profile.intervals), 0.0) / profile.duration_s
 
 
 def _unreached(run: ProfileRun, log: _IntervalLog) -> IntervalResult:
     """An interval the run did not finish (a budget or an unstable backlog stopped it)."""
     for s in range(SLICES):
         log.flush(s)
-    result = interval_result(run.profile, log)
+    result = run.interval_result(log)
     note = f"not fully replayed: {run.run.stop_reason}"
     return result.model_copy(update={"ci_notes": {k: note for k in INTERVAL_METRICS},
                                      "metrics": {k: Metric(value=m.value, ci95=_NAN) for k, m in result.metrics.items()}})

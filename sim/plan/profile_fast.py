@@ -24,16 +24,23 @@ and renews itself every mean response time R, so it settles in SETTLING_FACTOR x
 An open interval at or above Xmax has no steady state: its backlog grows by (lambda - Xmax) x
 duration and the last I/O of the interval waits that backlog / Xmax more; the estimate says so.
 The p99 of an interval is the planner's screening estimate (``sim.plan.planner.p99_estimate_us``).
+
+A profile among several workloads (a ``workloads`` list): each interval is the steady scenario with the
+profile's interval in the profile's place and the steady workloads as the other classes of the
+multi-class fast path (``sim.analytic.classes``), so every workload gets its figures in every interval
+(``IntervalEstimate.fast.workloads``, ``p99_by_workload``); the settling rule is taken at the bottleneck
+of the mix (X and Xmax of all the classes), and an idle interval of the profile leaves the steady
+workloads alone on the path (the profile then offers a vanishing rate).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from models.scenario import Scenario
-from models.workload import ProfileWorkload
+from models.workload import BurstyWorkload, ClosedWorkload, OpenWorkload, ProfileWorkload
 from sim.analytic import FastResult, evaluate
 from sim.plan.planner import p99_estimate_us
 
@@ -61,14 +68,20 @@ class IntervalEstimate:
     settling_s: float
     reliable: bool
     note: str
+    p99_by_workload: dict[str, float] = field(default_factory=dict)
+    """A profile among several workloads: each workload's p99 estimate in this interval (by name; its other
+    figures are ``fast.workloads``)."""
 
     def summary(self) -> dict[str, Any]:
         def num(v: float) -> float | None:
             return v if math.isfinite(v) else None
 
-        return {"index": self.index, "duration_s": self.duration_s, "offered_iops": self.offered_iops,
-                "fast": self.fast.summary() if self.fast else None, "latency_p99_estimate_us": num(self.p99_estimate_us),
-                "settling_s": num(self.settling_s), "reliable": self.reliable, "note": self.note}
+        out = {"index": self.index, "duration_s": self.duration_s, "offered_iops": self.offered_iops,
+               "fast": self.fast.summary() if self.fast else None, "latency_p99_estimate_us": num(self.p99_estimate_us),
+               "settling_s": num(self.settling_s), "reliable": self.reliable, "note": self.note}
+        if self.p99_by_workload:
+            out["latency_p99_estimate_us_by_workload"] = {name: num(v) for name, v in self.p99_by_workload.items()}
+        return out
 
 
 @dataclass(frozen=True)
@@ -90,38 +103,76 @@ class ProfileEstimate:
                                  "(S = 1 / Xmax, rho = X / Xmax) is flagged: steady-state estimate unreliable"}
 
 
+def interval_scenario(scenario: Scenario, profile: ProfileWorkload, index: int) -> Scenario:
+    """The steady scenario of interval ``index``: the profile's interval as a steady workload in the
+    profile's place (its name and placement kept among several workloads)."""
+    now = profile.interval_workload(index)
+    if not scenario.consolidated:
+        return scenario.model_copy(update={"workload": now})
+    now = now.model_copy(update={"name": profile.name, "placement": profile.placement})
+    workloads = [now if wl is profile else wl for wl in scenario.all_workloads()]
+    return scenario.model_copy(update={"workloads": workloads, "workload": workloads[0]})
+
+
 def estimate_interval(scenario: Scenario, profile: ProfileWorkload, index: int) -> IntervalEstimate:
     """The steady-state estimate of interval ``index`` with its settling check."""
     iv = profile.intervals[index]
-    if iv.rate_iops == 0:
+    mixed = scenario.consolidated
+    if iv.rate_iops == 0 and not mixed:
         return IntervalEstimate(index, iv.duration_s, 0.0, None, 0.0, 0.0, True, "idle")
-    steady = scenario.model_copy(update={"workload": profile.interval_workload(index)})
-    fast = evaluate(steady)
+    fast = evaluate(interval_scenario(scenario, profile, index))
+    by_workload = {name: p99_estimate_us(w) for name, w in (fast.workloads or {}).items()}
     x_max = fast.bounds.x_max_iops
     service_us = 1e6 / x_max if x_max > 0 else math.inf
     if not fast.stable:
-        rate = iv.rate_iops or 0.0
+        rate = (iv.rate_iops or 0.0) + (_others_rate(scenario, profile, fast) if mixed else 0.0)
         backlog = (rate - x_max) * iv.duration_s
         note = (f"steady-state estimate unreliable: overloaded ({rate:,.0f} IOPS offered >= Xmax {x_max:,.0f} at "
                 f"{fast.bounds.bottleneck}): the backlog grows by ~{backlog:,.0f} I/Os over the interval, adding up to "
                 f"{backlog / x_max * 1e6 if x_max > 0 else math.inf:,.0f} us of wait by its end")
-        return IntervalEstimate(index, iv.duration_s, iv.rate_iops, fast, math.inf, math.inf, False, note)
+        return IntervalEstimate(index, iv.duration_s, iv.rate_iops, fast, math.inf, math.inf, False, note,
+                                {name: math.inf for name in by_workload})
     rho = fast.iops / x_max if x_max > 0 else 0.0
+    if iv.rate_iops == 0:  # the profile is idle: the steady workloads have run alone since its start
+        return IntervalEstimate(index, iv.duration_s, 0.0, fast, p99_estimate_us(fast), 0.0, True,
+                                "idle: the steady workloads alone", by_workload)
     if iv.queue_depth is not None:  # a closed loop renews its I/Os every response time: it settles in a few
-        settling_s = SETTLING_FACTOR * fast.latency_mean_us * 1e-6
+        own = fast.workloads[profile.name or ""] if fast.workloads is not None else fast
+        settling_s = SETTLING_FACTOR * own.latency_mean_us * 1e-6
     else:
         settling_s = SETTLING_FACTOR * relaxation_us(service_us, rho) * 1e-6
     reliable = iv.duration_s >= settling_s
     note = "" if reliable else (f"steady-state estimate unreliable: the interval ({iv.duration_s:g} s) is shorter than the "
                                 f"queue's settling time {settling_s:.3g} s (rho {rho:.0%} at {fast.bounds.bottleneck})")
-    return IntervalEstimate(index, iv.duration_s, iv.rate_iops, fast, p99_estimate_us(fast), settling_s, reliable, note)
+    return IntervalEstimate(index, iv.duration_s, iv.rate_iops, fast, p99_estimate_us(fast), settling_s, reliable, note,
+                            by_workload)
+
+
+def _others_rate(scenario: Scenario, profile: ProfileWorkload, fast: FastResult) -> float:
+    """What the steady workloads offer the path (I/O per second): an open or bursty one its mean rate, a
+    closed one the throughput the fast path gives it."""
+    total = 0.0
+    for name, wl in scenario.named_workloads():
+        if wl is profile:
+            continue
+        if isinstance(wl, ClosedWorkload):
+            own = fast.workloads.get(name) if fast.workloads is not None else None
+            total += own.iops if own is not None else 0.0
+        elif isinstance(wl, OpenWorkload):
+            total += wl.rate_iops
+        elif isinstance(wl, BurstyWorkload):
+            total += wl.mean_rate_iops
+    return total
 
 
 def evaluate_profile(scenario: Scenario) -> ProfileEstimate:
     """Every interval of ``scenario``'s profile as a steady state (see the module docstring)."""
-    profile = scenario.workload
-    if not isinstance(profile, ProfileWorkload):
-        raise ValueError(f"workload.kind: a profile is needed here, got {profile.kind!r}")
+    where = scenario.profile_index()
+    if where is None:
+        kind = scenario.workload.kind
+        raise ValueError(f"workload.kind: a profile is needed here, got {kind!r}")
+    profile = scenario.all_workloads()[where]
+    assert isinstance(profile, ProfileWorkload)
     intervals = [estimate_interval(scenario, profile, i) for i in range(len(profile.intervals))]
     peak = max(intervals, key=lambda e: (e.p99_estimate_us, -e.index))
     reason = ("overloaded: offered load above Xmax" if not math.isfinite(peak.p99_estimate_us)

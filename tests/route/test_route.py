@@ -13,6 +13,7 @@ from models.scenario import load_scenario, with_overrides
 from models.workload import ProfileWorkload
 from sim.analytic import evaluate
 from sim.des.engine import simulate
+from sim.plan.profile_fast import interval_scenario
 from sim.route import steps as st
 from sim.route.describe import (
     DirectRoute,
@@ -165,8 +166,11 @@ def test_both_solvers_report_exactly_the_described_components(path: Path) -> Non
     described = meter_names(describe(sc))
     assert len(set(described)) == len(described)
     assert set(simulate(sc).utilization) == set(described)
-    if isinstance(sc.workload, ProfileWorkload):  # the fast path takes a profile interval by interval
-        sc = sc.model_copy(update={"workload": sc.workload.interval_workload(0)})
+    where = sc.profile_index()
+    if where is not None:  # the fast path takes a profile (alone or among workloads) interval by interval
+        profile = sc.all_workloads()[where]
+        assert isinstance(profile, ProfileWorkload)
+        sc = interval_scenario(sc, profile, 0)
     assert set(evaluate(sc).utilization) == set(described)
 
 

@@ -3,7 +3,8 @@
 ``breaking_point(scenario, slo_p99_us)``:
 
 1. Fast path: the load multiplier g (every arrival rate x g; a closed workload's jobs, a profile
-   interval's queue depth x g, rounded) is bracketed by doubling (or halving, when the SLO is
+   interval's queue depth x g, rounded; with several workloads, every one x g and the SLO judged on the
+   p99 of all their I/Os) is bracketed by doubling (or halving, when the SLO is
    already broken today), then bisected until the bracket is 0.1% wide, on the p99 estimate of
    the planner (``sim.plan.planner.p99_estimate_us``; a profile: the worst interval's,
    ``sim.plan.profile_fast``). An overloaded point has an infinite p99.
@@ -29,7 +30,6 @@ from typing import Any
 from models.loading import BadInput, format_validation_error
 from models.result import Metric, Result
 from models.scenario import Scenario
-from models.workload import ProfileWorkload
 from sim.analytic import evaluate
 from sim.plan.planner import p99_estimate_us
 from sim.plan.profile_fast import evaluate_profile
@@ -40,10 +40,8 @@ MIN_FACTOR = 1.0 / 1024
 DAYS_PER_YEAR = 365.25
 
 
-def scaled(scenario: Scenario, factor: float) -> Scenario:
-    """``scenario`` with its load multiplied by ``factor`` (see the module docstring); BadInput when a
-    scaled value leaves its allowed range."""
-    data = scenario.workload.model_dump(mode="json", exclude_none=True)
+def _scaled_workload(data: dict[str, Any], factor: float) -> dict[str, Any]:
+    """One workload's dump with its load multiplied by ``factor`` (in place; returned)."""
     kind = data["kind"]
     if kind == "open":
         data["rate_iops"] *= factor
@@ -58,17 +56,28 @@ def scaled(scenario: Scenario, factor: float) -> Scenario:
                 iv["rate_iops"] *= factor
             else:
                 iv["queue_depth"] = max(1, round(iv["queue_depth"] * factor))
+    return data
+
+
+def scaled(scenario: Scenario, factor: float) -> Scenario:
+    """``scenario`` with its load multiplied by ``factor`` (see the module docstring); with several workloads
+    (a consolidation) every one grows by the same factor. BadInput when a scaled value leaves its range."""
     from pydantic import ValidationError
 
+    dump = scenario.model_dump(mode="json", exclude_none=True)
+    if scenario.workloads is not None:
+        dump["workloads"] = [_scaled_workload(w, factor) for w in dump["workloads"]]
+    else:
+        dump["workload"] = _scaled_workload(dump["workload"], factor)
     try:
-        return Scenario.model_validate({**scenario.model_dump(mode="json", exclude_none=True), "workload": data})
+        return Scenario.model_validate(dump)
     except ValidationError as exc:
         raise BadInput(format_validation_error(exc)) from None
 
 
 def fast_p99_us(scenario: Scenario) -> float:
     """The fast path's p99 estimate (infinite when overloaded); a profile: its worst interval's."""
-    if isinstance(scenario.workload, ProfileWorkload):
+    if scenario.profile_index() is not None:
         return evaluate_profile(scenario).worst_p99_us
     fast = evaluate(scenario)
     return p99_estimate_us(fast) if fast.stable else math.inf
@@ -209,10 +218,10 @@ def fast_breaking_factor(scenario: Scenario, slo_p99_us: float, max_factor: floa
 
 def scaled_differs(scenario: Scenario, a: float, b: float) -> bool:
     """Whether two multipliers give different loads (a closed workload's jobs are whole numbers)."""
-    wl = scenario.workload
-    if wl.kind == "closed":
-        return max(1, round(wl.jobs * a)) != max(1, round(wl.jobs * b))  # type: ignore[union-attr]
-    return True
+    def jobs(wl: Any, g: float) -> int:
+        return max(1, round(wl.jobs * g))
+
+    return any(wl.kind != "closed" or jobs(wl, a) != jobs(wl, b) for wl in scenario.all_workloads())
 
 
 def breaking_point(scenario: Scenario, slo_p99_us: float, max_factor: float = 100.0, verify: bool = True,

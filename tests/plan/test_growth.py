@@ -97,6 +97,21 @@ def test_scaling_a_closed_workload_adds_jobs() -> None:
     assert scaled(closed, 0.01).workload.jobs == 1  # type: ignore[union-attr]
 
 
+def test_a_consolidation_grows_every_workload_by_the_same_factor() -> None:
+    base = scenario_from_data({**mm1().model_dump(mode="json", exclude={"workload"}), "workloads": [
+        {"name": "oltp", "kind": "open", "rate_iops": 2_000},
+        {"name": "batch", "kind": "closed", "jobs": 4, "queue_depth": 1}]})
+    grown = scaled(base, 2.5)
+    assert [w.name for w in grown.workloads or []] == ["oltp", "batch"]
+    assert grown.workloads[0].rate_iops == pytest.approx(5_000)  # type: ignore[index, union-attr]
+    assert grown.workloads[1].jobs == 10  # type: ignore[index, union-attr]
+    # two open classes on one M/M/1 break where one class with their summed rate breaks
+    one = scenario_from_data({**mm1().model_dump(mode="json"), "workload": {"kind": "open", "rate_iops": BASE}})
+    two = scenario_from_data({**mm1().model_dump(mode="json", exclude={"workload"}), "workloads": [
+        {"name": "a", "kind": "open", "rate_iops": BASE / 4}, {"name": "b", "kind": "open", "rate_iops": 3 * BASE / 4}]})
+    assert fast_breaking_factor(two, 1_000.0).factor == pytest.approx(fast_breaking_factor(one, 1_000.0).factor, rel=1e-2)
+
+
 def test_growth_of_a_profile_uses_its_worst_interval() -> None:
     data = mm1().model_dump(mode="json")
     data["workload"] = {"kind": "profile", "read_fraction": 1.0,

@@ -173,9 +173,6 @@ def render() -> None:
         if st.button("Replay with the simulation", key="timeline:replay", type="primary", icon=":material/play_arrow:") \
                 or runner.cached(scenario) is not None:
             replay(scenario, slo_us)
-        if beside:
-            st.info("The growth search scales a scenario's single workload: it does not apply to a profile among several workloads.")
-            return
     else:
         st.info("This configuration's load is steady: the growth search below applies; for load over time give it a "
                 "profile workload (`flashplan import iostat FILE --profile` or `flashplan import csv`).")

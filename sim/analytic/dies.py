@@ -94,3 +94,12 @@ def die_level_quantile_us(layout: DieLayout, qd: int, q: float) -> float:
     b, w = point.die_busy, point.die_wait_us
     wait_q = 0.0 if b <= 1 - q or w <= 0 else (w / b) * math.log(b / (1 - q))
     return point.fixed_us + wait_q + die_qd1_quantile_us(layout, q) - layout.controller_us - layout.transfer_us
+
+
+def closed_read_quantile_us(layout: DieLayout, qd: int, mean_us: float, q: float) -> float:
+    """Approximate ``q`` quantile of a 4 KiB random read's latency through a route whose mean is ``mean_us``
+    (the fast path's) with ``qd`` reads outstanding on the device: the device's die-level quantile
+    (``die_level_quantile_us``) plus the route's mean outside the device (``mean_us`` less the device's
+    MVA mean)."""
+    point = die_level_closed(layout, qd)
+    return max(0.0, mean_us - point.mean_us) + die_level_quantile_us(layout, qd, q)

@@ -19,13 +19,12 @@ from sim.route.flash import die_layout
                                                      ("drives", "ES4C", 64), ("dimms", "eXFlash-400GB", 8),
                                                      ("dimms", "eXFlash-400GB", 256)])
 def test_fast_path_agrees_with_the_des_on_dies(section: str, name: str, qd: int) -> None:
-    """IOPS and mean within 5% (the issue's bound); p99 within 25% (the die-level quantile estimate is
-    +15..+20% at QD 8-32, DIE_LEVEL.md)."""
+    """IOPS and mean within 5%, p99 within 15% (the issue's bounds; the full sweep: DIE_LEVEL.md)."""
     row = compare(section, name, qd, 10_000)
     d_iops, d_mean, d_p99, _ = row.diffs()
     assert abs(d_iops) < 0.05
     assert abs(d_mean) < 0.05
-    assert abs(d_p99) < 0.25
+    assert abs(d_p99) < 0.15
 
 
 def test_qd1_latency_is_the_datasheet_and_the_knee_is_gradual() -> None:
@@ -39,6 +38,19 @@ def test_qd1_latency_is_the_datasheet_and_the_knee_is_gradual() -> None:
     assert qd16.latency_mean_us > 1.05 * qd1.latency_mean_us
     deep = evaluate(scenario_for("drives", "P4510-4TB", 256, 10_000))
     assert 0.95 * spec.read_kiops * 1e3 < deep.iops <= spec.read_kiops * 1e3 * (1 + 1e-9)
+
+
+def test_reads_wait_behind_programs_in_both_solvers() -> None:
+    """A 70/30 mix: reads find their die programming (500 us programs) and wait, in the DES and the fast
+    path alike: the read latency rises well above the reads-only figure at the same depth."""
+    from sim.des.engine import simulate
+
+    base = scenario_for("drives", "P4510-4TB", 32, 10_000)
+    mix = base.model_copy(update={"workload": base.workload.model_copy(update={"read_fraction": 0.7})})
+    alone_fast, mix_fast, mix_des = evaluate(base), evaluate(mix), simulate(mix)
+    assert mix_fast.read_latency_mean_us > 1.5 * alone_fast.read_latency_mean_us
+    assert mix_fast.iops == pytest.approx(mix_des.iops.value, rel=0.05)
+    assert mix_fast.read_latency_mean_us == pytest.approx(mix_des.read_latency_mean_us.value, rel=0.05)
 
 
 def test_the_description_carries_the_layout_only_under_dies() -> None:

@@ -567,7 +567,9 @@ class DieGroups:
     a page loads ``pieces`` dies (one per page) and waits as for one of them (the fork/join's maximum
     is left out: an underestimate for reads spanning several dies). A write: the controller, a cache
     slot and the acknowledgement; behind it the write channel and a program unit (a concurrency
-    limit) that programs the write on a die for ``program_time_us`` (reads there queue behind it).
+    limit) that programs the write on a die for ``program_time_us`` (reads there queue behind it);
+    with shared dies (eXFlash) the slot is held until the program starts on its die (a wait there) and
+    the die for ``die_program_time_us`` x N / read units (a charge).
     """
 
     def __init__(self, c: Compiler, bank: DeviceBank, d: DieLayout):
@@ -599,6 +601,10 @@ class DieGroups:
         self.spans_pages = any(nbytes > d.page_bytes for wl in c.scenario.all_workloads()
                                for _, _, sizes in workload_mix(wl) for nbytes, _ in sizes)
 
+    def _shared_program_time(self, nbytes: float) -> float:
+        """With shared dies: a program's die time, so that the N dies alone give the datasheet write IOPS."""
+        return self.p.die_program_time_us(nbytes) * self.d.dies / self.p.read_units
+
     def _extra_pieces(self, nbytes: float) -> float:
         """Die reads of an I/O of ``nbytes`` beyond its first, in us of die time (a charge on the dies)."""
         return (self.d.pieces(nbytes) - 1) * self.d.die_read_us
@@ -627,6 +633,18 @@ class DieGroups:
         path.acquire(self.write_cache)
         path.delay(max(0.0, p.write_ack_us - d.controller_service_us), self.scv)
         destage = path.part()
+        if p.shared_dies:
+            # the slot is held until the program starts on its die (the wait there), the die for the program
+            scale = d.dies / p.read_units
+            if nbytes is None:
+                destage.wait_for(self.dies)
+                destage.charge(self.dies, self._shared_program_time, self.scv)
+            else:
+                program_time = p.die_program_time_us(nbytes) * scale
+                destage.wait_for(self.dies)
+                destage.charge(self.dies, lambda _: program_time, self.scv)
+            path.release(background=destage)
+            return
         if nbytes is None:
             destage.visit(self.write_bw, 0.0, self.write_per_byte)
         else:

@@ -11,7 +11,10 @@ Every number comes from the route description (``DeviceBank.dies``, a ``sim.rout
   die's tight cv). Then the read channel carries the bytes beyond the first 4 KiB (those are in
   the QD1 latency the die read time was derived from) at the random-read bandwidth.
 * A write passes the controller's server, takes a write-cache slot and is acknowledged (the cache
-  acknowledgement less the controller's time); it is destaged behind the acknowledgement through
+  acknowledgement less the controller's time). On a device whose reads and programs share the dies
+  (``FlashParameters.shared_dies``, eXFlash) the destage waits for a die and frees its slot when the
+  program starts there; the program holds the die ``die_program_time_us`` x N / read units (the N
+  dies alone give the datasheet write IOPS and bandwidth). Otherwise it is destaged behind the acknowledgement through
   the write channel and a program unit (``program_units`` at most at once: the datasheet write
   IOPS), which programs it on a die drawn like a read's (uniformly at random; striped for a
   sequential stream): the program joins that die's FIFO queue, so a read whose die is programming
@@ -38,13 +41,15 @@ class DieArray(Meter):
     """``dies`` NAND dies, each a FIFO queue of one operation at a time; the meter's capacity is the die
     count, so its utilization is the mean die's. ``read`` and ``program`` are hops."""
 
-    __slots__ = ("_done_cb", "current", "cursor", "die_read", "pages", "pick", "pieces", "queues", "random")
+    __slots__ = ("_done_cb", "busy", "current", "cursor", "die_read", "pages", "pick", "pieces", "queues", "random")
 
     def __init__(self, env: simpy.Environment, name: str, layout: DieLayout, die_read: Callable[[], float],
                  pick: Callable[[], float], random: bool):
         super().__init__(env, name, layout.dies)
-        self.queues: list[deque[tuple[Job, float]]] = [deque() for _ in range(layout.dies)]
+        self.queues: list[deque[tuple[Job, float, bool]]] = [deque() for _ in range(layout.dies)]
         self.current: list[Job | None] = [None] * layout.dies
+        """The job each die is serving (None while idle or programming behind a job that moved on)."""
+        self.busy = [False] * layout.dies
         self.die_read = die_read
         self.pick = pick
         self.random = random
@@ -71,37 +76,45 @@ class DieArray(Meter):
         if k > 1:
             self.pieces[job] = k
         for _ in range(k):
-            self._enter(self._die(), job, self.die_read())
+            self._enter(self._die(), job, self.die_read(), False)
 
-    def program(self, duration: Callable[[Job], float]) -> Hop:
-        """A hop that programs a destaged write on a die (drawn as a read's) for ``duration(job)`` us."""
+    def program(self, duration: Callable[[Job], float], behind: bool = False) -> Hop:
+        """A hop that programs a destaged write on a die (drawn as a read's) for ``duration(job)`` us; with
+        ``behind`` the job moves on when its program starts (the die stays busy for the rest)."""
         def hop(job: Job) -> None:
-            self._enter(self._die(), job, duration(job))
+            self._enter(self._die(), job, duration(job), behind)
         return hop
 
-    def _enter(self, k: int, job: Job, service: float) -> None:
-        if self.current[k] is None:
-            self._start(k, job, service)
+    def _enter(self, k: int, job: Job, service: float, behind: bool) -> None:
+        if self.busy[k]:
+            self.queues[k].append((job, service, behind))
         else:
-            self.queues[k].append((job, service))
+            self._start(k, job, service, behind)
 
-    def _start(self, k: int, job: Job, service: float) -> None:
+    def _start(self, k: int, job: Job, service: float, behind: bool) -> None:
         self._account()
         self.in_use += 1
-        self.current[k] = job
+        self.busy[k] = True
         schedule(self.env, service, k, self._done_cb)
+        if behind:
+            self.current[k] = None
+            advance(job)
+        else:
+            self.current[k] = job
 
     def _done(self, event: Event) -> None:
         k: int = event._value
         job = self.current[k]
-        assert job is not None
         self._account()
         self.in_use -= 1
+        self.busy[k] = False
         self.current[k] = None
         queue = self.queues[k]
         if queue:
-            nxt, service = queue.popleft()
-            self._start(k, nxt, service)
+            nxt, service, behind = queue.popleft()
+            self._start(k, nxt, service, behind)
+        if job is None:
+            return
         pieces = self.pieces
         if pieces and job in pieces:
             left = pieces[job] - 1
@@ -146,10 +159,18 @@ class DieDevice:
         self.write_bw = Station(env, f"{name}.write_bw", 1, lambda job: job.size * write_per_byte)
         self.program_units = Pool(env, f"{name}.program_units", p.program_units)
         program_unit = streams.unit(law, cv)
-        t_prog = p.program_time_us
-        program = self.dies.program(lambda job: t_prog * program_unit())
-        destage = make_route(self.write_bw, self.program_units.acquire, program, self.program_units.release,
-                             self.write_cache.release)
+        if p.shared_dies:
+            # reads and programs share the dies (eXFlash, FlashParameters.shared_dies): a destaged write frees its
+            # cache slot when its program starts on a die, which it holds for the time that makes the N dies alone
+            # give the datasheet write IOPS and bandwidth (the dies are the whole write path, as in FlashDevice)
+            scale = d.dies / p.read_units
+            program = self.dies.program(lambda job: p.die_program_time_us(job.size) * scale * program_unit(), behind=True)
+            destage: tuple[Hop, ...] = (program, self.write_cache.release)
+        else:
+            t_prog = p.program_time_us
+            program = self.dies.program(lambda job: t_prog * program_unit())
+            destage = make_route(self.write_bw, self.program_units.acquire, program, self.program_units.release,
+                                 self.write_cache.release)
         meters.extend([self.controller, self.dies, self.read_bw, self.write_cache, self.write_bw, self.program_units])
         read_bw = self.read_bw
 

@@ -57,7 +57,7 @@ class Demands:
             if g.pool or g.background or g.program_locks or g.view_of >= 0 or g.work <= 0:
                 continue
             per_instance = g.work / len(g.names)
-            for name in g.names:
+            for name in dict.fromkeys(g.names):  # a device's dies share its meter name (``DieGroups``): once
                 k = self.index.get(name)
                 if k is None:
                     k = self.index[name] = len(self.names)

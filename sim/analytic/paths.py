@@ -589,10 +589,16 @@ class DieGroups:
         # there left a P4510 50/50 64 KiB sequential mix at QD8 19% fast against the DES, ca2 = 1: +2.7%)
         self.dies = c.groups(die_labels, 1, None, shares=shares, ca2=1.0)
         reach = {name: g.reach for g, _ in self.controller for name in g.names}
+        cover = {name: g.cover for g, _ in self.controller for name in g.names}
         for g, _ in self.dies:
+            if c.background:  # a rebuild's die load (``rebuild_background``), the mean over the group's devices
+                devices = list(dict.fromkeys(g.names))
+                g.background_util = sum((c.background.get(name, 0.0) for name in devices), 0.0) / len(devices)
             # a die is reached by the jobs that reach its device (closed affinity), not by its own share
             g.round_robin = False
+            # a die serves its device's members only (not every member, as a round-robin share would say)
             g.reach = reach.get(g.names[0][:-len(".dies")] + ".controller", 1.0)
+            g.cover = cover.get(g.names[0][:-len(".dies")] + ".controller", 1)
         self.read_bw = c.groups(suffixed(labels, ".read_bw"), 1, mapping)
         self.write_cache = c.groups(suffixed(labels, ".write_cache"), p.write_cache_slots, mapping, pool=True)
         self.write_bw = c.groups(suffixed(labels, ".write_bw"), 1, mapping)
@@ -1012,10 +1018,17 @@ def rebuild_background(route: AnyRoute, written_per_s: float) -> dict[str, float
     for m, (rd, wr) in enumerate(rebuild_member_bytes(v.layout, v.members, v.failed, v.rebuild.rebuilt, written_per_s)):
         rd, wr = rd * 1e-6, wr * 1e-6  # bytes per us
         drive = route.devices.names[instance_of(route.devices.of, m)]
-        add(f"{drive}.read_units", rd / io * p.read_latency_us / p.read_units)
-        add(f"{drive}.read_bw", rd * us_per_byte(p.read_channel_gbs))
-        add(f"{drive}.write_bw", wr * us_per_byte(p.write_bw_gbs))
-        add(f"{drive}.program_units", wr / io * p.program_time_us / p.program_units)
+        d = route.devices.dies
+        if d is not None:  # the dies model: commands at the controller, reads and programs on the dies
+            add(f"{drive}.controller", (rd + wr) / io * d.controller_service_us)
+            add(f"{drive}.dies", (rd / io * d.pieces(io) * d.die_read_us + wr / io * p.program_time_us) / d.dies)
+            add(f"{drive}.read_bw", max(0.0, io - FIRST_READ_BYTES) * rd / io * us_per_byte(p.read_bw_gbs))
+            add(f"{drive}.write_bw", wr * us_per_byte(p.write_bw_gbs))
+        else:
+            add(f"{drive}.read_units", rd / io * p.read_latency_us / p.read_units)
+            add(f"{drive}.read_bw", rd * us_per_byte(p.read_channel_gbs))
+            add(f"{drive}.write_bw", wr * us_per_byte(p.write_bw_gbs))
+            add(f"{drive}.program_units", wr / io * p.program_time_us / p.program_units)
         for bank in (route.drive_links, route.uplinks):
             if bank is not None:
                 name = bank.names[instance_of(bank.of, m)]

@@ -567,8 +567,8 @@ class DieGroups:
     a page loads ``pieces`` dies (one per page) and waits as for one of them (the fork/join's maximum
     is left out: ES5F 128 KiB random reads at QD4 come out 5.9% fast against the DES; H_k waits for k
     pages overshot, -4.8% there and -7..-14% on sequential streams, whose pages take consecutive dies). A write: the controller, a cache
-    slot and the acknowledgement; behind it the write channel and a program unit (a concurrency
-    limit) that programs the write on a die for ``program_time_us`` (reads there queue behind it);
+    slot and the acknowledgement; behind it the write channel and a program on a die for N / write IOPS
+    (``program_time_us`` x N / ``program_units``; reads there queue behind it);
     with shared dies (eXFlash) the slot is held until the program starts on its die (a wait there) and
     the die for ``die_program_time_us`` x N / read units (a charge).
     """
@@ -602,7 +602,6 @@ class DieGroups:
         self.read_bw = c.groups(suffixed(labels, ".read_bw"), 1, mapping)
         self.write_cache = c.groups(suffixed(labels, ".write_cache"), p.write_cache_slots, mapping, pool=True)
         self.write_bw = c.groups(suffixed(labels, ".write_bw"), 1, mapping)
-        self.program_units = c.groups(suffixed(labels, ".program_units"), p.program_units, mapping, pool=True)
         self.read_per_byte = us_per_byte(p.read_bw_gbs)
         self.write_per_byte = us_per_byte(p.write_bw_gbs)
         self.pieces = lru_cache(maxsize=256)(self._extra_pieces)
@@ -658,9 +657,7 @@ class DieGroups:
             destage.visit(self.write_bw, 0.0, self.write_per_byte)
         else:
             destage.visit(self.write_bw, nbytes * self.write_per_byte)
-        destage.acquire(self.program_units)
-        destage.visit(self.dies, p.program_time_us, 0.0, self.scv)
-        destage.release()
+        destage.visit(self.dies, p.program_time_us * d.dies / p.program_units, 0.0, self.scv)
         path.release(background=destage)
 
 
@@ -1021,7 +1018,7 @@ def rebuild_background(route: AnyRoute, written_per_s: float) -> dict[str, float
         d = route.devices.dies
         if d is not None:  # the dies model: commands at the controller, reads and programs on the dies
             add(f"{drive}.controller", (rd + wr) / io * d.controller_service_us)
-            add(f"{drive}.dies", (rd / io * d.pieces(io) * d.die_read_us + wr / io * p.program_time_us) / d.dies)
+            add(f"{drive}.dies", rd / io * d.pieces(io) * d.die_read_us / d.dies + wr / io * p.program_time_us / p.program_units)
             add(f"{drive}.read_bw", max(0.0, io - FIRST_READ_BYTES) * rd / io * us_per_byte(p.read_bw_gbs))
             add(f"{drive}.write_bw", wr * us_per_byte(p.write_bw_gbs))
         else:

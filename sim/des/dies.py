@@ -11,16 +11,17 @@ Every number comes from the route description (``DeviceBank.dies``, a ``sim.rout
   die's tight cv). Then the read channel carries the bytes beyond the first 4 KiB (those are in
   the QD1 latency the die read time was derived from) at the random-read bandwidth.
 * A write passes the controller's server, takes a write-cache slot and is acknowledged (the cache
-  acknowledgement less the controller's time). On a device whose reads and programs share the dies
-  (``FlashParameters.shared_dies``, eXFlash) the destage waits for a die and frees its slot when the
-  program starts there; the program holds the die ``die_program_time_us`` x N / read units (the N
-  dies alone give the datasheet write IOPS and bandwidth). Otherwise it is destaged behind the acknowledgement through
-  the write channel and a program unit (``program_units`` at most at once: the datasheet write
-  IOPS), which programs it on a die drawn like a read's (uniformly at random; striped for a
-  sequential stream): the program joins that die's FIFO queue, so a read whose die is programming
-  waits for it. (Dies taken in turn instead spread the programs evenly and gave a P4510 70/30 mix at
-  QD32 180K IOPS against 145K with random dies: the flash translation layer's placement matters,
-  and is not published; random placement is what the fast path's per-die M/G/1 assumes.)
+  acknowledgement less the controller's time). Its destage goes through the write channel and programs
+  on a die drawn like a read's (uniformly at random; striped for a sequential stream): the program joins
+  that die's FIFO queue, so a read whose die is programming waits for it. A program holds its die
+  N / (the device's sustained write IOPS) (``program_time_us`` / ``program_units`` per write, times N):
+  the dies alone give the datasheet write IOPS when all are programming; the slot is freed when the
+  program ends. On a device whose reads and programs share the dies (``FlashParameters.shared_dies``,
+  eXFlash) the destage waits for a die and frees its slot when the program starts there; the program
+  holds the die ``die_program_time_us`` x N / read units (write IOPS and bandwidth from the dies alone).
+  Where programs land is not published: dies taken in turn spread them evenly and gave a P4510 70/30
+  mix at QD32 180K IOPS against 145K with random dies (with program units then); random placement is
+  what the fast path's per-die M/G/1 assumes.
 """
 
 from __future__ import annotations
@@ -157,7 +158,6 @@ class DieDevice:
         self.ack = Delay(env, lambda job: ack * ack_unit(), f"{name}.write_ack")
         write_per_byte = us_per_byte(p.write_bw_gbs)
         self.write_bw = Station(env, f"{name}.write_bw", 1, lambda job: job.size * write_per_byte)
-        self.program_units = Pool(env, f"{name}.program_units", p.program_units)
         program_unit = streams.unit(law, cv)
         if p.shared_dies:
             # reads and programs share the dies (eXFlash, FlashParameters.shared_dies): a destaged write frees its
@@ -167,11 +167,12 @@ class DieDevice:
             program = self.dies.program(lambda job: p.die_program_time_us(job.size) * scale * program_unit(), behind=True)
             destage: tuple[Hop, ...] = (program, self.write_cache.release)
         else:
-            t_prog = p.program_time_us
+            # the program holds its die N / write IOPS (program_time_us / program_units per write, times N): the
+            # dies alone give the datasheet write IOPS when all are programming; the slot is freed when it ends
+            t_prog = p.program_time_us * d.dies / p.program_units
             program = self.dies.program(lambda job: t_prog * program_unit())
-            destage = make_route(self.write_bw, self.program_units.acquire, program, self.program_units.release,
-                                 self.write_cache.release)
-        meters.extend([self.controller, self.dies, self.read_bw, self.write_cache, self.write_bw, self.program_units])
+            destage = make_route(self.write_bw, program, self.write_cache.release)
+        meters.extend([self.controller, self.dies, self.read_bw, self.write_cache, self.write_bw])
         read_bw = self.read_bw
 
         def channel(job: Job) -> None:
@@ -183,4 +184,4 @@ class DieDevice:
         self.read_hops: tuple[Hop, ...] = make_route(fixed if controller_delay > 0 else None, self.controller,
                                                      self.dies.read, channel)
         self.write_hops: tuple[Hop, ...] = (self.controller, self.write_cache.acquire, self.ack, Fork(destage, jobs))
-        self.parallelism = {"dies": d.dies, "program_units": p.program_units, "write_cache_slots": p.write_cache_slots}
+        self.parallelism = {"dies": d.dies, "write_cache_slots": p.write_cache_slots}

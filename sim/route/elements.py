@@ -127,9 +127,9 @@ class DeviceBank:
     def meter_names(self) -> tuple[str, ...]:
         """The meters of every device: shared NAND dies, or read units, a write channel and program units;
         a read channel and a write cache on every device. With ``dies``: the controller, the dies, the
-        read channel, the write cache, the write channel and the program units (a concurrency limit)."""
+        read channel, the write cache and the write channel."""
         if self.dies is not None:
-            parts: tuple[str, ...] = (".controller", ".dies", ".read_bw", ".write_cache", ".write_bw", ".program_units")
+            parts: tuple[str, ...] = (".controller", ".dies", ".read_bw", ".write_cache", ".write_bw")
         elif self.params.shared_dies:
             parts = (".nand_dies", ".read_bw", ".write_cache")
         else:

@@ -41,8 +41,9 @@ def test_qd1_latency_is_the_datasheet_and_the_knee_is_gradual() -> None:
 
 
 def test_reads_wait_behind_programs_in_both_solvers() -> None:
-    """A 70/30 mix: reads find their die programming (500 us programs) and wait, in the DES and the fast
-    path alike: the read latency rises well above the reads-only figure at the same depth."""
+    """A 70/30 mix: reads find their die programming (a program holds its die N / write IOPS, 500 us on
+    the P4510) and wait, in the DES and the fast path alike: the read latency rises well above the
+    reads-only figure at the same depth."""
     from sim.des.engine import simulate
 
     base = scenario_for("drives", "P4510-4TB", 32, 10_000)

@@ -199,7 +199,7 @@ def alone(scenario: Scenario, wl: Workload, extra_think_us: float = 0.0) -> Scen
         update["think_time_us"] = wl.think_time_us + extra_think_us
     one = wl.model_copy(update=update)
     return Scenario.model_construct(name=scenario.name, description=scenario.description, topology=scenario.topology,
-                                    workload=one, workloads=None, run=scenario.run)
+                                    workload=one, workloads=None, run=scenario.run, device_model=scenario.device_model)
 
 
 def solve_classes(scenario: Scenario, single: Callable[[Scenario], FastResult],

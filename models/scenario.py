@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
@@ -70,6 +70,9 @@ class Scenario(StrictModel):
     workloads: list[Workload] | None = Field(default=None, min_length=1, max_length=MAX_WORKLOADS, description=(
         "several workloads on the one configuration (consolidation); instead of workload"))
     run: RunSettings = Field(default_factory=RunSettings)
+    device_model: Literal["pooled", "dies"] = Field(default="pooled", description=(
+        "how both solvers model a flash drive or DIMM: 'pooled' (identical read units behind one queue, the "
+        "default) or 'dies' (addressed NAND dies behind a controller, issue 18: sim/route/flash.py DieLayout)"))
     faults: Faults | None = Field(default=None, description="failed drives / adapters / ports and a rebuild in progress (models/faults.py)")
     slos: list[WorkloadSlo] | None = Field(default=None, max_length=64, description=(
         "objectives per workload (models/slo.py), checked in the results: 'oltp p99 <= 1000 us', 'backup >= 500 MB/s'"))
@@ -113,6 +116,8 @@ class Scenario(StrictModel):
     @model_serializer(mode="wrap")
     def _dump_what_was_given(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         out: dict[str, Any] = handler(self)
+        if self.device_model == "pooled":
+            out.pop("device_model", None)  # the default: dumps stay as they were before the option
         if self.workloads is not None:
             out.pop("workload", None)
         else:

@@ -257,7 +257,7 @@ def _compiled(scenario: Scenario, catalog: Catalog, spread: bool = False) -> Com
     layout = None if isinstance(topo, Generic) else layout_of(topo)
     jobs = (wl.jobs, wl.queue_depth) if isinstance(wl, ClosedWorkload) and (layout == "jbod" or wl.access == "sequential") else None
     key = (id(catalog), _freeze(topo), wl.read_fraction, wl.block_size_kib, _freeze(wl.sizes) if wl.sizes else None, wl.access, jobs,
-           spread, _freeze(scenario.faults) if scenario.faults is not None else None)
+           spread, _freeze(scenario.faults) if scenario.faults is not None else None, scenario.device_model)
     with _cache_lock:
         c = _cache.get(key)
         if c is not None:

@@ -67,7 +67,7 @@ class Demands:
             if g.pool or g.background or g.program_locks or g.view_of >= 0 or g.work <= 0:
                 continue
             per_instance = g.work / len(g.names)
-            for name in g.names:
+            for name in dict.fromkeys(g.names):  # a device's dies share its meter name (``DieGroups``): once
                 k = self.index.get(name)
                 if k is None:
                     k = self.index[name] = len(self.names)
@@ -276,7 +276,7 @@ def alone(scenario: Scenario, wl: Workload, extra_think_us: float = 0.0) -> Scen
         update["think_time_us"] = wl.think_time_us + extra_think_us
     one = wl.model_copy(update=update)
     return Scenario.model_construct(name=scenario.name, description=scenario.description, topology=scenario.topology,
-                                    workload=one, workloads=None, run=scenario.run)
+                                    workload=one, workloads=None, run=scenario.run, device_model=scenario.device_model)
 
 
 def solve_classes(scenario: Scenario, single: Callable[[Scenario], FastResult],

@@ -33,6 +33,10 @@ class DiePoint:
     """Chance that read finds its die busy (arrival theorem: one die's queue length at qd - 1, capped at 1)."""
     fixed_us: float = 0.0
     """The read's time outside the die: fixed delay, controller wait and service."""
+    die_queue: float = 0.0
+    """Mean reads at the arriving read's die (arrival theorem: one die's queue length at qd - 1)."""
+    die_util: float = 0.0
+    """Chance the arriving read's die is reading (one die's utilisation at qd - 1)."""
 
 
 def die_level_closed(layout: DieLayout, qd: int) -> DiePoint:
@@ -51,6 +55,7 @@ def die_level_closed(layout: DieLayout, qd: int) -> DiePoint:
     busy = 0.0
     wait = 0.0
     r_ctrl = ctrl_s
+    seen_q = seen_u = 0.0
     for n in range(1, qd + 1):
         busy = min(1.0, q_die)
         wait = layout.die_read_us * ((q_die - u_die) + u_die * residual)
@@ -63,7 +68,10 @@ def die_level_closed(layout: DieLayout, qd: int) -> DiePoint:
         q_ctrl = x * r_ctrl
         q_die = x * r_die
         u_die = x * die_d
-    return DiePoint(qd=qd, iops=x * 1e6, mean_us=r, die_wait_us=wait, die_busy=busy, fixed_us=delay + r_ctrl)
+        if n < qd:
+            seen_q, seen_u = q_die, u_die
+    return DiePoint(qd=qd, iops=x * 1e6, mean_us=r, die_wait_us=wait, die_busy=busy, fixed_us=delay + r_ctrl,
+                    die_queue=seen_q, die_util=seen_u)
 
 
 def die_qd1_quantile_us(layout: DieLayout, q: float) -> float:
@@ -82,15 +90,60 @@ def die_qd1_quantile_us(layout: DieLayout, q: float) -> float:
 def die_level_quantile_us(layout: DieLayout, qd: int, q: float) -> float:
     """Approximate ``q`` quantile of a read's device latency at depth ``qd`` (closed loop, 4 KiB random).
 
-    The read finds its die busy with the MVA's arrival-theorem chance b and then waits an exponential
-    with the MVA's conditional mean wait (w / b), so P(wait > t) = b exp(-t b / w); that wait's
-    quantile is added to the die's own lognormal quantile and the mean time outside the die (sum of
-    quantiles: conservative where both spread). Checked against calibration/ext/die_sweep's
-    simulation: p99 within 1% at QD1, -21%..+29% from QD2 to QD256, p99.9 -29%..+55% (high at
-    QD2-16, where the closed loop's few readers wait less than this open-arrival tail says); a
-    first estimate, not yet the planner's.
+    The arriving read finds its die reading with the MVA's arrival-theorem chance u (one die's
+    utilisation at qd - 1) and then k reads there, k >= 1 geometric with the MVA's mean q / u (q: the
+    die's queue length at qd - 1). A die read's time is tight (cv ``die_read_cv``), so its wait is the
+    residual of the read in service, uniform on (0, tR), plus k - 1 whole tR:
+    P(W > (m + f) tR) = u (r^(m+1) + (1 - r) r^m (1 - f)), r = 1 - u / q. The latency is the mean time
+    outside the die plus W plus the die's own lognormal read time S, whose sum's quantile is found
+    by bisection over P(W + S > t) (S at 128 equally likely points; at QD1 its exact quantile). Checked against
+    calibration/ext/die_sweep's simulation and the DES (calibration/ext/DIE_LEVEL.md).
     """
+    if not 0 < q < 1:
+        raise ValueError(f"q must be in (0, 1), got {q}")
     point = die_level_closed(layout, qd)
-    b, w = point.die_busy, point.die_wait_us
-    wait_q = 0.0 if b <= 1 - q or w <= 0 else (w / b) * math.log(b / (1 - q))
-    return point.fixed_us + wait_q + die_qd1_quantile_us(layout, q) - layout.controller_us - layout.transfer_us
+    t_r = layout.die_read_us
+    u = min(1.0, point.die_util)
+    r = 1.0 - u / point.die_queue if point.die_queue > u > 0 else 0.0
+    cv = layout.die_read_cv
+    if u <= 0:  # no read ahead at the die (QD1): the die's own lognormal quantile, exactly
+        return point.fixed_us + die_qd1_quantile_us(layout, q) - layout.controller_us - layout.transfer_us
+    points = 128
+    if cv > 0:
+        sigma = math.sqrt(math.log1p(cv * cv))
+        mu = math.log(t_r) - sigma * sigma / 2
+        normal = NormalDist()
+        service = [math.exp(mu + sigma * normal.inv_cdf((i + 0.5) / points)) for i in range(points)]
+    else:
+        service = [t_r] * points
+
+    def wait_above(t: float) -> float:
+        if t <= 0:
+            return u if t == 0 else 1.0
+        m_f = t / t_r
+        m = math.floor(m_f)
+        f = m_f - m
+        return u * (r ** (m + 1) + (1 - r) * r ** m * (1 - f))
+
+    def above(t: float) -> float:
+        return sum((wait_above(t - s) if t - s >= 0 else 1.0 for s in service), 0.0) / points
+
+    lo, hi = 0.0, t_r * 2.0
+    while above(hi) > 1 - q:
+        hi *= 2.0
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        if above(mid) > 1 - q:
+            lo = mid
+        else:
+            hi = mid
+    return point.fixed_us + hi
+
+
+def closed_read_quantile_us(layout: DieLayout, qd: int, mean_us: float, q: float) -> float:
+    """Approximate ``q`` quantile of a 4 KiB random read's latency through a route whose mean is ``mean_us``
+    (the fast path's) with ``qd`` reads outstanding on the device: the device's die-level quantile
+    (``die_level_quantile_us``) plus the route's mean outside the device (``mean_us`` less the device's
+    MVA mean)."""
+    point = die_level_closed(layout, qd)
+    return max(0.0, mean_us - point.mean_us) + die_level_quantile_us(layout, qd, q)

@@ -20,7 +20,7 @@ from models.numbers import format_number as _fmt
 from sim.errors import EXIT_OK, BadInput
 
 OPTION_OF = {"drive": "DRIVE", "qd": "--qd", "solver": "--solver", "read_fraction": "--read-fraction",
-             "block_size_kib": "--block-kib", "max_ios": "--max-ios"}
+             "block_size_kib": "--block-kib", "max_ios": "--max-ios", "device_model": "--device-model"}
 """The sweep function's argument names -> the command line's words for them."""
 MAX_RANGE_POINTS = 32
 DEFAULT_QD = "1..256"
@@ -55,6 +55,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--read-fraction", type=float, default=1.0, help="share of reads, 0..1 (default 1.0)")
     p.add_argument("--block-kib", type=float, default=4.0, help="I/O size in KiB (default 4)")
     p.add_argument("--max-ios", type=int, default=None, help="DES completions per point (default 40,000)")
+    p.add_argument("--device-model", default="pooled",
+                   help="flash device model: pooled (default) or dies (addressed NAND dies behind a controller, issue 18)")
     p.add_argument("--json", action="store_true", help="print the rows and the published points as JSON")
     p.set_defaults(func=cmd_qd_sweep)
 
@@ -65,7 +67,8 @@ def _row_cells(point: Any) -> list[str]:
 
     tail = "" if point.tail != "estimate" else " (est.)"
     return [str(point.qd), _fmt(point.iops), us(point.latency_mean_us), us(point.latency_p50_us),
-            us(point.latency_p99_us) + tail, us(point.latency_p999_us), VALIDITY_WORDS.get(point.validity, point.validity)]
+            us(point.latency_p99_us) + tail, us(point.latency_p999_us) + (tail if point.latency_p999_us is not None else ""),
+            VALIDITY_WORDS.get(point.validity, point.validity)]
 
 
 def _print(args: argparse.Namespace, points: list[Any], published: list[Any], out: Console) -> None:
@@ -79,7 +82,9 @@ def _print(args: argparse.Namespace, points: list[Any], published: list[Any], ou
     if any(p.validity != "precise" for p in points):
         out.print("CUT SHORT / UNSTABLE / UNKNOWN rows are not final: their figures are indicative (raise --max-ios)", markup=False)
     if any(p.tail == "estimate" for p in points):
-        out.print("(est.) = the fast path's p99 screening estimate (the planner's); run --solver des for measured tails",
+        dies = getattr(args, "device_model", "pooled") == "dies" and args.read_fraction >= 1.0
+        out.print("(est.) = the die-level tail estimate (sim.analytic.dies); run --solver des for measured tails" if dies else
+                  "(est.) = the fast path's p99 screening estimate (the planner's); run --solver des for measured tails",
                   markup=False)
     for pp in published:
         out.print(f"published: QD {pp.qd} {pp.metric} = {_fmt(pp.value)} ({pp.sweep}; record {pp.record})",
@@ -94,7 +99,8 @@ def cmd_qd_sweep(args: argparse.Namespace, out: Console) -> int:
         depths = parse_depths(args.qd)
         section = device_section(args.drive)
         points = qd_sweep(args.drive, depths, solver=args.solver, read_fraction=args.read_fraction,
-                          block_size_kib=args.block_kib, max_ios=DEFAULT_MAX_IOS if args.max_ios is None else args.max_ios)
+                          block_size_kib=args.block_kib, max_ios=DEFAULT_MAX_IOS if args.max_ios is None else args.max_ios,
+                          device_model=args.device_model)
     except BadInput as exc:
         raise BadInput([(OPTION_OF.get(f, f), m) for f, m in exc.problems]) from None
     published = published_points(args.drive, args.read_fraction, args.block_kib)

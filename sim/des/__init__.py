@@ -9,6 +9,7 @@ means and the stop rule, result assembly), random streams and statistics.
 * ``batching``: Warm-up, batch means and the stop rule of one run (the statistics half of
   ``sim.des.engine.Run``).
 * ``components``: Engine building blocks: stations, concurrency limits, pure delays, fork and split.
+* ``dies``: The ``dies`` device model (issue 18): a flash device as addressed NAND dies behind a controller.
 * ``engine``: Run a scenario: generate the workload, walk every I/O through the model, stop on precision.
 * ``model``: The DES backend: turn a route description (sim/route/) into engine components (DESIGN.md section
   3).

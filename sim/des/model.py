@@ -36,6 +36,7 @@ from sim.des.components import (
     make_route,
     schedule,
 )
+from sim.des.dies import DieDevice
 from sim.des.rng import Streams, UnitSampler
 from sim.route.describe import describe
 from sim.route.elements import Channel, DeviceBank, LinkBank, PoolBank, PortBank, ServiceLaw, StationBank, VolumeSplit, instance_of
@@ -419,7 +420,7 @@ def build(env: simpy.Environment, scenario: Scenario, streams: Streams, jobs: Jo
     placements = _placements(scenario, volume, load)
     planner = _volume_planner(volume, routes) if placements is None else _placed_planner(placements, routes)
     split = Split(planner, b.jobs)
-    devices = [x for x in made.values() if x and isinstance(x[0], FlashDevice)]
+    devices = [x for x in made.values() if x and isinstance(x[0], (FlashDevice, DieDevice))]
     capacity = [volume.capacity] * len(scenario.all_workloads()) if placements is None else [own.capacity for own, _ in placements]
     return Model(route=(split,), meters=b.meters, cpu=cpu, capacity_bytes=volume.capacity,
                  closed_affinity=v.closed_affinity,
@@ -442,6 +443,9 @@ def _make(b: Builder, element: Any, i: int | None) -> list[Any]:
         if isinstance(element, LinkBank):
             return [b.link(name, element.gbs) for name in names]
         if isinstance(element, DeviceBank):
+            dies = element.dies
+            if dies is not None:
+                return [DieDevice(b.env, b.streams, b.jobs, b.meters, name, element.params, dies) for name in names]
             return [FlashDevice(b, name, element.params) for name in names]
         if isinstance(element, StationBank):
             return [b.service(name, element.servers, element.law) for name in names]

@@ -97,15 +97,17 @@ def des_run(max_ios: int = DEFAULT_MAX_IOS, target_rel_ci: float = DEFAULT_TARGE
 
 
 def device_scenario(device: str, qd: int, read_fraction: float = 1.0, block_size_kib: float = 4.0,
-                    run: dict[str, Any] | None = None) -> Scenario:
+                    run: dict[str, Any] | None = None, device_model: str = "pooled") -> Scenario:
     """One device alone under a closed loop of ``qd`` random I/Os (one job); BadInput names the bad field."""
-    data = {
+    data: dict[str, Any] = {
         "name": f"{device}, {block_size_kib:g} KiB random, {read_fraction:.0%} read, QD {qd}",
         "topology": _topology(device),
         "workload": {"kind": "closed", "jobs": 1, "queue_depth": qd, "read_fraction": read_fraction,
                      "block_size_kib": block_size_kib, "access": "random"},
         "run": run or des_run(),
     }
+    if device_model != "pooled":
+        data["device_model"] = device_model
     try:
         return Scenario.model_validate(data)
     except ValidationError as exc:
@@ -160,13 +162,31 @@ def _fast_validity(fast: Any) -> tuple[str, str]:
     return "precise", ""
 
 
+def die_tails(scenario: Scenario, mean_us: float) -> dict[str, float | None] | None:
+    """Under the ``dies`` device model, a reads-only sweep's p99 / p99.9 from the die-level estimate
+    (``sim.analytic.dies.closed_read_quantile_us``); None otherwise."""
+    from sim.analytic.dies import closed_read_quantile_us
+    from sim.route.describe import describe
+
+    wl = scenario.workload
+    if scenario.device_model != "dies" or wl.read_fraction < 1.0 or not math.isfinite(mean_us):
+        return None
+    layout = describe(scenario).devices.dies  # type: ignore[union-attr]
+    if layout is None:
+        return None
+    qd = wl.queue_depth  # type: ignore[union-attr]
+    return {"latency_p50_us": None, "latency_p99_us": closed_read_quantile_us(layout, qd, mean_us, 0.99),
+            "latency_p999_us": closed_read_quantile_us(layout, qd, mean_us, 0.999)}
+
+
 def fast_point(scenario: Scenario) -> QdPoint:
     """The fast path's prediction for one queue depth's scenario."""
     from sim.analytic import evaluate
 
     fast = evaluate(scenario)
     qd = scenario.workload.queue_depth  # type: ignore[union-attr]
-    tails = fast_tails(fast)
+    tails = die_tails(scenario, fast.latency_mean_us) if fast.stable else None
+    tails = tails or fast_tails(fast)
     known = any(v is not None for v in tails.values())
     validity, note = _fast_validity(fast)
     return QdPoint(qd=qd, iops=fast.iops, latency_mean_us=fast.latency_mean_us, solver="fast", validity=validity, note=note,
@@ -217,17 +237,19 @@ def _des_points(base: Scenario, depths: list[int]) -> list[QdPoint]:
 
 def qd_sweep(device: str, depths: Any = DEFAULT_DEPTHS, solver: Solver = "fast", read_fraction: float = 1.0,
              block_size_kib: float = 4.0, max_ios: int = DEFAULT_MAX_IOS,
-             target_rel_ci: float = DEFAULT_TARGET_REL_CI) -> list[QdPoint]:
+             target_rel_ci: float = DEFAULT_TARGET_REL_CI, device_model: str = "pooled") -> list[QdPoint]:
     """One row per queue depth (ascending) for catalog drive or DIMM ``device``; BadInput names a bad argument.
 
     ``max_ios`` and ``target_rel_ci`` set each DES point's budget (the fast path ignores them).
+    ``device_model``: the flash device model (``pooled`` or ``dies``, issue 18); under ``dies`` a reads-only
+    fast sweep's p99 and p99.9 are the die-level estimate.
     """
     if solver not in SOLVERS:
         raise BadInput([("solver", f"must be one of {', '.join(SOLVERS)}, got {solver!r}")])
     qds = check_depths(list(depths) if isinstance(depths, range) else depths)
     _check_budget(max_ios, target_rel_ci)
     run = des_run(max_ios, target_rel_ci)
-    scenarios = [device_scenario(device, qd, read_fraction, block_size_kib, run) for qd in qds]
+    scenarios = [device_scenario(device, qd, read_fraction, block_size_kib, run, device_model) for qd in qds]
     if solver == "fast":
         return [fast_point(s) for s in scenarios]
     return _des_points(scenarios[0], qds)

@@ -32,6 +32,7 @@ from sim.route.elements import (
     Channel,
     DeviceBank,
     LinkBank,
+    MemberMap,
     PoolBank,
     PortBank,
     RebuildStream,
@@ -39,7 +40,7 @@ from sim.route.elements import (
     StationBank,
     VolumeSplit,
 )
-from sim.route.flash import FlashParameters, flash_parameters, reads_meet_programs
+from sim.route.flash import DieLayout, FlashParameters, die_layout, flash_parameters, reads_meet_programs
 from sim.route.host import DEFAULT_STACK, ResolvedHost, resolve_host
 from sim.route.links import pcie_gbs, zvm_link_gbs
 from sim.route.san import SanParameters, san_parameters
@@ -206,6 +207,15 @@ def device_parameters(catalog: Catalog, spec: FlashDeviceSpec, access: str) -> F
     return params
 
 
+def device_bank(catalog: Catalog, labels: tuple[str, ...], spec: FlashDeviceSpec, access: str, of: MemberMap,
+                model: str) -> DeviceBank:
+    """The devices of a route: ``flash_parameters``, and under the ``dies`` device model their ``die_layout``."""
+    dies: DieLayout | None = None
+    if model == "dies":
+        dies = derived.remembered_for(catalog, ("dies",), spec, lambda: die_layout(spec))
+    return DeviceBank(labels, device_parameters(catalog, spec, access), of, dies)
+
+
 def host_of(catalog: Catalog, config: HostConfig, default_stack: str) -> ResolvedHost:
     """``resolve_host`` of a host configuration."""
     key = ("host", config.model, config.stack, config.cores, config.cpu_us_per_io, config.submit_fraction,
@@ -299,13 +309,13 @@ def describe(scenario: Scenario, catalog: Catalog | None = None) -> AnyRoute:
     if isinstance(topo, Generic):
         return _generic(catalog, topo, meets)
     if isinstance(topo, DirectNvme):
-        return _direct(catalog, topo, access, closed, meets, scenario.faults)
+        return _direct(catalog, topo, access, closed, meets, scenario.faults, scenario.device_model)
     if isinstance(topo, San):
         return _san(catalog, topo, mean_bytes, closed, meets, scenario.faults)
     if isinstance(topo, Exflash):
-        return _exflash(catalog, topo, access, closed, meets)
+        return _exflash(catalog, topo, access, closed, meets, scenario.device_model)
     if isinstance(topo, ZvmEdev):
-        return _zvm(catalog, topo, access, closed, meets)
+        return _zvm(catalog, topo, access, closed, meets, scenario.device_model)
     raise TypeError(f"unknown topology {type(topo).__name__}")  # pragma: no cover - the union is closed
 
 
@@ -333,7 +343,8 @@ def degraded_volume(volume: VolumeSplit, topo: DirectNvme, faults: Faults | None
                        lost.members, stream)
 
 
-def _direct(catalog: Catalog, topo: DirectNvme, access: str, closed: bool, meets: bool, faults: Faults | None = None) -> DirectRoute:
+def _direct(catalog: Catalog, topo: DirectNvme, access: str, closed: bool, meets: bool, faults: Faults | None = None,
+            model: str = "pooled") -> DirectRoute:
     drives, adapters = topo.drives, topo.adapters
     members = drives * topo.namespaces.per_drive
     spec = device_spec(catalog, "drives", topo.drive)
@@ -347,7 +358,7 @@ def _direct(catalog: Catalog, topo: DirectNvme, access: str, closed: bool, meets
         uplinks=LinkBank(names("adapter{}.uplink", adapters), uplink_gbs(catalog, topo.adapter), (MOD_MOD, drives, adapters)),
         drive_links=LinkBank(names("drive{}.link", drives), gbs, drive_of) if gbs else None,
         nvme_queues=PoolBank(names("drive{}.nvme_queues", drives), topo.nvme_queues.count * topo.nvme_queues.depth, drive_of),
-        devices=DeviceBank(names("drive{}", drives), device_parameters(catalog, spec, access), drive_of),
+        devices=device_bank(catalog, names("drive{}", drives), spec, access, drive_of, model),
         namespaces=PoolBank(namespace_names(drives, members), namespace_depth(topo), (IDENTITY,)),
         mirror_pairs=topo.layout in MIRROR_PAIRS,
     )
@@ -392,7 +403,7 @@ def _san(catalog: Catalog, topo: San, mean_bytes: float, closed: bool, meets: bo
     )
 
 
-def _exflash(catalog: Catalog, topo: Exflash, access: str, closed: bool, meets: bool) -> ExflashRoute:
+def _exflash(catalog: Catalog, topo: Exflash, access: str, closed: bool, meets: bool, model: str = "pooled") -> ExflashRoute:
     dimms = topo.dimms
     spec = device_spec(catalog, "dimms", topo.dimm)
     channel_gbs = spec.memory_channel_gbs
@@ -402,11 +413,11 @@ def _exflash(catalog: Catalog, topo: Exflash, access: str, closed: bool, meets: 
         reads_meet_programs=meets,
         threads=PoolBank(names("driver_thread{}", topo.driver_threads), 1, (DIV, dimms_per_driver_thread(topo))),
         channels=LinkBank(names("dimm{}.memory_channel", dimms), channel_gbs, (IDENTITY,)) if channel_gbs else None,
-        devices=DeviceBank(names("dimm{}", dimms), device_parameters(catalog, spec, access), (IDENTITY,)),
+        devices=device_bank(catalog, names("dimm{}", dimms), spec, access, (IDENTITY,), model),
     )
 
 
-def _zvm(catalog: Catalog, topo: ZvmEdev, access: str, closed: bool, meets: bool) -> ZvmRoute:
+def _zvm(catalog: Catalog, topo: ZvmEdev, access: str, closed: bool, meets: bool, model: str = "pooled") -> ZvmRoute:
     spec = device_spec(catalog, "drives", topo.drive)
     drive_of = (MOD, topo.drives)
     link = derived.remembered_for(catalog, ("zvm link", topo.adapter), spec, lambda: zvm_link_gbs(
@@ -419,7 +430,7 @@ def _zvm(catalog: Catalog, topo: ZvmEdev, access: str, closed: bool, meets: bool
         bases=topo.base_devices,
         aliases=topo.aliases,
         links=LinkBank(names("drive{}.link", topo.drives), link, drive_of),
-        devices=DeviceBank(names("drive{}", topo.drives), device_parameters(catalog, spec, access), drive_of),
+        devices=device_bank(catalog, names("drive{}", topo.drives), spec, access, drive_of, model),
         turnaround_us=subchannel_turnaround_us(catalog),
         command_bytes=zvm_command_bytes(catalog),
     )

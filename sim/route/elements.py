@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sim.route.flash import FlashParameters
+from sim.route.flash import DieLayout, FlashParameters
 from sim.route.links import us_per_byte
 
 MemberMap = tuple[int, ...] | None
@@ -115,17 +115,23 @@ class PortBank:
 class DeviceBank:
     """``names`` flash drives or DIMMs (prefixes of their meters), each the mechanism ``params``
     describes (``FlashParameters``: read / program units or shared NAND dies, read channel,
-    write cache, destage)."""
+    write cache, destage), or with ``dies`` (a scenario's ``device_model: dies``) addressed NAND
+    dies behind a controller (``DieLayout``; the write cache, write channel and program units of
+    ``params`` stay)."""
 
     names: tuple[str, ...]
     params: FlashParameters
     of: MemberMap = None
+    dies: DieLayout | None = None
 
     def meter_names(self) -> tuple[str, ...]:
         """The meters of every device: shared NAND dies, or read units, a write channel and program units;
-        a read channel and a write cache on every device."""
-        if self.params.shared_dies:
-            parts: tuple[str, ...] = (".nand_dies", ".read_bw", ".write_cache")
+        a read channel and a write cache on every device. With ``dies``: the controller, the dies, the
+        read channel, the write cache and the write channel."""
+        if self.dies is not None:
+            parts: tuple[str, ...] = (".controller", ".dies", ".read_bw", ".write_cache", ".write_bw")
+        elif self.params.shared_dies:
+            parts = (".nand_dies", ".read_bw", ".write_cache")
         else:
             parts = (".read_units", ".read_bw", ".write_cache", ".write_bw", ".program_units")
         return tuple([name + part for name in self.names for part in parts])

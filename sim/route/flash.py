@@ -126,23 +126,30 @@ def reads_meet_programs(read_fraction: float, layout: str) -> bool:
 
 @dataclass(frozen=True)
 class DieLayout:
-    """A flash device as addressed NAND dies behind a controller (issue 18; not yet read by the solvers).
+    """A flash device as addressed NAND dies behind a controller (issue 18; the ``dies`` device model).
 
-    Derived once per device by ``die_layout`` with the rules of calibration/ext/DEVICE_PARAMETERS.md:
+    Derived once per device by ``die_layout`` with the rules of calibration/ext/DEVICE_PARAMETERS.md;
+    both solvers read it from the route description (``DeviceBank.dies``) when a scenario sets
+    ``device_model: dies``:
 
     * ``die_read_us`` tR = datasheet QD1 read latency - the 4 KiB transfer on the host link
       (``transfer_us``) - the controller's fixed cost (``controller_us``, device_behaviour
       ``controller_fixed_us``): the QD1 latency already contains the transfer, which is therefore
-      counted once, inside it, not added on top.
-    * ``dies`` N = ceil(read IOPS x tR) rounded up to a whole number of dies per channel: the dies
-      alone sustain the datasheet random-read IOPS at tR (Little's law with every die busy). No die
-      count is published for a catalog drive (DEVICE_PARAMETERS.md table), so the rule applies to
-      every drive and to the eXFlash DIMM alike.
+      counted once, inside it, not added on top (the route's own link hop carries it).
+    * ``dies`` N: with B = read IOPS x tR (dies busy at the datasheet IOPS) and Q the datasheet's
+      rating queue depth (device_behaviour ``rating_queue_depth``), N = B (Q - 1) / (Q - B): a
+      closed loop of Q reads over N equally likely dies keeps B busy (product form, each die busy
+      Q / (Q + N - 1)), so the IOPS are reached gradually and by depth Q, not at a wall. Where
+      Q <= B + 1 no die count reaches it by Q and N = ceil(B) (the dies alone sustain the IOPS,
+      all busy). N is rounded up to a whole number of dies per channel. No die count is published
+      for a catalog drive (DEVICE_PARAMETERS.md table), so the rule applies to every drive and to
+      the eXFlash DIMM alike.
     * ``channels`` C: device_behaviour ``channels`` (assumption; the read-bandwidth cap stands in for
       the sum of channel bandwidths, DEVICE_PARAMETERS.md rule 4).
-    * ``controller_kiops``: the controller's command-rate ceiling, the datasheet read IOPS (the dies,
-      rounded up, can exceed it).
+    * ``controller_kiops``: the controller's command-rate ceiling, the datasheet read IOPS.
     * ``die_read_cv``: the die's tight service law (device_behaviour ``die_read_cv``).
+    * ``page_bytes``: bytes one die read delivers (device_behaviour ``die_page_bytes``): a larger read
+      spans several dies (fork/join).
     """
 
     dies: int
@@ -152,6 +159,24 @@ class DieLayout:
     transfer_us: float
     controller_us: float
     controller_kiops: float
+    page_bytes: int = 16384
+    rating_qd: int = 256
+
+    @property
+    def controller_service_us(self) -> float:
+        """The controller's time per command at its ceiling (its single server), part of ``controller_us``."""
+        return 1e3 / self.controller_kiops
+
+    @property
+    def controller_delay_us(self) -> float:
+        """The rest of the controller's fixed cost per read: a pure delay (no queue)."""
+        return max(0.0, self.controller_us - self.controller_service_us)
+
+    def pieces(self, size: float) -> int:
+        """How many dies a read of ``size`` bytes spans (one per page, at most every die)."""
+        if size <= self.page_bytes:
+            return 1
+        return min(self.dies, math.ceil(size / self.page_bytes))
 
     @property
     def qd1_read_us(self) -> float:
@@ -171,6 +196,14 @@ def host_transfer_us(spec: FlashDeviceSpec, size: float = FIRST_READ_BYTES) -> f
     return 0.0 if gbs is None else size * us_per_byte(gbs)
 
 
+def dies_for(busy: float, rating_qd: int) -> float:
+    """Dies a closed loop of ``rating_qd`` reads needs to keep ``busy`` of them busy (``DieLayout`` rule)."""
+    q = float(rating_qd)
+    if q <= busy + 1.0:
+        return float(math.ceil(busy))
+    return busy * (q - 1.0) / (q - busy)
+
+
 def die_layout(spec: FlashDeviceSpec) -> DieLayout:
     """The die count, die read time, channels and controller ceiling of a device (rules in ``DieLayout``)."""
     transfer = host_transfer_us(spec)
@@ -180,8 +213,11 @@ def die_layout(spec: FlashDeviceSpec) -> DieLayout:
         raise ValueError(f"{spec.description}: read_latency_us {spec.read_latency_us} leaves no die read time after the "
                          f"{transfer:.2f} us host transfer and the {controller} us controller cost")
     channels = int(parameter("device_behaviour.channels"))
-    busy = math.ceil(spec.read_kiops * 1e3 * t_read * 1e-6)
-    dies = channels * math.ceil(busy / channels)
+    rating_qd = int(parameter("device_behaviour.rating_queue_depth"))
+    busy = spec.read_kiops * 1e3 * t_read * 1e-6
+    needed = math.ceil(dies_for(busy, rating_qd) - 1e-9)
+    dies = channels * math.ceil(needed / channels)
     return DieLayout(dies=dies, channels=channels, die_read_us=t_read,
                      die_read_cv=float(parameter("device_behaviour.die_read_cv")), transfer_us=transfer,
-                     controller_us=controller, controller_kiops=spec.read_kiops)
+                     controller_us=controller, controller_kiops=spec.read_kiops,
+                     page_bytes=int(parameter("device_behaviour.die_page_bytes")), rating_qd=rating_qd)

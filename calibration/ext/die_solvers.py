@@ -1,0 +1,106 @@
+"""``python -m calibration.ext.die_solvers [--max-ios N] [--devices A,B] [--depths 1,2,...]``: the two solvers
+under ``device_model: dies`` (issue 18), device by device and queue depth by queue depth.
+
+Each point is one catalog drive (direct NVMe, one drive, no host CPU: calibration/ext/scenarios/ext_drive.yaml)
+or one eXFlash DIMM (no driver-thread CPU) read by a closed loop of 4 KiB random reads at depth QD. It prints
+the DES (a run that stops on an I/O count, so the table is the same on any machine) next to the fast path:
+IOPS, mean latency, and p99 / p99.9 (the fast path's mean latency plus the die-level quantile estimate
+``sim.analytic.dies.closed_read_quantile_us``), with the fast path's relative difference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from models.catalog import load_catalog
+from models.scenario import Scenario
+from sim.analytic import evaluate
+from sim.analytic.dies import closed_read_quantile_us
+from sim.des.engine import simulate
+from sim.route.describe import describe
+
+DEPTHS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+
+
+def scenario_for(section: str, name: str, qd: int, max_ios: int, seed: int = 1) -> Scenario:
+    """One device alone under the die model, 4 KiB random reads at depth ``qd``."""
+    if section == "dimms":
+        topology: dict[str, Any] = {"kind": "exflash", "host": {"stack": "none"}, "dimm": name, "dimms": 1, "layout": "jbod"}
+    else:
+        topology = {"kind": "direct_nvme", "host": {"stack": "none"}, "drive": name, "drives": 1, "adapter": "EJ1Y",
+                    "adapters": 1, "layout": "jbod"}
+    return Scenario.model_validate({
+        "name": f"dies {name} QD{qd}", "topology": topology, "device_model": "dies",
+        "workload": {"kind": "closed", "jobs": 1, "queue_depth": qd, "read_fraction": 1.0, "block_size_kib": 4,
+                     "access": "random"},
+        "run": {"seed": seed, "max_ios": max_ios, "warmup_ios": max(1_000, max_ios // 10), "target_rel_ci": 1e-4,
+                "max_wall_s": 3_600.0},
+    })
+
+
+@dataclass(frozen=True)
+class Row:
+    """One device and depth: (DES, fast) IOPS, mean, p99 and p99.9 (us)."""
+
+    device: str
+    qd: int
+    des: tuple[float, float, float, float]
+    fast: tuple[float, float, float, float]
+
+    def diffs(self) -> tuple[float, float, float, float]:
+        return tuple([f / d - 1.0 if d > 0 else 0.0 for f, d in zip(self.fast, self.des, strict=True)])  # type: ignore[return-value]
+
+
+def compare(section: str, name: str, qd: int, max_ios: int) -> Row:
+    """The DES and the fast path on one device and depth."""
+    sc = scenario_for(section, name, qd, max_ios)
+    res = simulate(sc)
+    fast = evaluate(sc)
+    layout = describe(sc).devices.dies  # type: ignore[union-attr]
+    assert layout is not None
+    q99 = closed_read_quantile_us(layout, qd, fast.latency_mean_us, 0.99)
+    q999 = closed_read_quantile_us(layout, qd, fast.latency_mean_us, 0.999)
+    return Row(name, qd, (res.iops.value, res.latency_mean_us.value, res.latency_p99_us.value, res.latency_p999_us.value),
+               (fast.iops, fast.latency_mean_us, q99, q999))
+
+
+def devices() -> list[tuple[str, str]]:
+    cat = load_catalog()
+    return [("drives", n) for n in cat.drives] + [("dimms", n) for n in cat.dimms]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m calibration.ext.die_solvers", description=__doc__.splitlines()[0])
+    ap.add_argument("--max-ios", type=int, default=20_000)
+    ap.add_argument("--devices", default="", help="comma-separated catalog names (default: every drive and DIMM)")
+    ap.add_argument("--depths", default=",".join(map(str, DEPTHS)))
+    args = ap.parse_args(argv)
+    if not 1_000 <= args.max_ios <= 5_000_000:
+        print(f"--max-ios must be in 1000..5000000, got {args.max_ios}", file=sys.stderr)
+        return 2
+    chosen = [d for d in devices() if not args.devices or d[1] in args.devices.split(",")]
+    depths = [int(x) for x in args.depths.split(",")]
+    print("| device | QD | IOPS DES | IOPS fast | diff | mean DES | mean fast | diff | p99 DES | p99 fast | diff "
+          "| p99.9 DES | p99.9 fast | diff |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    worst = [0.0, 0.0, 0.0, 0.0]
+    for section, name in chosen:
+        for qd in depths:
+            r = compare(section, name, qd, args.max_ios)
+            dd = r.diffs()
+            worst = [max(w, abs(x)) for w, x in zip(worst, dd, strict=True)]
+            cells = []
+            for k in range(4):
+                cells += [f"{r.des[k]:,.0f}" if k == 0 else f"{r.des[k]:.1f}", f"{r.fast[k]:,.0f}" if k == 0 else f"{r.fast[k]:.1f}",
+                          f"{dd[k]:+.1%}"]
+            print(f"| {name} | {qd} | " + " | ".join(cells) + " |", flush=True)
+    print(f"\nworst |diff|: IOPS {worst[0]:.1%}, mean {worst[1]:.1%}, p99 {worst[2]:.1%}, p99.9 {worst[3]:.1%}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,187 @@
+"""The ``dies`` device model in the DES (issue 18): a flash device as addressed NAND dies behind a controller.
+
+Every number comes from the route description (``DeviceBank.dies``, a ``sim.route.flash.DieLayout``, and
+``DeviceBank.params``); nothing is derived here.
+
+* A read passes the controller (its fixed cost less its per-command time as a pure delay, then one
+  server at the controller's command-rate ceiling), then its die: a random read's die is drawn
+  uniformly from the run's seeded stream, a sequential stream's dies are taken in turn (striped);
+  a read larger than a page spans one die per page (fork/join: it moves on when its last page is
+  read). Each die is a FIFO queue serving one operation at a time (tR times a lognormal of the
+  die's tight cv). Then the read channel carries the bytes beyond the first 4 KiB (those are in
+  the QD1 latency the die read time was derived from) at the random-read bandwidth.
+* A write passes the controller's server, takes a write-cache slot and is acknowledged (the cache
+  acknowledgement less the controller's time). Its destage goes through the write channel and programs
+  on a die drawn like a read's (uniformly at random; striped for a sequential stream): the program joins
+  that die's FIFO queue, so a read whose die is programming waits for it. A program holds its die
+  N / (the device's sustained write IOPS) (``program_time_us`` / ``program_units`` per write, times N):
+  the dies alone give the datasheet write IOPS when all are programming; the slot is freed when the
+  program ends. On a device whose reads and programs share the dies (``FlashParameters.shared_dies``,
+  eXFlash) the destage waits for a die and frees its slot when the program starts there; the program
+  holds the die ``die_program_time_us`` x N / read units (write IOPS and bandwidth from the dies alone).
+  Where programs land is not published: dies taken in turn spread them evenly and gave a P4510 70/30
+  mix at QD32 180K IOPS against 145K with random dies (with program units then); random placement is
+  what the fast path's per-die M/G/1 assumes.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+
+import simpy
+from simpy.events import Event
+
+from sim.des.components import Delay, Fork, Hop, Job, JobFactory, Meter, Pool, Station, advance, make_route, schedule
+from sim.des.rng import Streams
+from sim.route.flash import FIRST_READ_BYTES, DieLayout, FlashParameters
+from sim.route.links import us_per_byte
+
+
+class DieArray(Meter):
+    """``dies`` NAND dies, each a FIFO queue of one operation at a time; the meter's capacity is the die
+    count, so its utilization is the mean die's. ``read`` and ``program`` are hops."""
+
+    __slots__ = ("_done_cb", "busy", "current", "cursor", "die_read", "pages", "pick", "pieces", "queues", "random")
+
+    def __init__(self, env: simpy.Environment, name: str, layout: DieLayout, die_read: Callable[[], float],
+                 pick: Callable[[], float], random: bool):
+        super().__init__(env, name, layout.dies)
+        self.queues: list[deque[tuple[Job, float, bool]]] = [deque() for _ in range(layout.dies)]
+        self.current: list[Job | None] = [None] * layout.dies
+        """The job each die is serving (None while idle or programming behind a job that moved on)."""
+        self.busy = [False] * layout.dies
+        self.die_read = die_read
+        self.pick = pick
+        self.random = random
+        self.cursor = 0
+        self.pages = layout.page_bytes
+        self.pieces: dict[Job, int] = {}
+        """Reads spread over several dies: pages still being read."""
+        self._done_cb = self._done
+
+    def _die(self) -> int:
+        n = len(self.queues)
+        if self.random:
+            k = int(self.pick() * n)
+            return k if k < n else n - 1
+        k = self.cursor
+        self.cursor = (k + 1) % n
+        return k
+
+    def read(self, job: Job) -> None:
+        """Read the job's pages on their dies; move on when the last is read."""
+        n = len(self.queues)
+        size = job.size
+        k = 1 if size <= self.pages else min(n, -(-size // self.pages))
+        if k > 1:
+            self.pieces[job] = k
+        for _ in range(k):
+            self._enter(self._die(), job, self.die_read(), False)
+
+    def program(self, duration: Callable[[Job], float], behind: bool = False) -> Hop:
+        """A hop that programs a destaged write on a die (drawn as a read's) for ``duration(job)`` us; with
+        ``behind`` the job moves on when its program starts (the die stays busy for the rest)."""
+        def hop(job: Job) -> None:
+            self._enter(self._die(), job, duration(job), behind)
+        return hop
+
+    def _enter(self, k: int, job: Job, service: float, behind: bool) -> None:
+        if self.busy[k]:
+            self.queues[k].append((job, service, behind))
+        else:
+            self._start(k, job, service, behind)
+
+    def _start(self, k: int, job: Job, service: float, behind: bool) -> None:
+        self._account()
+        self.in_use += 1
+        self.busy[k] = True
+        schedule(self.env, service, k, self._done_cb)
+        if behind:
+            self.current[k] = None
+            advance(job)
+        else:
+            self.current[k] = job
+
+    def _done(self, event: Event) -> None:
+        k: int = event._value
+        job = self.current[k]
+        self._account()
+        self.in_use -= 1
+        self.busy[k] = False
+        self.current[k] = None
+        queue = self.queues[k]
+        if queue:
+            nxt, service, behind = queue.popleft()
+            self._start(k, nxt, service, behind)
+        if job is None:
+            return
+        pieces = self.pieces
+        if pieces and job in pieces:
+            left = pieces[job] - 1
+            if left:
+                pieces[job] = left
+                return
+            del pieces[job]
+        advance(job)
+
+
+class DieDevice:
+    """A flash drive or DIMM under the ``dies`` device model (module docstring); read_hops and write_hops
+    as ``FlashDevice``'s, parallelism for the result's notes."""
+
+    def __init__(self, env: simpy.Environment, streams: Streams, jobs: JobFactory, meters: list[Meter], name: str,
+                 p: FlashParameters, d: DieLayout):
+        ctrl_s = d.controller_service_us
+        self.controller = Station(env, f"{name}.controller", 1, lambda job: ctrl_s)
+        controller_delay = d.controller_delay_us
+        fixed = Delay(env, lambda job: controller_delay, f"{name}.controller_fixed")
+        read_unit = streams.unit("lognormal" if d.die_read_cv > 0 else "deterministic", d.die_read_cv)
+        t_read = d.die_read_us
+        self.dies = DieArray(env, f"{name}.dies", d, lambda: t_read * read_unit(), streams.uniform(), p.random_access)
+        per_byte = us_per_byte(p.read_bw_gbs)
+        channel_unit = streams.unit("lognormal", p.read_channel_cv) if p.read_channel_cv > 0 else None
+        if channel_unit is None:
+            def beyond(job: Job) -> float:
+                return max(0, job.size - FIRST_READ_BYTES) * per_byte
+        else:
+            unit = channel_unit
+
+            def beyond(job: Job) -> float:
+                extra = job.size - FIRST_READ_BYTES
+                return extra * per_byte * unit() if extra > 0 else 0.0
+        self.read_bw = Station(env, f"{name}.read_bw", 1, beyond)
+        self.write_cache = Pool(env, f"{name}.write_cache", p.write_cache_slots)
+        law, cv = p.law, p.service_cv
+        ack_unit = streams.unit(law, cv)
+        ack = max(0.0, p.write_ack_us - ctrl_s)
+        self.ack = Delay(env, lambda job: ack * ack_unit(), f"{name}.write_ack")
+        write_per_byte = us_per_byte(p.write_bw_gbs)
+        self.write_bw = Station(env, f"{name}.write_bw", 1, lambda job: job.size * write_per_byte)
+        program_unit = streams.unit(law, cv)
+        if p.shared_dies:
+            # reads and programs share the dies (eXFlash, FlashParameters.shared_dies): a destaged write frees its
+            # cache slot when its program starts on a die, which it holds for the time that makes the N dies alone
+            # give the datasheet write IOPS and bandwidth (the dies are the whole write path, as in FlashDevice)
+            scale = d.dies / p.read_units
+            program = self.dies.program(lambda job: p.die_program_time_us(job.size) * scale * program_unit(), behind=True)
+            destage: tuple[Hop, ...] = (program, self.write_cache.release)
+        else:
+            # the program holds its die N / write IOPS (program_time_us / program_units per write, times N): the
+            # dies alone give the datasheet write IOPS when all are programming; the slot is freed when it ends
+            t_prog = p.program_time_us * d.dies / p.program_units
+            program = self.dies.program(lambda job: t_prog * program_unit())
+            destage = make_route(self.write_bw, program, self.write_cache.release)
+        meters.extend([self.controller, self.dies, self.read_bw, self.write_cache, self.write_bw])
+        read_bw = self.read_bw
+
+        def channel(job: Job) -> None:
+            if job.size > FIRST_READ_BYTES:
+                read_bw(job)
+            else:
+                advance(job)
+
+        self.read_hops: tuple[Hop, ...] = make_route(fixed if controller_delay > 0 else None, self.controller,
+                                                     self.dies.read, channel)
+        self.write_hops: tuple[Hop, ...] = (self.controller, self.write_cache.acquire, self.ack, Fork(destage, jobs))
+        self.parallelism = {"dies": d.dies, "write_cache_slots": p.write_cache_slots}

@@ -161,7 +161,8 @@ def outside_claim(scenario: Scenario) -> str | None:
     approximates: bursty arrivals (open regimes blended by a relaxation time), unstable
     open loads, I/Os cut into more pieces than the volume has members (pieces on one member
     run one after another), an open sequential stream that changes stripe unit every few
-    I/Os (the pinned / spread blend), and sequential streams that drift over a stripe of eXFlash
+    I/Os (the pinned / spread blend), a sequential stream dwelling on a RAID-5/6 stripe unit (spread
+    evenly by the fast path, which says so in its notes), and sequential streams that drift over a stripe of eXFlash
     DIMMs (streams that meet on a DIMM block each other's writes in its 2-slot write cache).
     """
     from sim.analytic import evaluate
@@ -180,6 +181,8 @@ def outside_claim(scenario: Scenario) -> str | None:
     striped = getattr(topo, "layout", "jbod") in ("raid0", "raid10", "ibmi_mirror")
     if wl.kind == "open" and wl.access == "sequential" and striped and getattr(topo, "chunk_kib", 0) * 1024 / wl.mean_bytes() < 8:
         return "open sequential stream changing stripe unit every few I/Os"
+    if any("fast path spreads the stream" in note for note in fast.notes):
+        return "sequential stream dwelling on a parity layout's stripe unit (the fast path says so in its notes)"
     if scenario.topology.kind == "exflash" and wl.read_fraction < 1 and wl.access == "sequential" \
             and getattr(scenario.topology, "layout", "jbod") != "jbod":
         return "sequential streams over eXFlash write caches"

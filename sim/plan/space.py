@@ -2,7 +2,7 @@
 
 ``sim.plan.planner.enumerate_candidates`` tries a fixed grid per platform (about 1,600 IBM i candidates for
 examples/plan/ibmi_oltp.yaml). This module widens every axis to what the catalog and the topology
-rules allow, without changing the planner: the candidates are the same ``sim.plan.planner.Candidate``
+rules allow, without changing the planner: the candidates are the same ``sim.plan.candidate.Candidate``
 objects (a validated ``Scenario`` with its catalog ``capex``), so the planner's screen, DES
 verification and ranking take them as they are.
 

@@ -285,6 +285,17 @@ class _Report:
     fresh: bool = True
 
 
+def _device_row(header: list[str], tokens: list[str]) -> tuple[str, dict[str, float]] | None:
+    """A device line under ``header``: the device and its values by column (None: not a line of that header)."""
+    if len(tokens) != len(header):
+        return None
+    try:
+        values = {col: parse_value(tok, col) for col, tok in zip(header, tokens, strict=True) if col != "Device"}
+    except ValueError:
+        return None
+    return tokens[header.index("Device")], values
+
+
 def _read_reports(text: str, origin: str, notes: list[str]) -> tuple[str, list[_Report]]:
     """Split the text into reports of {device: {column: value}}."""
     system = ""
@@ -328,16 +339,11 @@ def _read_reports(text: str, origin: str, notes: list[str]) -> tuple[str, list[_
             header = columns
             continue
         if header is not None and current is not None:
-            if len(tokens) != len(header):
+            row = _device_row(header, tokens)
+            if row is None:
                 skipped.append(lineno)
-                continue
-            device = tokens[header.index("Device")]
-            try:
-                values = {col: parse_value(tok, col) for col, tok in zip(header, tokens, strict=True) if col != "Device"}
-            except ValueError:
-                skipped.append(lineno)
-                continue
-            current.rows.setdefault(device, {}).update(values)
+            else:
+                current.rows.setdefault(row[0], {}).update(row[1])
             continue
         if _TIME_RE.search(stripped) and len(tokens) <= 4:
             current = start(stripped)
@@ -432,6 +438,27 @@ def choose_devices(names: Sequence[str], patterns: Sequence[str] | None, notes: 
     return chosen
 
 
+def _intervals(raw: list[_Report], chosen: list[str], notes: list[str]) -> list[Interval]:
+    """One interval per report holding a chosen device (devices without the rate columns left out, with a note)."""
+    intervals: list[Interval] = []
+    incomplete: set[str] = set()
+    for i, r in enumerate(raw):
+        stats = []
+        for name in chosen:
+            if name not in r.rows:
+                continue
+            s = _device_stats(name, r.rows[name])
+            if s is None:
+                incomplete.add(name)
+                continue
+            stats.append(s)
+        if stats:
+            intervals.append(Interval(index=i, timestamp=r.timestamp, devices=tuple(stats)))
+    if incomplete:
+        notes.append(f"{', '.join(sorted(incomplete))}: lines without r/s, w/s, rkB/s and wkB/s left out")
+    return intervals
+
+
 def parse_iostat(data: bytes | str, origin: str = "iostat output", devices: Sequence[str] | None = None,
                  keep_first: bool = False) -> IostatReport:
     """Parse ``iostat -x`` text; raises MeasurementFileError only.
@@ -453,22 +480,7 @@ def parse_iostat(data: bytes | str, origin: str = "iostat output", devices: Sequ
         for r in raw:
             names.extend(n for n in r.rows if n not in names)
         chosen = choose_devices(names, devices, notes)
-        intervals: list[Interval] = []
-        incomplete: set[str] = set()
-        for i, r in enumerate(raw):
-            stats = []
-            for name in chosen:
-                if name not in r.rows:
-                    continue
-                s = _device_stats(name, r.rows[name])
-                if s is None:
-                    incomplete.add(name)
-                    continue
-                stats.append(s)
-            if stats:
-                intervals.append(Interval(index=i, timestamp=r.timestamp, devices=tuple(stats)))
-        if incomplete:
-            notes.append(f"{', '.join(sorted(incomplete))}: lines without r/s, w/s, rkB/s and wkB/s left out")
+        intervals = _intervals(raw, chosen, notes)
         if not intervals:
             raise MeasurementFileError([(origin, "no device line has the r/s, w/s, rkB/s (or rMB/s) and wkB/s columns of "
                                                  "`iostat -x`")])

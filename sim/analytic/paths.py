@@ -590,15 +590,9 @@ def access_grid(mix: Mix, sequential: bool) -> int:
     return max(grid, 1)
 
 
-@lru_cache(maxsize=4096)
-def kind_plan(layout: str, members: int, chunk: int, mix: Mix, grid: int = 4096, failed: frozenset[int] = frozenset(),
-              rebuilding: bool = False) -> KindPlan:
-    """The logical kinds of ``mix`` on a volume of ``members`` members (``volume_plan`` for every op and size).
-
-    Also what the solver reads of them: the child kinds (device op, bytes) in its order, and its
-    table of phases (the expected maximum of identical children, Clark's for different ones).
-    Pieces of a phase that outnumber the members are taken as shared (``_share_members``).
-    """
+def _logical_kinds(layout: str, members: int, chunk: int, mix: Mix, grid: int, failed: frozenset[int],
+                   rebuilding: bool) -> tuple[list[LogicalKind], int]:
+    """``kind_plan``'s logical kinds (one per op and size of ``mix``) and the widest phase."""
     kinds = []
     width = 1
     for op, p_op, sizes in mix:
@@ -618,6 +612,15 @@ def kind_plan(layout: str, members: int, chunk: int, mix: Mix, grid: int = 4096,
                 variants.append((vprob, phases))
                 serial.append((vprob, tuple(merged)))
             kinds.append(LogicalKind(op, p_op * p_size, float(nbytes), tuple(variants), tuple(serial) if crowded else None))
+    return kinds, width
+
+
+_KindRow = tuple[int, float, tuple[tuple[float, tuple[PhaseRow, ...]], ...]]
+
+
+def _phase_table(kinds: list[LogicalKind]) -> tuple[dict[tuple[int, float], int], list[int], list[_KindRow], list[tuple[int, int, int]]]:
+    """``kind_plan``'s child kinds (device op, bytes) in the solver's order, the ops among them, the table of
+    phases of every kind and the phases where two or more children join."""
     position: dict[tuple[int, float], int] = {}
     ops: list[int] = []
     table = []
@@ -642,6 +645,11 @@ def kind_plan(layout: str, members: int, chunk: int, mix: Mix, grid: int = 4096,
                     fan_in.append((k, v, p))
             rows.append((vprob, tuple(phase_rows)))
         table.append((kind.op, kind.prob, tuple(rows)))
+    return position, ops, table, fan_in
+
+
+def _kind_loads(kinds: list[LogicalKind]) -> tuple[list[float], dict[tuple[int, float], float]]:
+    """``kind_plan``'s probability of each op and expected children per logical I/O of each child kind."""
     op_prob = [0.0, 0.0]
     loads: dict[tuple[int, float], float] = {}
     for kind in kinds:
@@ -651,6 +659,21 @@ def kind_plan(layout: str, members: int, chunk: int, mix: Mix, grid: int = 4096,
             for phase in phases:
                 for count, o, n in phase:
                     loads[(o, n)] = loads.get((o, n), 0.0) + share * count
+    return op_prob, loads
+
+
+@lru_cache(maxsize=4096)
+def kind_plan(layout: str, members: int, chunk: int, mix: Mix, grid: int = 4096, failed: frozenset[int] = frozenset(),
+              rebuilding: bool = False) -> KindPlan:
+    """The logical kinds of ``mix`` on a volume of ``members`` members (``volume_plan`` for every op and size).
+
+    Also what the solver reads of them: the child kinds (device op, bytes) in its order, and its
+    table of phases (the expected maximum of identical children, Clark's for different ones).
+    Pieces of a phase that outnumber the members are taken as shared (``_share_members``).
+    """
+    kinds, width = _logical_kinds(layout, members, chunk, mix, grid, failed, rebuilding)
+    position, ops, table, fan_in = _phase_table(kinds)
+    op_prob, loads = _kind_loads(kinds)
     return KindPlan(kinds=tuple(kinds), ops=tuple(ops), children=tuple(position), width=width, table=tuple(table),
                     fan_in=tuple(fan_in), loads=tuple([(o, n, w) for (o, n), w in loads.items()]),
                     op_prob=(op_prob[0], op_prob[1]))

@@ -30,7 +30,7 @@ from rich.console import Console
 from rich.table import Table
 
 from calibration.importers import MeasurementFileError, scenario_data_with_workload, to_yaml, workload_data
-from calibration.importers.fio import FioJob, parse_fio, workload_yaml
+from calibration.importers.fio import FioJob, FioResult, parse_fio, workload_yaml
 from calibration.importers.iostat import Interval, IostatReport, parse_iostat
 from calibration.measured import compare_fio, fio_record_file, record_file_yaml
 from models.common import dumps_json
@@ -157,6 +157,32 @@ def _print_job(job: FioJob, outcomes: list[Outcome] | None, console: Console) ->
         console.print(f"note: {note}", markup=False, highlight=False)
 
 
+def _report_fio(args: argparse.Namespace, result: FioResult, jobs: list[FioJob], outcomes: dict[int, list[Outcome]],
+                source: str, console: Console) -> None:
+    """The parsed job groups (and their comparison with the prediction), as JSON or as text."""
+    if args.json:
+        doc = {
+            "file": source, "fio_version": result.fio_version, "notes": list(result.notes),
+            "jobs": [{
+                "name": j.name, "group": j.group, "processes": j.processes, "runtime_s": j.runtime_s, "ios": j.total_ios,
+                "workload": workload_data(j.workload), "measured": j.measured, "notes": list(j.notes),
+                **({"comparison": [o.as_dict() for o in outcomes[j.group]]} if args.compare else {}),
+            } for j in jobs],
+        }
+        print(dumps_json(doc))
+    else:
+        console.print(f"{source}: {result.fio_version}, {len(jobs)} job group(s)", markup=False, highlight=False)
+        for note in result.notes:
+            console.print(f"note: {note}", markup=False, highlight=False)
+        for job in jobs:
+            _print_job(job, outcomes.get(job.group) if args.compare else None, console)
+        if args.compare:
+            every = [o for os_ in outcomes.values() for o in os_]
+            within = sum(o.within for o in every)
+            console.print(f"{within} of {len(every)} measurements within tolerance of the prediction for {args.scenario}",
+                          markup=False, highlight=False)
+
+
 def cmd_import_fio(args: argparse.Namespace, console: Console) -> int:
     if (args.compare or args.records) and not args.scenario:
         raise _bad([("--scenario", "--compare and --records need the scenario that describes the measured system")])
@@ -200,27 +226,7 @@ def cmd_import_fio(args: argparse.Namespace, console: Console) -> int:
             ids = {job.record_id(m) for m in job.measured}
             outcomes[job.group] = [o for o in found if o.record.id in ids]
 
-    if args.json:
-        doc = {
-            "file": source, "fio_version": result.fio_version, "notes": list(result.notes),
-            "jobs": [{
-                "name": j.name, "group": j.group, "processes": j.processes, "runtime_s": j.runtime_s, "ios": j.total_ios,
-                "workload": workload_data(j.workload), "measured": j.measured, "notes": list(j.notes),
-                **({"comparison": [o.as_dict() for o in outcomes[j.group]]} if args.compare else {}),
-            } for j in jobs],
-        }
-        print(dumps_json(doc))
-    else:
-        console.print(f"{source}: {result.fio_version}, {len(jobs)} job group(s)", markup=False, highlight=False)
-        for note in result.notes:
-            console.print(f"note: {note}", markup=False, highlight=False)
-        for job in jobs:
-            _print_job(job, outcomes.get(job.group) if args.compare else None, console)
-        if args.compare:
-            every = [o for os_ in outcomes.values() for o in os_]
-            within = sum(o.within for o in every)
-            console.print(f"{within} of {len(every)} measurements within tolerance of the prediction for {args.scenario}",
-                          markup=False, highlight=False)
+    _report_fio(args, result, jobs, outcomes, source, console)
 
     for path, text in ((out_path, out_text), (records_path, records_text)):
         if path is not None and text is not None:

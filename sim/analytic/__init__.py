@@ -69,7 +69,6 @@ from models.catalog import Catalog, load_catalog
 from models.fast_result import Bounds, FastResult
 from models.hardware import FlashDeviceSpec
 from models.scenario import Scenario
-from models.topology import Generic
 from models.workload import BurstyWorkload, ClosedWorkload, OpenWorkload, ProfileWorkload
 
 # the die-level device preview (issue 18: not yet read by the route's solvers); loaded with the package so
@@ -79,7 +78,7 @@ from sim.analytic.dies import DiePoint, die_level_closed, die_level_quantile_us,
 from sim.analytic.network import READ, WRITE, Evaluation, Group, Network
 from sim.analytic.paths import STRIPED, Compiler, clear_tables, compile_scenario, layout_of
 from sim.analytic.queueing import INF
-from sim.route.describe import chunk_bytes_of
+from sim.route.describe import chunk_bytes_of, volume_layout
 
 __all__ = ["Bounds", "DiePoint", "FastResult", "clear_cache", "die_level_closed", "die_level_quantile_us", "die_qd1_quantile_us",
            "evaluate"]
@@ -254,7 +253,7 @@ def _compiled(scenario: Scenario, catalog: Catalog, spread: bool = False) -> Com
     """
     topo = scenario.topology
     wl = scenario.workload
-    layout = None if isinstance(topo, Generic) else layout_of(topo)
+    layout = volume_layout(topo)
     jobs = (wl.jobs, wl.queue_depth) if isinstance(wl, ClosedWorkload) and (layout == "jbod" or wl.access == "sequential") else None
     key = (id(catalog), _freeze(topo), wl.read_fraction, wl.block_size_kib, _freeze(wl.sizes) if wl.sizes else None, wl.access, jobs,
            spread, _freeze(scenario.faults) if scenario.faults is not None else None)

@@ -296,6 +296,24 @@ def _device_row(header: list[str], tokens: list[str]) -> tuple[str, dict[str, fl
     return tokens[header.index("Device")], values
 
 
+def _cpu_values(tokens: list[str]) -> bool:
+    """Whether a line is the numbers under an ``avg-cpu:`` header."""
+    return all(re.fullmatch(r"[\d.,%]+", t) for t in tokens)
+
+
+def _holds_columns(report: _Report, columns: list[str]) -> bool:
+    """Whether ``report`` already has a value of one of a device header's data ``columns`` (so the header starts a new report)."""
+    data_columns = set(columns) - {"Device"}
+    return any(data_columns & set(row) for row in report.rows.values())
+
+
+def _note_skipped(skipped: list[int], notes: list[str]) -> None:
+    """A note naming the lines not understood (the first five), if any."""
+    if skipped:
+        shown = ", ".join(str(n) for n in skipped[:5]) + (" ..." if len(skipped) > 5 else "")
+        notes.append(f"{len(skipped)} line(s) not understood and skipped (line {shown})")
+
+
 def _read_reports(text: str, origin: str, notes: list[str]) -> tuple[str, list[_Report]]:
     """Split the text into reports of {device: {column: value}}."""
     system = ""
@@ -328,12 +346,11 @@ def _read_reports(text: str, origin: str, notes: list[str]) -> tuple[str, list[_
             continue
         if cpu_values_next:
             cpu_values_next = False
-            if header is None and all(re.fullmatch(r"[\d.,%]+", t) for t in tokens):
+            if header is None and _cpu_values(tokens):
                 continue
         columns = [t.rstrip(":") for t in tokens]
         if "Device" in columns:
-            data_columns = set(columns) - {"Device"}
-            if current is None or any(data_columns & set(row) for row in current.rows.values()):
+            if current is None or _holds_columns(current, columns):
                 current = start()
             current.fresh = False
             header = columns
@@ -349,9 +366,7 @@ def _read_reports(text: str, origin: str, notes: list[str]) -> tuple[str, list[_
             current = start(stripped)
             continue
         skipped.append(lineno)
-    if skipped:
-        shown = ", ".join(str(n) for n in skipped[:5]) + (" ..." if len(skipped) > 5 else "")
-        notes.append(f"{len(skipped)} line(s) not understood and skipped (line {shown})")
+    _note_skipped(skipped, notes)
     return system, [r for r in reports if r.rows]
 
 

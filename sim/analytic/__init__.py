@@ -423,6 +423,21 @@ def _solve(c: Compiler, scenario: Scenario, utilization: bool = True) -> FastRes
     )
 
 
+def _group_load(net: Network, ev: Evaluation, g: Group, x: float, reported: dict[int, int]) -> float:
+    """A group's utilization per reported slot at throughput ``x`` (before the cap at 1): its busy servers
+    (a limit: its holding time) plus a rebuild's share, over the slots the DES reports."""
+    n = len(g.names)
+    servers = g.servers
+    if g.pool:
+        hold = ev.holding[g.index] or net.holding_time(ev, g)
+        u = x * g.visits / n * hold / servers
+    else:
+        u = x * g.work / n / servers
+    if g.background_util:
+        u += g.background_util  # a rebuild's share of the station
+    return u * servers / (reported.get(id(g), servers) if reported else servers)
+
+
 def _utilization(c: Compiler, ev: Evaluation, x: float, x_max: float, caps: list[float], stable: bool) -> tuple[dict[str, float], str]:
     """Utilization of every component (DES names) and the bottleneck (largest utilization among candidates)."""
     net = c.net
@@ -432,7 +447,7 @@ def _utilization(c: Compiler, ev: Evaluation, x: float, x_max: float, caps: list
     best_name, best_u = "none", -1.0
     saturated = x >= x_max * (1 - 1e-9)
     at_bound = x_max * (1 + 1e-9)
-    holding, p_wait = ev.holding, ev.p_wait
+    p_wait = ev.p_wait
     reported, display_of = c.reported_slots, c.display
     component = c.component if c.rotating else None
     for g, cap in zip(net.groups, caps, strict=True):
@@ -441,14 +456,7 @@ def _utilization(c: Compiler, ev: Evaluation, x: float, x_max: float, caps: list
         names = g.names
         n = len(names)
         servers = g.servers
-        if g.pool:
-            hold = holding[g.index] or net.holding_time(ev, g)
-            u = x * g.visits / n * hold / servers
-        else:
-            u = x * g.work / n / servers
-        if g.background_util:
-            u += g.background_util  # a rebuild's share of the station
-        u = u * servers / (reported.get(id(g), servers) if reported else servers)
+        u = _group_load(net, ev, g, x, reported)
         if not u <= 1.0:  # min(1.0, u), NaN included
             u = 1.0
         full = saturated and cap <= at_bound

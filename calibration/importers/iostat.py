@@ -314,6 +314,13 @@ def _note_skipped(skipped: list[int], notes: list[str]) -> None:
         notes.append(f"{len(skipped)} line(s) not understood and skipped (line {shown})")
 
 
+def _start(reports: list[_Report], timestamp: str | None = None) -> _Report:
+    """A new report, appended to ``reports``."""
+    report = _Report(timestamp=timestamp)
+    reports.append(report)
+    return report
+
+
 def _read_reports(text: str, origin: str, notes: list[str]) -> tuple[str, list[_Report]]:
     """Split the text into reports of {device: {column: value}}."""
     system = ""
@@ -321,11 +328,6 @@ def _read_reports(text: str, origin: str, notes: list[str]) -> tuple[str, list[_
     header: list[str] | None = None
     cpu_values_next = False
     skipped: list[int] = []
-
-    def start(timestamp: str | None = None) -> _Report:
-        report = _Report(timestamp=timestamp)
-        reports.append(report)
-        return report
 
     current: _Report | None = None
     for lineno, line in enumerate(text.splitlines(), 1):
@@ -340,7 +342,7 @@ def _read_reports(text: str, origin: str, notes: list[str]) -> tuple[str, list[_
             continue
         if tokens[0] == "avg-cpu:":
             if current is None or not current.fresh:
-                current = start()
+                current = _start(reports)
             current.fresh = False
             header, cpu_values_next = None, True
             continue
@@ -351,7 +353,7 @@ def _read_reports(text: str, origin: str, notes: list[str]) -> tuple[str, list[_
         columns = [t.rstrip(":") for t in tokens]
         if "Device" in columns:
             if current is None or _holds_columns(current, columns):
-                current = start()
+                current = _start(reports)
             current.fresh = False
             header = columns
             continue
@@ -363,7 +365,7 @@ def _read_reports(text: str, origin: str, notes: list[str]) -> tuple[str, list[_
                 current.rows.setdefault(row[0], {}).update(row[1])
             continue
         if _TIME_RE.search(stripped) and len(tokens) <= 4:
-            current = start(stripped)
+            current = _start(reports, stripped)
             continue
         skipped.append(lineno)
     _note_skipped(skipped, notes)

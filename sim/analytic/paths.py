@@ -92,6 +92,31 @@ VolumePlan = tuple[tuple[float, tuple[tuple[tuple[int, int, float], ...], ...]],
 """Variants (probability, phases); a phase is ((count, op, bytes), ...)."""
 
 
+def _stripe_variants(size: int, chunk: int, grid: int) -> list[tuple[float, int, float, int]]:
+    """Where an I/O of ``size`` bytes at a random ``grid``-aligned offset (``grid`` divides ``chunk``) meets the chunk
+    boundaries: (probability, whole chunks, bytes in the end pieces, number of end pieces) per case."""
+    positions = chunk // grid
+    a, b = divmod(size, chunk)
+    # (probability, whole chunks, bytes in the end pieces, number of end pieces)
+    variants: list[tuple[float, int, float, int]] = []
+    if b == 0:
+        variants.append((1.0 / positions, a, 0.0, 0))  # starts on a boundary: whole chunks only
+        if positions > 1:
+            variants.append(((positions - 1) / positions, a - 1, float(chunk), 2))
+    else:
+        straddle = max(0, positions - 1 - (chunk - b) // grid)  # starts so late that it crosses one more boundary
+        fits = positions - straddle
+        if a == 0:
+            variants.append((fits / positions, 0, float(b), 1))
+        else:
+            variants.append((1.0 / positions, a, float(b), 1))
+            if fits > 1:
+                variants.append(((fits - 1) / positions, a - 1, float(chunk + b), 2))
+        if straddle:
+            variants.append((straddle / positions, a, float(b), 2))
+    return variants
+
+
 @lru_cache(maxsize=4096)
 def volume_plan(layout: str, members: int, chunk: int, op: int, size: int, grid: int = 4096,
                 failed: frozenset[int] = frozenset(), rebuilding: bool = False) -> VolumePlan:
@@ -117,26 +142,7 @@ def volume_plan(layout: str, members: int, chunk: int, op: int, size: int, grid:
     if layout in ("raid5", "raid6"):
         return _sampled_plan(layout, members, chunk, op, size)
     copies = 2 if (layout in ("raid10", "ibmi_mirror") and op == WRITE) else 1
-    grid = math.gcd(grid, chunk)
-    positions = chunk // grid
-    a, b = divmod(size, chunk)
-    # (probability, whole chunks, bytes in the end pieces, number of end pieces)
-    variants: list[tuple[float, int, float, int]] = []
-    if b == 0:
-        variants.append((1.0 / positions, a, 0.0, 0))  # starts on a boundary: whole chunks only
-        if positions > 1:
-            variants.append(((positions - 1) / positions, a - 1, float(chunk), 2))
-    else:
-        straddle = max(0, positions - 1 - (chunk - b) // grid)  # starts so late that it crosses one more boundary
-        fits = positions - straddle
-        if a == 0:
-            variants.append((fits / positions, 0, float(b), 1))
-        else:
-            variants.append((1.0 / positions, a, float(b), 1))
-            if fits > 1:
-                variants.append(((fits - 1) / positions, a - 1, float(chunk + b), 2))
-        if straddle:
-            variants.append((straddle / positions, a, float(b), 2))
+    variants = _stripe_variants(size, chunk, math.gcd(grid, chunk))
     out = []
     for prob, whole, ends, n_ends in variants:
         pieces: list[tuple[int, int, float]] = []

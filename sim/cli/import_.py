@@ -183,13 +183,18 @@ def _report_fio(args: argparse.Namespace, result: FioResult, jobs: list[FioJob],
                           markup=False, highlight=False)
 
 
-def cmd_import_fio(args: argparse.Namespace, console: Console) -> int:
+def _check_fio_options(args: argparse.Namespace) -> None:
+    """--compare and --records need --scenario; --tolerance in (0, 1]; --workers >= 1."""
     if (args.compare or args.records) and not args.scenario:
         raise _bad([("--scenario", "--compare and --records need the scenario that describes the measured system")])
     if args.tolerance is not None and not 0 < args.tolerance <= 1:
         raise _bad([("--tolerance", f"a relative tolerance must be in (0, 1], got {args.tolerance:g}")])
     if args.workers < 1:
         raise _bad([("--workers", f"must be >= 1, got {args.workers}")])
+
+
+def cmd_import_fio(args: argparse.Namespace, console: Console) -> int:
+    _check_fio_options(args)
     out_path = _output_path(args.out, "--out")
     records_path = _output_path(args.records, "--records")
     if out_path and records_path and out_path.resolve() == records_path.resolve():

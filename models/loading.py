@@ -278,17 +278,15 @@ def check_tree(data: Any, origin: str = "") -> None:
         if count > MAX_NODES:
             raise BadInput([(origin or "(document)", f"more than {MAX_NODES:,} values")])
         where = path or origin or "(document)"
+        if isinstance(node, dict | list) and depth >= MAX_DEPTH:
+            raise BadInput([(where, f"nested more than {MAX_DEPTH} levels deep")])
         if isinstance(node, dict):
-            if depth >= MAX_DEPTH:
-                raise BadInput([(where, f"nested more than {MAX_DEPTH} levels deep")])
             for key, value in node.items():
                 if isinstance(key, bool) or not isinstance(key, str | int):
                     problems.append((where, f"a key must be text, got {_short(key)}"))
                     continue
                 stack.append((value, f"{path}.{key}" if path else str(key), depth + 1))
         elif isinstance(node, list):
-            if depth >= MAX_DEPTH:
-                raise BadInput([(where, f"nested more than {MAX_DEPTH} levels deep")])
             for i, value in enumerate(node):
                 stack.append((value, f"{path}.{i}" if path else str(i), depth + 1))
         else:

@@ -341,8 +341,7 @@ def _read_reports(text: str, origin: str, notes: list[str]) -> tuple[str, list[_
             header = None
             continue
         if tokens[0] == "avg-cpu:":
-            if current is None or not current.fresh:
-                current = _start(reports)
+            current = current if current is not None and current.fresh else _start(reports)
             current.fresh = False
             header, cpu_values_next = None, True
             continue

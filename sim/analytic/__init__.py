@@ -438,6 +438,20 @@ def _group_load(net: Network, ev: Evaluation, g: Group, x: float, reported: dict
     return u * servers / (reported.get(id(g), servers) if reported else servers)
 
 
+def _pooled_utilization(util: dict[str, float], aggregate: dict[str, list[float]], rotating: dict[tuple[str, ...], list[float]],
+                        idle_names: list[str]) -> None:
+    """Into ``util``: the components reported as one (busy over slots), those a sequential stream visits in turn
+    (their time average spread over all), and 0 for the components no I/O visits."""
+    for name, (busy, total) in aggregate.items():
+        util[name] = busy / total if total else 0.0
+    for labels, (busy, _) in rotating.items():
+        per_instance = busy / len(labels)
+        for name in labels:
+            util[name] = per_instance
+    for name in idle_names:
+        util.setdefault(name, 0.0)
+
+
 def _utilization(c: Compiler, ev: Evaluation, x: float, x_max: float, caps: list[float], stable: bool) -> tuple[dict[str, float], str]:
     """Utilization of every component (DES names) and the bottleneck (largest utilization among candidates)."""
     net = c.net
@@ -476,12 +490,5 @@ def _utilization(c: Compiler, ev: Evaluation, x: float, x_max: float, caps: list
                 util[name] = u
         if u > best_u and (not g.pool or p_wait[g.index] >= P_WAIT_CANDIDATE or full):
             best_name, best_u = display or names[0], u
-    for name, (busy, total) in aggregate.items():
-        util[name] = busy / total if total else 0.0
-    for labels, (busy, _) in rotating.items():
-        per_instance = busy / len(labels)
-        for name in labels:
-            util[name] = per_instance
-    for name in c.idle_names:
-        util.setdefault(name, 0.0)
+    _pooled_utilization(util, aggregate, rotating, c.idle_names)
     return util, best_name

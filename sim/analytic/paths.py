@@ -856,11 +856,7 @@ class _Paths:
             elif isinstance(step, Cross):
                 self.cross(path, step, write, nbytes)
             elif isinstance(step, Device):
-                device = cast(FlashGroups, made[id(step.bank)])
-                if step.op == READ:
-                    device.read(path, nbytes)
-                else:
-                    device.write(path, nbytes)
+                self.device(path, step, nbytes)
             elif isinstance(step, Serve):
                 law = step.bank.law
                 path.visit(cast(Choice, made[id(step.bank)]), law.mean_us, 0.0, law.scv)
@@ -870,6 +866,14 @@ class _Paths:
                 path.delay(step.delay.law.mean_us, step.delay.law.scv)
             else:
                 self.pages(path, step, op, nbytes)
+
+    def device(self, path: Path, step: Device, nbytes: int | None) -> None:
+        """A device read or write of the route's size, or of ``nbytes``."""
+        device = cast(FlashGroups, self.made[id(step.bank)])
+        if step.op == READ:
+            device.read(path, nbytes)
+        else:
+            device.write(path, nbytes)
 
     def cross(self, path: Path, step: Cross, write: bool, nbytes: int | None) -> None:
         bank = step.bank

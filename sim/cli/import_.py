@@ -300,6 +300,29 @@ def cmd_import_csv(args: argparse.Namespace, console: Console) -> int:
     return _write_profile(args, console, profile, f"the load profile of {source}")
 
 
+def _report_iostat(args: argparse.Namespace, report: IostatReport, peaks: dict[str, Interval], workloads: dict[str, Any], source: str,
+                   console: Console) -> None:
+    """The report's devices, peaks and the workload at each peak, as JSON or as text."""
+    from calibration.importers.fio import describe_workload
+
+    if args.json:
+        doc = {
+            "file": source, "system": report.system, "devices": report.devices, "all_devices": report.all_devices,
+            "reports": len(report.intervals), "skipped_first": report.skipped_first, "notes": list(report.notes),
+            "peaks": {k: {**peaks[k].summary(), "workload": workload_data(w)} for k, w in workloads.items()},
+        }
+        print(dumps_json(doc))
+    else:
+        if report.system:
+            console.print(report.system, markup=False, highlight=False)
+        console.print(f"{report.origin}: {len(report.intervals)} reports, devices {', '.join(report.devices)}", markup=False, highlight=False)
+        console.print(_peak_table(report))
+        for key, w in workloads.items():
+            console.print(f"workload at the peak by {'IOPS' if key == 'iops' else 'MB/s'}: {describe_workload(w)}", markup=False, highlight=False)
+        for note in report.notes:
+            console.print(f"note: {note}", markup=False, highlight=False)
+
+
 def cmd_import_iostat(args: argparse.Namespace, console: Console) -> int:
     from calibration.importers.fio import describe_workload
 
@@ -333,22 +356,7 @@ def cmd_import_iostat(args: argparse.Namespace, console: Console) -> int:
     elif scenario is not None:
         _combined_scenario(scenario, chosen, overrides)
 
-    if args.json:
-        doc = {
-            "file": source, "system": report.system, "devices": report.devices, "all_devices": report.all_devices,
-            "reports": len(report.intervals), "skipped_first": report.skipped_first, "notes": list(report.notes),
-            "peaks": {k: {**peaks[k].summary(), "workload": workload_data(w)} for k, w in workloads.items()},
-        }
-        print(dumps_json(doc))
-    else:
-        if report.system:
-            console.print(report.system, markup=False, highlight=False)
-        console.print(f"{report.origin}: {len(report.intervals)} reports, devices {', '.join(report.devices)}", markup=False, highlight=False)
-        console.print(_peak_table(report))
-        for key, w in workloads.items():
-            console.print(f"workload at the peak by {'IOPS' if key == 'iops' else 'MB/s'}: {describe_workload(w)}", markup=False, highlight=False)
-        for note in report.notes:
-            console.print(f"note: {note}", markup=False, highlight=False)
+    _report_iostat(args, report, peaks, workloads, source, console)
     if out_path and out_text is not None:
         write_atomically(out_path, out_text)
         if not args.json:

@@ -356,6 +356,18 @@ def _unknown_paths(spec: SweepSpec, errors_by_point: list[list[tuple[str, str]]]
     return problems
 
 
+def _validated_base(spec: SweepSpec) -> tuple[dict[str, Any], Scenario]:
+    """The sweep's base scenario with its overrides, as data and validated; SweepInputError when it is invalid on its own."""
+    try:
+        base = apply_overrides(_base_data(spec), spec.overrides)
+        return base, Scenario.model_validate(base)
+    except ScenarioFileError as exc:
+        raise SweepInputError([(f"set.{f}", m) for f, m in exc.problems]) from None
+    except ValidationError as exc:
+        problems = format_validation_error(exc)
+        raise SweepInputError(_unknown_paths(spec, [problems]) or [(f"base.{f}", m) for f, m in problems]) from None
+
+
 def plan_sweep(spec: SweepSpec) -> SweepPlan:
     """Expand a sweep into its runs, each validated; raises SweepInputError for mistakes in the sweep itself.
 
@@ -367,15 +379,7 @@ def plan_sweep(spec: SweepSpec) -> SweepPlan:
     problems = _check_factors(spec, values)
     if problems:
         raise SweepInputError(problems)
-    base = _base_data(spec)
-    try:
-        base = apply_overrides(base, spec.overrides)
-        base_scenario = Scenario.model_validate(base)
-    except ScenarioFileError as exc:
-        raise SweepInputError([(f"set.{f}", m) for f, m in exc.problems]) from None
-    except ValidationError as exc:
-        problems = format_validation_error(exc)
-        raise SweepInputError(_unknown_paths(spec, [problems]) or [(f"base.{f}", m) for f, m in problems]) from None
+    base, base_scenario = _validated_base(spec)
     combinations = _combinations(spec, values)
     if len(combinations) * spec.replications > MAX_RUNS:
         raise SweepInputError([("factors", f"{len(combinations):,} points x {spec.replications} replications is more than "

@@ -16,11 +16,9 @@ LAYOUTS = {"jbod": "JBOD", "raid0": "RAID-0", "raid1": "RAID-1", "raid10": "RAID
 
 
 def _workload_words(wl: dict[str, Any]) -> str:
-    from models.presets import PRESETS
+    from models.presets import PRESETS, matching_preset
 
     try:
-        from app.forms import matching_preset
-
         key = matching_preset(wl)
     except Exception:
         key = None

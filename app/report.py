@@ -85,6 +85,17 @@ def _price_rows(price: PriceFigures) -> tuple[str, list[str]]:
     return table, assumptions
 
 
+def _headline(m: Result, price: PriceFigures | None, final: bool) -> list[tuple[str, str]]:
+    """The report's headline figures: throughput, latency and CPU; the price, and $ per KIOPS of a final result."""
+    headline = [("IOPS", _fmt(m.iops.value)), ("MB/s", _fmt(m.mbps.value)), ("mean latency", f"{_fmt(m.latency_mean_us.value)} us"),
+                ("p99 latency", f"{_fmt(m.latency_p99_us.value)} us"), ("host CPU per I/O", f"{_fmt(m.cpu_us_per_io.value)} us")]
+    if price is not None:
+        headline += [("purchase cost", f"${price.total_usd:,.0f}")]
+        if final:
+            headline += [("$ per KIOPS", f"${price.usd_per_kiops:,.2f}")]
+    return headline
+
+
 def sizing_report(scenario: Scenario, result: Result, *, price: PriceFigures | None = None,
                   figures: Sequence[go.Figure] = (), calibration: Sequence[dict[str, Any]] = (),
                   calibration_note: str = "", workload_text: str = "", generated: datetime | None = None,
@@ -113,12 +124,7 @@ def sizing_report(scenario: Scenario, result: Result, *, price: PriceFigures | N
     validity = validity_of(result)
     if not is_final(validity):
         parts.append(f"<p><b>{_e(badge(validity))}</b>: {_e(note_of(result))}. These figures are not a final answer.</p>")
-    headline = [("IOPS", _fmt(m.iops.value)), ("MB/s", _fmt(m.mbps.value)), ("mean latency", f"{_fmt(m.latency_mean_us.value)} us"),
-                ("p99 latency", f"{_fmt(m.latency_p99_us.value)} us"), ("host CPU per I/O", f"{_fmt(m.cpu_us_per_io.value)} us")]
-    if price is not None:
-        headline += [("purchase cost", f"${price.total_usd:,.0f}")]
-        if is_final(validity):
-            headline += [("$ per KIOPS", f"${price.usd_per_kiops:,.2f}")]
+    headline = _headline(m, price, is_final(validity))
     parts.append("<div class=headline>" + "".join(f"<div><span class=muted>{_e(k)}</span><b>{_e(v)}</b></div>" for k, v in headline)
                  + "</div>")
     limiting = limiting_sentence(m.bottleneck, m.utilization.get(m.bottleneck, float("nan"))).replace("**", "")

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from models import Result, Scenario, load_scenario, with_overrides
-from models.topology import DirectNvme, Exflash, San, ZvmEdev
-from models.workload import BurstyWorkload, ClosedWorkload, OpenWorkload
+from models.topology import DirectNvme, Exflash, San, Topology, ZvmEdev
+from models.workload import BurstyWorkload, ClosedWorkload, OpenWorkload, Workload
 from sim.analytic import FastResult, evaluate
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,6 +31,35 @@ CLAIM_ERROR = 0.05
 
 FULL_RUN = {"run.target_rel_ci": 0.01, "run.max_ios": 2_000_000, "run.max_wall_s": 15.0, "run.warmup_ios": 5_000}
 QUICK_RUN = {"run.target_rel_ci": 0.02, "run.max_ios": 300_000, "run.max_wall_s": 5.0, "run.warmup_ios": 3_000}
+
+
+def _topology_reasons(topo: Topology, wl: Workload, des: Result) -> list[str]:
+    """The approximations the attachment and its volume layout bring (``Case.reasons``)."""
+    out = []
+    layout = "jbod" if isinstance(topo, ZvmEdev) else getattr(topo, "layout", "")
+    members = {DirectNvme: lambda t: t.drives * t.namespaces.per_drive, San: lambda t: t.luns,
+               Exflash: lambda t: t.dimms, ZvmEdev: lambda t: t.base_devices}
+    if isinstance(wl, ClosedWorkload) and layout == "jbod":
+        m = next((f(topo) for cls, f in members.items() if isinstance(topo, cls)), 1)
+        if wl.jobs % m:
+            out.append(f"closed JBOD: {wl.jobs} jobs on {m} members (members keep unequal job counts; "
+                       "the fast path shares throughput in proportion to jobs)")
+    if layout in ("raid1", "raid10", "ibmi_mirror") and wl.read_fraction > 0:
+        if isinstance(topo, DirectNvme) and layout != "raid1":
+            out.append("mirror reads go to the less-loaded copy in the DES; the fast path pools the pair's namespace slots")
+        else:
+            out.append("mirror reads go to the less-loaded copy in the DES; the fast path splits them evenly")
+    if layout in ("raid5", "raid6") and wl.read_fraction < 1:
+        out.append("RAID-5/6 read-modify-write as sampled stripe offsets, phases as expected maxima of normals")
+    if isinstance(topo, Exflash) and wl.read_fraction < 1:
+        out.append("eXFlash write cache of few slots emptied by one destage channel (geometric-tail approximation)")
+        dies = max((u for name, u in des.utilization.items() if name.endswith(".nand_dies")), default=0.0)
+        if wl.read_fraction > 0 and dies > 0.7:
+            out.append(f"NAND dies shared by reads and programs {dies:.0%} busy: taken as FCFS M/G/c with open arrivals, "
+                       "while the 2-slot write cache holds programs back in the DES (reads and destages wait less there)")
+    if isinstance(topo, ZvmEdev) and topo.base_devices > 1 and topo.aliases > 0:
+        out.append("z/VM bases and aliases pooled as one set of subchannels")
+    return out
 
 
 @dataclass
@@ -91,30 +120,7 @@ class Row:
         if max(des.iops.rel_half_width, des.latency_mean_us.rel_half_width) > 0.02:
             out.append(f"wide DES interval (±{max(des.iops.rel_half_width, des.latency_mean_us.rel_half_width):.1%}: "
                        f"{des.stop_reason})")
-        topo = sc.topology
-        layout = "jbod" if isinstance(topo, ZvmEdev) else getattr(topo, "layout", "")
-        members = {DirectNvme: lambda t: t.drives * t.namespaces.per_drive, San: lambda t: t.luns,
-                   Exflash: lambda t: t.dimms, ZvmEdev: lambda t: t.base_devices}
-        if isinstance(wl, ClosedWorkload) and layout == "jbod":
-            m = next((f(topo) for cls, f in members.items() if isinstance(topo, cls)), 1)
-            if wl.jobs % m:
-                out.append(f"closed JBOD: {wl.jobs} jobs on {m} members (members keep unequal job counts; "
-                           "the fast path shares throughput in proportion to jobs)")
-        if layout in ("raid1", "raid10", "ibmi_mirror") and wl.read_fraction > 0:
-            if isinstance(topo, DirectNvme) and layout != "raid1":
-                out.append("mirror reads go to the less-loaded copy in the DES; the fast path pools the pair's namespace slots")
-            else:
-                out.append("mirror reads go to the less-loaded copy in the DES; the fast path splits them evenly")
-        if layout in ("raid5", "raid6") and wl.read_fraction < 1:
-            out.append("RAID-5/6 read-modify-write as sampled stripe offsets, phases as expected maxima of normals")
-        if isinstance(topo, Exflash) and wl.read_fraction < 1:
-            out.append("eXFlash write cache of few slots emptied by one destage channel (geometric-tail approximation)")
-            dies = max((u for name, u in des.utilization.items() if name.endswith(".nand_dies")), default=0.0)
-            if wl.read_fraction > 0 and dies > 0.7:
-                out.append(f"NAND dies shared by reads and programs {dies:.0%} busy: taken as FCFS M/G/c with open arrivals, "
-                           "while the 2-slot write cache holds programs back in the DES (reads and destages wait less there)")
-        if isinstance(topo, ZvmEdev) and topo.base_devices > 1 and topo.aliases > 0:
-            out.append("z/VM bases and aliases pooled as one set of subchannels")
+        out += _topology_reasons(sc.topology, wl, des)
         if isinstance(wl, ClosedWorkload) and wl.jobs * wl.queue_depth <= 8:
             out.append("small closed population (approximate MVA outside product form)")
         return out

@@ -17,7 +17,7 @@ number off by more than 1e-9 relative, a different bottleneck or utilization key
 
     python -m bench.check_identical record --rev f73dbd6 -o /tmp/base.json
     python -m bench.check_identical compare /tmp/base.json
-    python -m bench.check_identical compare --quick tests/fixtures/identical_baseline.json   # the pytest subset
+    python -m bench.check_identical compare --quick /tmp/base.json   # the DES on the QUICK cases only
 """
 
 from __future__ import annotations

@@ -344,6 +344,17 @@ class Breakdown:
         return asdict(self)
 
 
+def _waits(meters: Sequence[Any]) -> dict[str, int]:
+    """I/Os that waited at each concurrency limit (every meter but the stations), by normalised name, most first."""
+    from sim.des.components import Station
+
+    waits: Counter[str] = Counter()
+    for meter in meters:
+        if not isinstance(meter, Station):
+            waits[_norm(meter.name)] += meter.waited
+    return dict(waits.most_common())
+
+
 def breakdown(path: Path, ios: int, seed: int | None = None) -> Breakdown:
     """Run ``path`` for ``ios`` logical I/Os counting every event by its cause and every hop visit by its kind.
 
@@ -394,12 +405,8 @@ def breakdown(path: Path, ios: int, seed: int | None = None) -> Breakdown:
     events = processed_events(env)
     if sum(by_event.values()) != events:
         raise AssertionError(f"{path.name}: {sum(by_event.values())} events attributed, {events} processed")
-    waits: Counter[str] = Counter()
-    for meter in run.model.meters:
-        if not isinstance(meter, components.Station):
-            waits[_norm(meter.name)] += meter.waited
     return Breakdown(path.stem, result.simulated_ios, events, dict(by_event.most_common()), dict(by_hop.most_common()),
-                     {"scenario": scenario.name, "workload": scenario.workload.kind}, dict(waits.most_common()))
+                     {"scenario": scenario.name, "workload": scenario.workload.kind}, _waits(run.model.meters))
 
 
 def format_breakdown(b: Breakdown) -> str:

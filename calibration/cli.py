@@ -97,8 +97,9 @@ def _run_settings(args: argparse.Namespace) -> dict[str, Any]:
     return run | {"device_model": args.device_model} if args.device_model != "pooled" else run
 
 
-def cmd_calibrate(args: argparse.Namespace, out: Console) -> int:
-    from sim.errors import EXIT_FAILURE, EXIT_OK, BadInput
+def _check_options(args: argparse.Namespace) -> None:
+    """Bad --jobs, --workers or --fit-steps -> BadInput naming each; --workers stands for --jobs when alone."""
+    from sim.errors import BadInput
 
     problems = []
     if args.jobs is not None and not 1 <= args.jobs <= MAX_JOBS:
@@ -114,6 +115,36 @@ def cmd_calibrate(args: argparse.Namespace, out: Console) -> int:
         problems.append(("--fit-steps", f"must be 1 .. {MAX_FIT_STEPS}, got {args.fit_steps}"))
     if problems:
         raise BadInput(problems)
+
+
+def _print_tables(rows: list[dict[str, Any]], out: Console) -> None:
+    """The records table and the per-system summary."""
+    table = Table(title=f"calibration records ({len(rows)})", title_justify="left")
+    for col in ("record", "measured", "predicted (95% CI)", "rel. error", "tolerance", "pass"):
+        table.add_column(col, justify="left" if col in ("record", "pass") else "right")
+    for r in rows:
+        ci = f" ({_fmt(r['ci95'][0])}..{_fmt(r['ci95'][1])})" if r["ci95"] else ""
+        err_txt = "-" if r["rel_error"] is None else f"{r['rel_error']:+.1%}"
+        table.add_row(r["id"], f"{_fmt(r['measured'])} {r['unit'][:18]}", f"{_fmt(r['predicted'])}{ci}", err_txt, _tol(r),
+                      _verdict(r))
+    out.print(table)
+    s = Table(title="per system", title_justify="left")
+    for col in ("system", "records", "within tolerance", "settled by a conflict", "known gap", "outside", "median |rel. error|",
+                "max |rel. error|", "bounds held"):
+        s.add_column(col, justify="right")
+    for row in summary(rows):
+        s.add_row(row["system"], str(row["records"]), str(row["within"]), str(row["settled_by_conflict"]), str(row["known_gap"]),
+                  str(row["outside"]),
+                  "-" if row["median_abs_rel_error"] is None else f"{row['median_abs_rel_error']:.1%}",
+                  "-" if row["max_abs_rel_error"] is None else f"{row['max_abs_rel_error']:.1%}",
+                  f"{row['bounds_held']}/{row['bounds']}")
+    out.print(s)
+
+
+def cmd_calibrate(args: argparse.Namespace, out: Console) -> int:
+    from sim.errors import EXIT_FAILURE, EXIT_OK, BadInput
+
+    _check_options(args)
     if args.only == "FAULTS":  # checked, never fitted: their own check (calibration/faults/check.py)
         if args.fit:
             raise BadInput([("--fit", "the FAULTS records are checked, never fitted")])
@@ -161,26 +192,7 @@ def cmd_calibrate(args: argparse.Namespace, out: Console) -> int:
                 "status", "settled_by", "known_gap")
         print(dumps_json([{k: r[k] for k in keys} for r in rows], indent=1))
     else:
-        table = Table(title=f"calibration records ({len(rows)})", title_justify="left")
-        for col in ("record", "measured", "predicted (95% CI)", "rel. error", "tolerance", "pass"):
-            table.add_column(col, justify="left" if col in ("record", "pass") else "right")
-        for r in rows:
-            ci = f" ({_fmt(r['ci95'][0])}..{_fmt(r['ci95'][1])})" if r["ci95"] else ""
-            err_txt = "-" if r["rel_error"] is None else f"{r['rel_error']:+.1%}"
-            table.add_row(r["id"], f"{_fmt(r['measured'])} {r['unit'][:18]}", f"{_fmt(r['predicted'])}{ci}", err_txt, _tol(r),
-                          _verdict(r))
-        out.print(table)
-        s = Table(title="per system", title_justify="left")
-        for col in ("system", "records", "within tolerance", "settled by a conflict", "known gap", "outside", "median |rel. error|",
-                    "max |rel. error|", "bounds held"):
-            s.add_column(col, justify="right")
-        for row in summary(rows):
-            s.add_row(row["system"], str(row["records"]), str(row["within"]), str(row["settled_by_conflict"]), str(row["known_gap"]),
-                      str(row["outside"]),
-                      "-" if row["median_abs_rel_error"] is None else f"{row['median_abs_rel_error']:.1%}",
-                      "-" if row["max_abs_rel_error"] is None else f"{row['max_abs_rel_error']:.1%}",
-                      f"{row['bounds_held']}/{row['bounds']}")
-        out.print(s)
+        _print_tables(rows, out)
         out.print(f"parity plot: {parity}; {wall:.0f} s wall")
     (err if args.json else out).print(gate_message(rows, args.strict), markup=False)
     return EXIT_FAILURE if gate_failures(rows, args.strict) else EXIT_OK

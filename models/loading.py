@@ -249,6 +249,21 @@ def parse_value(raw: str, field: str) -> Any:
 # --- the values --------------------------------------------------------------------------------
 
 
+def _leaf_problem(node: Any) -> str | None:
+    """Why a value that is neither a mapping nor a list is refused (None: it is accepted)."""
+    if node is None or isinstance(node, str | bool):
+        return None
+    if isinstance(node, int):
+        if abs(node) > MAX_INT:
+            return f"integer too large (at most {MAX_INT:,} in magnitude), got {len(str(abs(node)))} digits"
+        return None
+    if isinstance(node, float):
+        return None if math.isfinite(node) else f"must be a finite number, got {node!r}"
+    kind = type(node).__name__
+    hint = "; quote it if you meant text" if kind in ("date", "datetime", "time") else ""
+    return f"a {kind} value is not accepted here{hint}, got {_short(node)}"
+
+
 def check_tree(data: Any, origin: str = "") -> None:
     """Reject what no flashplan field takes, naming its path: a date, bytes, a set, NaN or
     infinity, an integer beyond 2**63, a non-text key, nesting deeper than MAX_DEPTH, or more
@@ -263,31 +278,21 @@ def check_tree(data: Any, origin: str = "") -> None:
         if count > MAX_NODES:
             raise BadInput([(origin or "(document)", f"more than {MAX_NODES:,} values")])
         where = path or origin or "(document)"
+        if isinstance(node, dict | list) and depth >= MAX_DEPTH:
+            raise BadInput([(where, f"nested more than {MAX_DEPTH} levels deep")])
         if isinstance(node, dict):
-            if depth >= MAX_DEPTH:
-                raise BadInput([(where, f"nested more than {MAX_DEPTH} levels deep")])
             for key, value in node.items():
                 if isinstance(key, bool) or not isinstance(key, str | int):
                     problems.append((where, f"a key must be text, got {_short(key)}"))
                     continue
                 stack.append((value, f"{path}.{key}" if path else str(key), depth + 1))
         elif isinstance(node, list):
-            if depth >= MAX_DEPTH:
-                raise BadInput([(where, f"nested more than {MAX_DEPTH} levels deep")])
             for i, value in enumerate(node):
                 stack.append((value, f"{path}.{i}" if path else str(i), depth + 1))
-        elif node is None or isinstance(node, str | bool):
-            continue
-        elif isinstance(node, int):
-            if abs(node) > MAX_INT:
-                problems.append((where, f"integer too large (at most {MAX_INT:,} in magnitude), got {len(str(abs(node)))} digits"))
-        elif isinstance(node, float):
-            if not math.isfinite(node):
-                problems.append((where, f"must be a finite number, got {node!r}"))
         else:
-            kind = type(node).__name__
-            hint = "; quote it if you meant text" if kind in ("date", "datetime", "time") else ""
-            problems.append((where, f"a {kind} value is not accepted here{hint}, got {_short(node)}"))
+            problem = _leaf_problem(node)
+            if problem is not None:
+                problems.append((where, problem))
         if len(problems) >= 20:
             break
     if problems:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import TypeAdapter
+from pydantic import TypeAdapter, ValidationError
 
 from models.workload import BurstyWorkload, ClosedWorkload, OpenWorkload, ProfileWorkload, Workload
 
@@ -153,3 +153,12 @@ def preset_workload(key: str) -> AnyWorkload:
     if key not in PRESETS:
         raise KeyError(f"unknown workload preset {key!r}; known presets: {', '.join(PRESETS)}")
     return PRESETS[key].workload
+
+
+def matching_preset(workload: Any) -> str | None:
+    """The key of the preset this workload is exactly (after validation), if any."""
+    try:
+        model = _WORKLOAD.validate_python(workload)
+    except ValidationError:
+        return None
+    return next((key for key, p in PRESETS.items() if p.workload == model), None)

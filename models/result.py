@@ -119,15 +119,12 @@ says how long the run lasted). Tables, charts, sweeps, the planner and caches tr
 ``precise`` as a final answer."""
 
 
-class WorkloadResult(StrictModel):
-    """One workload's share of a consolidated run: its own throughput and latency (the same metric
-    objects as the whole Result), over the same measured window. The hardware is shared: utilization,
-    the bottleneck and validity are the whole scenario's. ``cpu_us_per_io`` is the host CPU's busy
-    time per I/O of the whole run (one CPU, not metered per workload)."""
+class RunMetrics(StrictModel):
+    """The metrics of a run, each with its 95% interval (``METRIC_KEYS``, in that order): held once for the
+    whole run's ``Result`` and each workload's ``WorkloadResult``."""
 
     model_config = ConfigDict(allow_inf_nan=True)
 
-    kind: str
     iops: Metric
     read_iops: Metric
     write_iops: Metric
@@ -140,6 +137,29 @@ class WorkloadResult(StrictModel):
     read_latency_mean_us: Metric
     write_latency_mean_us: Metric
     cpu_us_per_io: Metric
+    mean_outstanding_ios: Metric = Field(description="time-average I/Os issued and not yet completed (Little's L)")
+
+    def metrics_summary(self) -> dict[str, Any]:
+        """Every metric's strict-JSON form (``Metric.summary``), by key, in ``METRIC_KEYS`` order."""
+        out: dict[str, Any] = {}
+        for key in METRIC_KEYS:
+            m: Metric = getattr(self, key)
+            out[key] = m.summary()
+        return out
+
+
+class _WorkloadKind(StrictModel):
+    """``WorkloadResult``'s first field, before the metrics (its JSON key order)."""
+
+    kind: str
+
+
+class WorkloadResult(RunMetrics, _WorkloadKind):
+    """One workload's share of a consolidated run: its own throughput and latency (the same metric
+    objects as the whole Result), over the same measured window. The hardware is shared: utilization,
+    the bottleneck and validity are the whole scenario's. ``cpu_us_per_io`` is the host CPU's busy
+    time per I/O of the whole run (one CPU, not metered per workload)."""
+
     mean_outstanding_ios: Metric = Field(description="time-average I/Os of this workload issued and not yet completed")
     offered_iops: float | None = Field(default=None, description="the mean arrival rate of an open or bursty workload")
     measured_ios: int = Field(description="this workload's I/Os completed in the measured window")
@@ -150,10 +170,7 @@ class WorkloadResult(StrictModel):
 
     def summary(self) -> dict[str, Any]:
         """The strict-JSON form (as ``Result.summary`` writes its metrics)."""
-        out: dict[str, Any] = {"kind": self.kind}
-        for key in METRIC_KEYS:
-            m: Metric = getattr(self, key)
-            out[key] = m.summary()
+        out: dict[str, Any] = {"kind": self.kind, **self.metrics_summary()}
         out.update(offered_iops=self.offered_iops, measured_ios=self.measured_ios)
         if self.intervals is not None:
             out["intervals"] = [iv.summary() for iv in self.intervals]
@@ -184,7 +201,7 @@ class RebuildFigures(StrictModel):
                 "time_h": self.time_s / 3600 if finite else None, "replacement_drives": self.replacement_drives}
 
 
-class Result(StrictModel):
+class Result(RunMetrics):
     """Predicted performance of one scenario, with the scenario and seed that produced it.
 
     ``utilization`` maps every component (stations: busy servers / servers; concurrency
@@ -193,21 +210,6 @@ class Result(StrictModel):
     fraction of time at least one server or slot was in use (IBM i's "disk busy %").
     """
 
-    model_config = ConfigDict(allow_inf_nan=True)
-
-    iops: Metric
-    read_iops: Metric
-    write_iops: Metric
-    mbps: Metric
-    latency_mean_us: Metric
-    latency_p50_us: Metric
-    latency_p95_us: Metric
-    latency_p99_us: Metric
-    latency_p999_us: Metric
-    read_latency_mean_us: Metric
-    write_latency_mean_us: Metric
-    cpu_us_per_io: Metric
-    mean_outstanding_ios: Metric = Field(description="time-average I/Os issued and not yet completed (Little's L)")
     utilization: dict[str, float]
     busy: dict[str, float]
     bottleneck: str
@@ -235,10 +237,7 @@ class Result(StrictModel):
         Wall time is left out: it is the machine's, not the prediction's, and without it
         the same seed gives byte-identical JSON on any machine.
         """
-        out: dict[str, Any] = {}
-        for key in METRIC_KEYS:
-            m: Metric = getattr(self, key)
-            out[key] = m.summary()
+        out: dict[str, Any] = self.metrics_summary()
         out.update(
             utilization=self.utilization,
             busy=self.busy,

@@ -8,12 +8,12 @@ import math
 from typing import Any
 
 import streamlit as st
-from pydantic import ValidationError
 from streamlit.delta_generator import DeltaGenerator
 
 from app.forms.draft import COMMON_WORKLOAD_FIELDS, WORKLOAD_DEFAULTS, allowed_range, clear_widgets, draft
 from app.forms.fields import FormBase
 from models.presets import PRESETS
+from models.presets import matching_preset as matching_preset  # re-exported (app.forms)
 from models.workload import BurstyWorkload, ClosedWorkload, OpenWorkload, SizeWeight, WorkloadBase
 
 
@@ -121,19 +121,6 @@ def workload_summary(workload: dict[str, Any]) -> str:
 
 
 # -- workload presets and imported workloads ---------------------------------------------------
-
-def matching_preset(workload: Any) -> str | None:
-    """The key of the preset this workload is exactly (after validation), if any."""
-    from pydantic import TypeAdapter
-
-    from models.workload import Workload
-
-    try:
-        model = TypeAdapter(Workload).validate_python(workload)
-    except ValidationError:
-        return None
-    return next((key for key, p in PRESETS.items() if p.workload == model), None)
-
 
 def apply_workload(workload: dict[str, Any], prefix: str = "size") -> None:
     """Put a workload (a preset's, an imported one) into the draft and reset the workload widgets."""

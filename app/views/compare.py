@@ -163,11 +163,8 @@ def _table(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def render() -> None:
-    st.title("Compare configurations")
-    st.caption("Two to four configurations under the same workload, side by side. Build a configuration on the Size page or "
-               "save it to the library, then pick it here.")
-    sources = scenario_sources()
+def _pick_configurations(sources: dict[str, str]) -> tuple[list[Scenario], bool]:
+    """The configurations picked (2 to 4 columns), and whether one of them failed to load (its problems shown)."""
     count = st.segmented_control("Configurations", [2, 3, 4], default=2, key="compare:count") or 2
     defaults = [s for s in DEFAULT_SOURCES if s in sources] + [SIZE_SOURCE] * 4
     cols = st.columns(count)
@@ -186,7 +183,39 @@ def render() -> None:
         cols[i].caption(f"{forms.ATTACHMENTS.get(scenario.topology.kind, scenario.topology.kind)}; "
                         f"{forms.workload_summary(scenario.workload.model_dump(mode='json'))}")
         scenarios.append(scenario)
+    return scenarios, problems_seen
 
+
+def _show_comparison(rows: list[dict[str, Any]], prepared: list[Scenario], choice: str, precision: str, seed_convention: bool) -> None:
+    """The comparison table, its conditions and warnings, the chart and the sentences comparing each configuration with #1."""
+    st.dataframe(_table(rows), hide_index=True, width="stretch",
+                 column_config={"cost $": st.column_config.NumberColumn(format="$%,.0f"),
+                                "$ per KIOPS": st.column_config.NumberColumn(format="$%,.2f"),
+                                "usable TB": st.column_config.NumberColumn(format="%.2f")})
+    st.markdown(conditions(prepared, choice, precision, seed_convention))
+    for r in rows:
+        if r.get("validity_note"):
+            st.warning(f"#{r['#']} {plain(r['name'])}: {badge(r['validity'])}: {r['validity_note']}.", icon=":material/warning:")
+    good = [r for r in rows if "error" not in r]
+    if good:
+        st.plotly_chart(charts.comparison_chart(good), key="compare:chart")
+    for r in rows[1:]:
+        if "iops" in r and "iops" in rows[0]:
+            st.markdown(throughput_sentence(rows[0], r))
+        pp = r.get("price_performance_vs_1")
+        if pp is None or not math.isfinite(pp):
+            if r.get("price_performance_note"):
+                st.caption(f"#{r['#']}: no price-performance: {r['price_performance_note']}")
+            continue
+        st.markdown(price_performance_sentence(rows[0], r, seed_convention))
+
+
+def render() -> None:
+    st.title("Compare configurations")
+    st.caption("Two to four configurations under the same workload, side by side. Build a configuration on the Size page or "
+               "save it to the library, then pick it here.")
+    sources = scenario_sources()
+    scenarios, problems_seen = _pick_configurations(sources)
     c1, c2, c3 = st.columns([2, 2, 1])
     options = [FIRST_WORKLOAD, OWN_WORKLOAD, *PRESETS]
     labels = {FIRST_WORKLOAD: "Configuration 1's workload for all", OWN_WORKLOAD: "Each configuration's own workload",
@@ -215,24 +244,5 @@ def render() -> None:
         return
     results = runner.simulate_many(prepared, label="Simulating the configurations")
     rows = comparison_rows(prepared, results, seed_convention)
-    st.dataframe(_table(rows), hide_index=True, width="stretch",
-                 column_config={"cost $": st.column_config.NumberColumn(format="$%,.0f"),
-                                "$ per KIOPS": st.column_config.NumberColumn(format="$%,.2f"),
-                                "usable TB": st.column_config.NumberColumn(format="%.2f")})
-    st.markdown(conditions(prepared, choice, precision, seed_convention))
-    for r in rows:
-        if r.get("validity_note"):
-            st.warning(f"#{r['#']} {plain(r['name'])}: {badge(r['validity'])}: {r['validity_note']}.", icon=":material/warning:")
-    good = [r for r in rows if "error" not in r]
-    if good:
-        st.plotly_chart(charts.comparison_chart(good), key="compare:chart")
-    for r in rows[1:]:
-        if "iops" in r and "iops" in rows[0]:
-            st.markdown(throughput_sentence(rows[0], r))
-        pp = r.get("price_performance_vs_1")
-        if pp is None or not math.isfinite(pp):
-            if r.get("price_performance_note"):
-                st.caption(f"#{r['#']}: no price-performance: {r['price_performance_note']}")
-            continue
-        st.markdown(price_performance_sentence(rows[0], r, seed_convention))
+    _show_comparison(rows, prepared, choice, precision, seed_convention)
     st.caption("Prices are catalog list-price assumptions (see the catalog's price sources); throughput is the simulated IOPS.")

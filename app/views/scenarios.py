@@ -14,7 +14,7 @@ from typing import Any
 import streamlit as st
 
 from app import forms
-from app.library import LibraryError, export_scenario, parse_scenario_file
+from app.library import Library, LibraryError, ScenarioEntry, export_scenario, parse_scenario_file
 from app.naming import plain
 from app.views.common import fmt, go_to, library, show_problems
 from models.scenario import MAX_SCENARIO_BYTES, Scenario, ScenarioFileError
@@ -53,6 +53,24 @@ def save_to_library(name: str, scenario: Scenario, slot: Any, **options: Any) ->
         slot.success(f"Saved '{plain(clean)}'.")
 
 
+def _rename_or_delete(lib: Library, entry: ScenarioEntry) -> None:
+    """The saved scenario's rename and delete controls (inside their popover)."""
+    new_name = st.text_input("New name", value=entry.name, key=f"library:rename:{entry.id}")
+    rename_slot = st.empty()
+    if st.button("Rename", key="library:rename"):
+        try:
+            lib.rename_scenario(entry.id, new_name)
+        except LibraryError as exc:
+            show_problems(exc.problems, rename_slot)
+        else:
+            st.rerun()
+    sure = st.checkbox(f"Yes, delete '{entry.name}' and its {entry.results} result(s)", key=f"library:sure:{entry.id}")
+    if st.button("Delete", key="library:delete", disabled=not sure, icon=":material/delete:"):
+        lib.delete_scenario(entry.id)
+        st.session_state.pop("library:pick", None)
+        st.rerun()
+
+
 def saved() -> None:
     st.subheader("Saved scenarios")
     lib = library()
@@ -83,20 +101,7 @@ def saved() -> None:
         c3.download_button("Export JSON", export_scenario(scenario, "json"), file_name=f"{slug}.json", mime="application/json",
                            key="library:json")
     with c4.popover("Rename or delete"):
-        new_name = st.text_input("New name", value=entry.name, key=f"library:rename:{entry.id}")
-        rename_slot = st.empty()
-        if st.button("Rename", key="library:rename"):
-            try:
-                lib.rename_scenario(entry.id, new_name)
-            except LibraryError as exc:
-                show_problems(exc.problems, rename_slot)
-            else:
-                st.rerun()
-        sure = st.checkbox(f"Yes, delete '{entry.name}' and its {entry.results} result(s)", key=f"library:sure:{entry.id}")
-        if st.button("Delete", key="library:delete", disabled=not sure, icon=":material/delete:"):
-            lib.delete_scenario(entry.id)
-            st.session_state.pop("library:pick", None)
-            st.rerun()
+        _rename_or_delete(lib, entry)
     results = lib.list_results(entry.id)
     if results:
         st.markdown("**Saved results**")

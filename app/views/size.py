@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from app import charts, forms, runner
 from app.baseline import Baseline, comparison_rows, gap_sentence, iostat_measured
@@ -330,6 +331,23 @@ def show_baseline(base: Baseline, result: Result) -> None:
                                 "predicted": st.column_config.NumberColumn(format="%,.1f")})
 
 
+def _fast_estimate(scenario: Scenario, share: float, where: DeltaGenerator) -> None:
+    """The fast path's instant estimate under the Size button: overloaded, or its figures and price at the bound."""
+    fast = fast_path(scenario)
+    if not isinstance(fast, str):
+        base = fast[1]
+        over = overload(scenario, base["x_max_iops"], base["bottleneck"])
+        if over is not None:
+            where.error(f"Fast-path estimate: {over.sentence()}. The queue grows without bound at this rate: lower it or add "
+                     "hardware. No price-performance is shown for an overloaded configuration.", icon=":material/error:")
+        else:
+            at_bound = price_at_bound(scenario, base["x_max_iops"], share)
+            bound_price = f"; ${at_bound:,.2f} per KIOPS at that bound" if at_bound is not None else ""
+            where.caption(f"Fast-path estimate (queueing model, instant): {fmt(base['iops'])} IOPS at {fmt(base['latency_mean_us'])} us "
+                       f"mean, throughput bound {fmt(base['x_max_iops'])} IOPS (set by {component_words(base['bottleneck'])})"
+                       f"{bound_price}. Size it runs the simulation.")
+
+
 def render() -> None:
     st.title("Size a configuration")
     st.caption("Pick the platform, the attachment and the workload, then **Size it**. Every figure comes with its 95% confidence "
@@ -364,19 +382,7 @@ def render() -> None:
     if problems:
         c2.error(f"{len(problems)} problem(s): see the message under each field marked in red.")
     elif scenario is not None:
-        fast = fast_path(scenario)
-        if not isinstance(fast, str):
-            base = fast[1]
-            over = overload(scenario, base["x_max_iops"], base["bottleneck"])
-            if over is not None:
-                c2.error(f"Fast-path estimate: {over.sentence()}. The queue grows without bound at this rate: lower it or add "
-                         "hardware. No price-performance is shown for an overloaded configuration.", icon=":material/error:")
-            else:
-                at_bound = price_at_bound(scenario, base["x_max_iops"], share)
-                bound_price = f"; ${at_bound:,.2f} per KIOPS at that bound" if at_bound is not None else ""
-                c2.caption(f"Fast-path estimate (queueing model, instant): {fmt(base['iops'])} IOPS at {fmt(base['latency_mean_us'])} us "
-                           f"mean, throughput bound {fmt(base['x_max_iops'])} IOPS (set by {component_words(base['bottleneck'])})"
-                           f"{bound_price}. Size it runs the simulation.")
+        _fast_estimate(scenario, share, c2)
     if clicked and scenario is not None:
         runner.forget("result")  # a result that was not final runs again
         st.session_state[SIZED] = runner.scenario_key(scenario)

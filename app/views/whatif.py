@@ -236,27 +236,8 @@ def show_baseline_line(base: Scenario) -> None:
     st.info(line + " The sweep below starts from this base model.", icon=":material/straighten:")
 
 
-def render() -> None:
-    st.title("What-if")
-    st.caption("Sweep one or two parameters of a configuration. The fast path answers at once; the simulation gives every "
-               "point its confidence interval.")
-    sources = scenario_sources()
-    if st.session_state.get("whatif:source") not in sources:
-        st.session_state["whatif:source"] = BASELINE_SOURCE if BASELINE_SOURCE in sources else SIZE_SOURCE
-    source = st.selectbox("Configuration", list(sources), key="whatif:source", format_func=lambda k: sources[k])
-    base, problems = load_source(source)
-    if source == BASELINE_SOURCE and base is not None:
-        show_baseline_line(base)
-    if base is None:
-        show_problems(problems)
-        st.caption("Fix the configuration on the Size page, or pick another one.")
-        return
-    st.caption(f"{forms.ATTACHMENTS.get(base.topology.kind, base.topology.kind)}; "
-               f"{forms.workload_summary(base.workload.model_dump(mode='json'))}")
-    available = [p for p, f in FACTORS.items() if f.applies(base)]
-    if isinstance(base.topology, DirectNvme):
-        st.caption(f"When the drives outgrow the adapters, adapters are added (an {base.topology.adapter} holds "
-                   f"{lookup('adapters', base.topology.adapter).max_drives}).")
+def _pick_values(available: list[str]) -> tuple[dict[str, list[Any]], bool]:
+    """Parameter 1 and the optional parameter 2 with their values; whether a value list is wrong (its error shown)."""
     c1, c2 = st.columns(2)
     first = c1.selectbox("Parameter 1", available, key="whatif:f1", format_func=lambda p: FACTORS[p].label)
     text1 = c1.text_input(f"{FACTORS[first].label}: values", value=FACTORS[first].example, key=f"whatif:v1:{first}")
@@ -279,6 +260,31 @@ def render() -> None:
             err2.error(f"**{FACTORS[second].label}**: {why2}", icon=":material/error:")
             bad = True
         values[second] = v2
+    return values, bad
+
+
+def render() -> None:
+    st.title("What-if")
+    st.caption("Sweep one or two parameters of a configuration. The fast path answers at once; the simulation gives every "
+               "point its confidence interval.")
+    sources = scenario_sources()
+    if st.session_state.get("whatif:source") not in sources:
+        st.session_state["whatif:source"] = BASELINE_SOURCE if BASELINE_SOURCE in sources else SIZE_SOURCE
+    source = st.selectbox("Configuration", list(sources), key="whatif:source", format_func=lambda k: sources[k])
+    base, problems = load_source(source)
+    if source == BASELINE_SOURCE and base is not None:
+        show_baseline_line(base)
+    if base is None:
+        show_problems(problems)
+        st.caption("Fix the configuration on the Size page, or pick another one.")
+        return
+    st.caption(f"{forms.ATTACHMENTS.get(base.topology.kind, base.topology.kind)}; "
+               f"{forms.workload_summary(base.workload.model_dump(mode='json'))}")
+    available = [p for p, f in FACTORS.items() if f.applies(base)]
+    if isinstance(base.topology, DirectNvme):
+        st.caption(f"When the drives outgrow the adapters, adapters are added (an {base.topology.adapter} holds "
+                   f"{lookup('adapters', base.topology.adapter).max_drives}).")
+    values, bad = _pick_values(available)
     c1, c2 = st.columns(2)
     solver = c1.radio("Solver", [FAST, DES], key="whatif:solver", horizontal=True)
     precision = c2.selectbox("Simulation precision", [*forms.PRECISIONS, OWN_PRECISION], key="whatif:precision",

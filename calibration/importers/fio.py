@@ -342,6 +342,37 @@ def _rate_iops(options: Mapping[str, str], read_fraction: float, mean_bytes: Map
     return min(limits) * processes
 
 
+def _depth_and_think_time(options: Mapping[str, str], notes: list[str], origin: str) -> tuple[int, float]:
+    """I/Os in flight per job process and the think time per I/O slot (us) the engine, iodepth, direct and
+    thinktime options give (noting each limit in ``notes``)."""
+    engine = options.get("ioengine", "psync").strip().lower()
+    iodepth = _int_option(options, "iodepth", 1, 1, 65_536, origin)
+    depth = iodepth
+    if engine in SYNC_ENGINES and iodepth > 1:
+        notes.append(f"ioengine={engine} is synchronous: one I/O in flight per job, iodepth={iodepth} has no effect")
+        depth = 1
+    direct = options.get("direct", "0").strip() == "1" and options.get("buffered", "0").strip() != "1"
+    if engine == "libaio" and not direct and depth > 1:
+        notes.append("libaio without direct=1 submits synchronously: one I/O in flight per job")
+        depth = 1
+    if not direct:
+        notes.append("direct=0: fio went through the page cache; cache hits in the measurement are not in the model")
+    think_us = 0.0
+    if options.get("thinktime", ""):
+        try:
+            think_us = parse_time_us(options["thinktime"])
+        except ValueError as exc:
+            raise MeasurementFileError([(f"{origin}: thinktime", str(exc))]) from None
+        if think_us > 0:
+            blocks = _int_option(options, "thinktime_blocks", 1, 1, 1_000_000, origin)
+            if blocks < depth:
+                notes.append(f"thinktime after every {blocks} I/O(s) caps the queue depth at {blocks} (iodepth={iodepth})")
+                depth = blocks
+            if blocks > 1:
+                notes.append(f"fio stalls {think_us:g} us after each burst of {blocks} I/Os; modelled as that think time per I/O slot")
+    return depth, think_us
+
+
 def workload_from_options(options: Mapping[str, str], processes: int = 1, measured_sizes: Mapping[str, float] | None = None,
                           origin: str = "fio job") -> tuple[ClosedWorkload | OpenWorkload, list[str]]:
     """The flashplan workload a fio job's options describe, and notes on every approximation made.
@@ -370,31 +401,7 @@ def workload_from_options(options: Mapping[str, str], processes: int = 1, measur
         data["sizes"] = rows
     mean_bytes = {d: sum(s * w for s, w in t) / sum(w for _, w in t) for d, t in used.items()}
 
-    engine = options.get("ioengine", "psync").strip().lower()
-    iodepth = _int_option(options, "iodepth", 1, 1, 65_536, origin)
-    depth = iodepth
-    if engine in SYNC_ENGINES and iodepth > 1:
-        notes.append(f"ioengine={engine} is synchronous: one I/O in flight per job, iodepth={iodepth} has no effect")
-        depth = 1
-    direct = options.get("direct", "0").strip() == "1" and options.get("buffered", "0").strip() != "1"
-    if engine == "libaio" and not direct and depth > 1:
-        notes.append("libaio without direct=1 submits synchronously: one I/O in flight per job")
-        depth = 1
-    if not direct:
-        notes.append("direct=0: fio went through the page cache; cache hits in the measurement are not in the model")
-    think_us = 0.0
-    if options.get("thinktime", ""):
-        try:
-            think_us = parse_time_us(options["thinktime"])
-        except ValueError as exc:
-            raise MeasurementFileError([(f"{origin}: thinktime", str(exc))]) from None
-        if think_us > 0:
-            blocks = _int_option(options, "thinktime_blocks", 1, 1, 1_000_000, origin)
-            if blocks < depth:
-                notes.append(f"thinktime after every {blocks} I/O(s) caps the queue depth at {blocks} (iodepth={iodepth})")
-                depth = blocks
-            if blocks > 1:
-                notes.append(f"fio stalls {think_us:g} us after each burst of {blocks} I/Os; modelled as that think time per I/O slot")
+    depth, think_us = _depth_and_think_time(options, notes, origin)
     for key, what in (("random_distribution", "access skew"), ("percentage_random", "partly sequential access"),
                       ("fsync", "flushes"), ("fdatasync", "flushes"), ("verify", "read-back verification")):
         value = options.get(key, "").strip()
@@ -583,21 +590,10 @@ def _entries(doc: Mapping[str, Any], origin: str) -> list[_Entry]:
     return entries
 
 
-def _group_job(entries: list[_Entry], origin: str) -> FioJob:
+def _processes(entries: list[_Entry], runtime_ms: float, notes: list[str], where: str) -> int:
+    """Job processes that ran a group: numjobs, or what group_reporting merged (job_runtime / runtime), or
+    the group's job entries (noting each difference in ``notes``)."""
     first = entries[0]
-    where = f"{origin}: job {first.name!r} (group {first.group})"
-    notes: list[str] = []
-    keys = {tuple(e.options.get(k, "") for k in WORKLOAD_OPTIONS) for e in entries}
-    if len(keys) > 1:
-        names = ", ".join(sorted({e.name for e in entries}))
-        raise MeasurementFileError([(where, f"jobs {names} ran at the same time with different rw/bs/iodepth/rate options; "
-                                            "flashplan models one workload per scenario: run them in separate groups (stonewall) "
-                                            "or import each from its own run")])
-    fraction, _ = _read_fraction(first.options, where)
-    directions = {d: s for d in DIRECTIONS if (s := _direction(entries, d, origin)) is not None}
-    if not directions:
-        raise MeasurementFileError([(where, "fio measured no reads and no writes")])
-    runtime_ms = max(_number(e.stats[d], "runtime", origin, default=0.0) for e in entries for d in directions)
     numjobs = _int_option(first.options, "numjobs", 1, 1, 100_000, where)
     if len(entries) == 1:
         processes = numjobs
@@ -613,6 +609,25 @@ def _group_job(entries: list[_Entry], origin: str) -> FioJob:
             notes.append(f"{len(entries)} jobs of group {first.group} merged: {', '.join(sorted({e.name for e in entries}))}")
         if len(entries) != numjobs:
             notes.append(f"{len(entries)} job entries in the group; numjobs={numjobs}")
+    return processes
+
+
+def _group_job(entries: list[_Entry], origin: str) -> FioJob:
+    first = entries[0]
+    where = f"{origin}: job {first.name!r} (group {first.group})"
+    notes: list[str] = []
+    keys = {tuple(e.options.get(k, "") for k in WORKLOAD_OPTIONS) for e in entries}
+    if len(keys) > 1:
+        names = ", ".join(sorted({e.name for e in entries}))
+        raise MeasurementFileError([(where, f"jobs {names} ran at the same time with different rw/bs/iodepth/rate options; "
+                                            "flashplan models one workload per scenario: run them in separate groups (stonewall) "
+                                            "or import each from its own run")])
+    fraction, _ = _read_fraction(first.options, where)
+    directions = {d: s for d in DIRECTIONS if (s := _direction(entries, d, origin)) is not None}
+    if not directions:
+        raise MeasurementFileError([(where, "fio measured no reads and no writes")])
+    runtime_ms = max(_number(e.stats[d], "runtime", origin, default=0.0) for e in entries for d in directions)
+    processes = _processes(entries, runtime_ms, notes, where)
     if any(e.error for e in entries):
         notes.append(f"fio reported error {next(e.error for e in entries if e.error)} in this group")
     # the options must explain what was measured: writes measured under rw=randread

@@ -285,6 +285,42 @@ class _Report:
     fresh: bool = True
 
 
+def _device_row(header: list[str], tokens: list[str]) -> tuple[str, dict[str, float]] | None:
+    """A device line under ``header``: the device and its values by column (None: not a line of that header)."""
+    if len(tokens) != len(header):
+        return None
+    try:
+        values = {col: parse_value(tok, col) for col, tok in zip(header, tokens, strict=True) if col != "Device"}
+    except ValueError:
+        return None
+    return tokens[header.index("Device")], values
+
+
+def _cpu_values(tokens: list[str]) -> bool:
+    """Whether a line is the numbers under an ``avg-cpu:`` header."""
+    return all(re.fullmatch(r"[\d.,%]+", t) for t in tokens)
+
+
+def _holds_columns(report: _Report, columns: list[str]) -> bool:
+    """Whether ``report`` already has a value of one of a device header's data ``columns`` (so the header starts a new report)."""
+    data_columns = set(columns) - {"Device"}
+    return any(data_columns & set(row) for row in report.rows.values())
+
+
+def _note_skipped(skipped: list[int], notes: list[str]) -> None:
+    """A note naming the lines not understood (the first five), if any."""
+    if skipped:
+        shown = ", ".join(str(n) for n in skipped[:5]) + (" ..." if len(skipped) > 5 else "")
+        notes.append(f"{len(skipped)} line(s) not understood and skipped (line {shown})")
+
+
+def _start(reports: list[_Report], timestamp: str | None = None) -> _Report:
+    """A new report, appended to ``reports``."""
+    report = _Report(timestamp=timestamp)
+    reports.append(report)
+    return report
+
+
 def _read_reports(text: str, origin: str, notes: list[str]) -> tuple[str, list[_Report]]:
     """Split the text into reports of {device: {column: value}}."""
     system = ""
@@ -292,11 +328,6 @@ def _read_reports(text: str, origin: str, notes: list[str]) -> tuple[str, list[_
     header: list[str] | None = None
     cpu_values_next = False
     skipped: list[int] = []
-
-    def start(timestamp: str | None = None) -> _Report:
-        report = _Report(timestamp=timestamp)
-        reports.append(report)
-        return report
 
     current: _Report | None = None
     for lineno, line in enumerate(text.splitlines(), 1):
@@ -310,42 +341,33 @@ def _read_reports(text: str, origin: str, notes: list[str]) -> tuple[str, list[_
             header = None
             continue
         if tokens[0] == "avg-cpu:":
-            if current is None or not current.fresh:
-                current = start()
+            current = current if current is not None and current.fresh else _start(reports)
             current.fresh = False
             header, cpu_values_next = None, True
             continue
         if cpu_values_next:
             cpu_values_next = False
-            if header is None and all(re.fullmatch(r"[\d.,%]+", t) for t in tokens):
+            if header is None and _cpu_values(tokens):
                 continue
         columns = [t.rstrip(":") for t in tokens]
         if "Device" in columns:
-            data_columns = set(columns) - {"Device"}
-            if current is None or any(data_columns & set(row) for row in current.rows.values()):
-                current = start()
+            if current is None or _holds_columns(current, columns):
+                current = _start(reports)
             current.fresh = False
             header = columns
             continue
         if header is not None and current is not None:
-            if len(tokens) != len(header):
+            row = _device_row(header, tokens)
+            if row is None:
                 skipped.append(lineno)
-                continue
-            device = tokens[header.index("Device")]
-            try:
-                values = {col: parse_value(tok, col) for col, tok in zip(header, tokens, strict=True) if col != "Device"}
-            except ValueError:
-                skipped.append(lineno)
-                continue
-            current.rows.setdefault(device, {}).update(values)
+            else:
+                current.rows.setdefault(row[0], {}).update(row[1])
             continue
         if _TIME_RE.search(stripped) and len(tokens) <= 4:
-            current = start(stripped)
+            current = _start(reports, stripped)
             continue
         skipped.append(lineno)
-    if skipped:
-        shown = ", ".join(str(n) for n in skipped[:5]) + (" ..." if len(skipped) > 5 else "")
-        notes.append(f"{len(skipped)} line(s) not understood and skipped (line {shown})")
+    _note_skipped(skipped, notes)
     return system, [r for r in reports if r.rows]
 
 
@@ -432,6 +454,27 @@ def choose_devices(names: Sequence[str], patterns: Sequence[str] | None, notes: 
     return chosen
 
 
+def _intervals(raw: list[_Report], chosen: list[str], notes: list[str]) -> list[Interval]:
+    """One interval per report holding a chosen device (devices without the rate columns left out, with a note)."""
+    intervals: list[Interval] = []
+    incomplete: set[str] = set()
+    for i, r in enumerate(raw):
+        stats = []
+        for name in chosen:
+            if name not in r.rows:
+                continue
+            s = _device_stats(name, r.rows[name])
+            if s is None:
+                incomplete.add(name)
+                continue
+            stats.append(s)
+        if stats:
+            intervals.append(Interval(index=i, timestamp=r.timestamp, devices=tuple(stats)))
+    if incomplete:
+        notes.append(f"{', '.join(sorted(incomplete))}: lines without r/s, w/s, rkB/s and wkB/s left out")
+    return intervals
+
+
 def parse_iostat(data: bytes | str, origin: str = "iostat output", devices: Sequence[str] | None = None,
                  keep_first: bool = False) -> IostatReport:
     """Parse ``iostat -x`` text; raises MeasurementFileError only.
@@ -453,22 +496,7 @@ def parse_iostat(data: bytes | str, origin: str = "iostat output", devices: Sequ
         for r in raw:
             names.extend(n for n in r.rows if n not in names)
         chosen = choose_devices(names, devices, notes)
-        intervals: list[Interval] = []
-        incomplete: set[str] = set()
-        for i, r in enumerate(raw):
-            stats = []
-            for name in chosen:
-                if name not in r.rows:
-                    continue
-                s = _device_stats(name, r.rows[name])
-                if s is None:
-                    incomplete.add(name)
-                    continue
-                stats.append(s)
-            if stats:
-                intervals.append(Interval(index=i, timestamp=r.timestamp, devices=tuple(stats)))
-        if incomplete:
-            notes.append(f"{', '.join(sorted(incomplete))}: lines without r/s, w/s, rkB/s and wkB/s left out")
+        intervals = _intervals(raw, chosen, notes)
         if not intervals:
             raise MeasurementFileError([(origin, "no device line has the r/s, w/s, rkB/s (or rMB/s) and wkB/s columns of "
                                                  "`iostat -x`")])

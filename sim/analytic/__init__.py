@@ -69,7 +69,6 @@ from models.catalog import Catalog, load_catalog
 from models.fast_result import Bounds, FastResult
 from models.hardware import FlashDeviceSpec
 from models.scenario import Scenario
-from models.topology import Generic
 from models.workload import BurstyWorkload, ClosedWorkload, OpenWorkload
 
 # the die-level device preview (issue 18: not yet read by the route's solvers); loaded with the package so
@@ -79,7 +78,7 @@ from sim.analytic.dies import DiePoint, die_level_closed, die_level_quantile_us,
 from sim.analytic.network import READ, WRITE, Evaluation, Group, Network
 from sim.analytic.paths import STRIPED, Compiler, clear_tables, compile_scenario, layout_of
 from sim.analytic.queueing import INF
-from sim.route.describe import chunk_bytes_of
+from sim.route.describe import chunk_bytes_of, volume_layout
 
 __all__ = ["Bounds", "DiePoint", "FastResult", "clear_cache", "die_level_closed", "die_level_quantile_us", "die_qd1_quantile_us",
            "evaluate"]
@@ -254,7 +253,7 @@ def _compiled(scenario: Scenario, catalog: Catalog, spread: bool = False) -> Com
     """
     topo = scenario.topology
     wl = scenario.workload
-    layout = None if isinstance(topo, Generic) else layout_of(topo)
+    layout = volume_layout(topo)
     jobs = (wl.jobs, wl.queue_depth) if isinstance(wl, ClosedWorkload) and (layout == "jbod" or wl.access == "sequential") else None
     key = (id(catalog), _freeze(topo), wl.read_fraction, wl.block_size_kib, _freeze(wl.sizes) if wl.sizes else None, wl.access, jobs,
            spread, _freeze(scenario.faults) if scenario.faults is not None else None, scenario.device_model)
@@ -448,6 +447,35 @@ def _solve(c: Compiler, scenario: Scenario, utilization: bool = True) -> FastRes
     )
 
 
+def _group_load(net: Network, ev: Evaluation, g: Group, x: float, reported: dict[int, int]) -> float:
+    """A group's utilization per reported slot at throughput ``x`` (before the cap at 1): its busy servers
+    (a limit: its holding time) plus a rebuild's share, over the slots the DES reports."""
+    n = len(g.names)
+    servers = g.servers
+    if g.pool:
+        hold = ev.holding[g.index] or net.holding_time(ev, g)
+        u = x * g.visits / n * hold / servers
+    else:
+        u = x * g.work / n / servers
+    if g.background_util:
+        u += g.background_util  # a rebuild's share of the station
+    return u * servers / (reported.get(id(g), servers) if reported else servers)
+
+
+def _pooled_utilization(util: dict[str, float], aggregate: dict[str, list[float]], rotating: dict[tuple[str, ...], list[float]],
+                        idle_names: list[str]) -> None:
+    """Into ``util``: the components reported as one (busy over slots), those a sequential stream visits in turn
+    (their time average spread over all), and 0 for the components no I/O visits."""
+    for name, (busy, total) in aggregate.items():
+        util[name] = busy / total if total else 0.0
+    for labels, (busy, _) in rotating.items():
+        per_instance = busy / len(labels)
+        for name in labels:
+            util[name] = per_instance
+    for name in idle_names:
+        util.setdefault(name, 0.0)
+
+
 def _utilization(c: Compiler, ev: Evaluation, x: float, x_max: float, caps: list[float], stable: bool) -> tuple[dict[str, float], str]:
     """Utilization of every component (DES names) and the bottleneck (largest utilization among candidates)."""
     net = c.net
@@ -457,7 +485,7 @@ def _utilization(c: Compiler, ev: Evaluation, x: float, x_max: float, caps: list
     best_name, best_u = "none", -1.0
     saturated = x >= x_max * (1 - 1e-9)
     at_bound = x_max * (1 + 1e-9)
-    holding, p_wait = ev.holding, ev.p_wait
+    p_wait = ev.p_wait
     reported, display_of = c.reported_slots, c.display
     component = c.component if c.rotating else None
     for g, cap in zip(net.groups, caps, strict=True):
@@ -466,14 +494,7 @@ def _utilization(c: Compiler, ev: Evaluation, x: float, x_max: float, caps: list
         names = g.names
         n = len(names)
         servers = g.servers
-        if g.pool:
-            hold = holding[g.index] or net.holding_time(ev, g)
-            u = x * g.visits / n * hold / servers
-        else:
-            u = x * g.work / n / servers
-        if g.background_util:
-            u += g.background_util  # a rebuild's share of the station
-        u = u * servers / (reported.get(id(g), servers) if reported else servers)
+        u = _group_load(net, ev, g, x, reported)
         if not u <= 1.0:  # min(1.0, u), NaN included
             u = 1.0
         full = saturated and cap <= at_bound
@@ -493,12 +514,5 @@ def _utilization(c: Compiler, ev: Evaluation, x: float, x_max: float, caps: list
                 util[name] = u
         if u > best_u and (not g.pool or p_wait[g.index] >= P_WAIT_CANDIDATE or full):
             best_name, best_u = display or names[0], u
-    for name, (busy, total) in aggregate.items():
-        util[name] = busy / total if total else 0.0
-    for labels, (busy, _) in rotating.items():
-        per_instance = busy / len(labels)
-        for name in labels:
-            util[name] = per_instance
-    for name in c.idle_names:
-        util.setdefault(name, 0.0)
+    _pooled_utilization(util, aggregate, rotating, c.idle_names)
     return util, best_name

@@ -611,33 +611,7 @@ class Network:
         """
         groups = self.groups
         self._seen = [g.seen for g in groups]
-        never_wait = self._never_wait
-        stations = []
-        limits = []
-        locks = []
-        views: dict[int, list[tuple[int, int]]] = {}
-        for g in groups:
-            if g.view_of >= 0:
-                views.setdefault(g.view_of, []).append((g.index, g.view_k))
-                continue
-            if g.program_locks:
-                if g.work > 0:
-                    per_die = len(g.names) * g.servers
-                    mean = g.work / g.visits
-                    moment = g.work2 / g.visits / (mean * mean)  # E[T^2] / E[T]^2 = 1 + scv
-                    # the rest of a program met at random: E[R] = E[T^2] / 2E[T], E[R^2] = E[T^3] / 3E[T]
-                    # (lognormal programs: E[T^3] = E[T]^3 (1 + scv)^3)
-                    locks.append((g.index, g.work / per_die, 0.5 * g.work2 / per_die, mean * mean * moment ** 3 / 3.0))
-                continue
-            if g.pool:
-                if g.visits > 0:
-                    limits.append(g)
-                continue
-            if g.visits <= 0 or g.population <= g.servers or g.index in never_wait:
-                continue
-            mean = g.work / g.visits
-            scv = max(0.0, g.work2 / g.visits / (mean * mean) - 1.0) if mean > 0 else 0.0
-            stations.append((g.index, g.visits / len(g.names), mean, scv, g.servers, g.ca2, g.population))
+        stations, limits, locks, views = self._centres()
         waiting = {t[0] for t in stations} | {t[0] for t in locks} | {vi for v in views.values() for vi, _ in v}
         self._locks = locks
         self._views = {i: tuple(v) for i, v in views.items()}
@@ -666,8 +640,52 @@ class Network:
         self._pools = [p for p in pools if p[4] > p[2]]
         self._all_pools = pools
         self._pool_spans: dict[int, Spans] = {p[0]: p[5] for p in pools}
+        self._children = self._child_rows(waiting)
+        if self._kind_table is None:
+            self._kind_table = self._with_fan_in()
+        self._kinds = self._kind_table
+        # the zero-load evaluation (``self._zero``) reads nothing that depends on the population: it is kept
+
+    def _centres(self) -> tuple[list[tuple[int, float, float, float, int, float, float]], list[Group], list[tuple[int, float, float, float]],
+                                dict[int, list[tuple[int, int]]]]:
+        """``_compile``'s centres: the stations that can make a job wait (index, visits per instance, mean,
+        scv, servers, ca2, population), the concurrency limits with visits, the program locks and the
+        wait-only views of each limit."""
+        groups = self.groups
+        never_wait = self._never_wait
+        stations = []
+        limits = []
+        locks = []
+        views: dict[int, list[tuple[int, int]]] = {}
+        for g in groups:
+            if g.view_of >= 0:
+                views.setdefault(g.view_of, []).append((g.index, g.view_k))
+                continue
+            if g.program_locks:
+                if g.work > 0:
+                    per_die = len(g.names) * g.servers
+                    mean = g.work / g.visits
+                    moment = g.work2 / g.visits / (mean * mean)  # E[T^2] / E[T]^2 = 1 + scv
+                    # the rest of a program met at random: E[R] = E[T^2] / 2E[T], E[R^2] = E[T^3] / 3E[T]
+                    # (lognormal programs: E[T^3] = E[T]^3 (1 + scv)^3)
+                    locks.append((g.index, g.work / per_die, 0.5 * g.work2 / per_die, mean * mean * moment ** 3 / 3.0))
+                continue
+            if g.pool:
+                if g.visits > 0:
+                    limits.append(g)
+                continue
+            if g.visits <= 0 or g.population <= g.servers or g.index in never_wait:
+                continue
+            mean = g.work / g.visits
+            scv = max(0.0, g.work2 / g.visits / (mean * mean) - 1.0) if mean > 0 else 0.0
+            stations.append((g.index, g.visits / len(g.names), mean, scv, g.servers, g.ca2, g.population))
+        return stations, limits, locks, views
+
+    def _child_rows(self, waiting: set[int]) -> list[list[tuple[float, float, float, tuple[tuple[int, float], ...]]]]:
+        """``_compile``'s device children: per child kind and path, (probability, zero-load mean and variance,
+        the wait terms of the centres in ``waiting``)."""
         children = []
-        waited = {}
+        waited: dict[int, tuple[tuple[int, float], ...]] = {}
         for child, n in self._child_list:
             row = []
             for prob, path in child:
@@ -684,11 +702,7 @@ class Network:
                     kept = waited[id(lin)] = tuple([(gi, c) for gi, c in lin.terms.items() if gi in waiting])
                 row.append((prob, mean, var, kept))
             children.append(row)
-        self._children = children
-        if self._kind_table is None:
-            self._kind_table = self._with_fan_in()
-        self._kinds = self._kind_table
-        # the zero-load evaluation (``self._zero``) reads nothing that depends on the population: it is kept
+        return children
 
     def _with_fan_in(self) -> KindTable:
         """The plan's table with the fan-in latency of the phases whose siblings may share a server."""
@@ -849,7 +863,6 @@ class Network:
         wvar = [0.0] * n
         p_wait = [0.0] * n
         holding = [0.0] * n
-        seen = self._seen
         for i, busy, residual, residual2 in self._locks:
             # a read finds its die programming with probability rho and waits out the rest of the program
             rho = x * busy
@@ -860,13 +873,20 @@ class Network:
             p_wait[i] = rho if rho < 1.0 else 1.0
         if self._shared and not self._shared_waits(x, burstiness, waits, wvar, p_wait):
             return Evaluation(x, [INF, INF], waits, p_wait, holding, True)
+        if not self._station_waits(x, burstiness, waits, wvar, p_wait) or not self._pool_waits(x, burstiness, waits, wvar, p_wait, holding):
+            return Evaluation(x, [INF, INF], waits, p_wait, holding, True)
+        return Evaluation(x, self._latency(waits, wvar), waits, p_wait, holding, False)
+
+    def _station_waits(self, x: float, burstiness: float, waits: list[float], wvar: list[float], p_wait: list[float]) -> bool:
+        """Waits at the stations (``_stations``) at throughput ``x``; False when one is overloaded."""
+        seen = self._seen
         for i, visits, mean, scv, servers, ca2, population in self._stations:
             if servers == 1:
                 # M/G/1 (Pollaczek-Khinchine with the Allen-Cunneen arrival factor), inline: most stations
                 rho = x * visits * mean * seen[i]
                 if rho >= 1.0:
                     p_wait[i] = 1.0
-                    return Evaluation(x, [INF, INF], waits, p_wait, holding, True)
+                    return False
                 if rho <= 0.0:
                     continue
                 variability = ca2 * burstiness + scv
@@ -882,10 +902,17 @@ class Network:
             wait, w2, pw = queue_wait(x * visits, mean, scv, servers, ca2 * burstiness, population, seen[i])
             if wait == INF:
                 p_wait[i] = 1.0
-                return Evaluation(x, [INF, INF], waits, p_wait, holding, True)
+                return False
             waits[i] = wait
             wvar[i] = w2 - wait * wait if w2 > wait * wait else 0.0
             p_wait[i] = pw
+        return True
+
+    def _pool_waits(self, x: float, burstiness: float, waits: list[float], wvar: list[float], p_wait: list[float],
+                    holding: list[float]) -> bool:
+        """Holding times and waits at the concurrency limits (``_pools``), inner limits first, from the waits
+        found so far; False when one is overloaded."""
+        seen = self._seen
         for i, visits, servers, ca2, population, spans, pipeline in self._pools:
             h1 = 0.0
             h2 = 0.0
@@ -902,7 +929,7 @@ class Network:
                 wait, w2, pw = self._blocking(wait, w2, pw, x, servers, pipeline, burstiness, population, seen[i])
             if wait == INF:
                 p_wait[i] = 1.0
-                return Evaluation(x, [INF, INF], waits, p_wait, holding, True)
+                return False
             waits[i] = wait
             wvar[i] = w2 - wait * wait if w2 > wait * wait else 0.0
             p_wait[i] = pw
@@ -910,7 +937,7 @@ class Network:
                 for vi, k in self._views[i]:
                     self._view_wait(vi, k, x, visits, h1, scv if scv > 0 else 0.0, servers, ca2, burstiness, population,
                                     seen[i], pipeline, waits, wvar, p_wait)
-        return Evaluation(x, self._latency(waits, wvar), waits, p_wait, holding, False)
+        return True
 
     def _split_shared(self) -> None:
         """Move the stations a rebuild shares (``Group.background_util``) to ``_shared`` with that utilization."""

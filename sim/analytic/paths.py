@@ -92,6 +92,31 @@ VolumePlan = tuple[tuple[float, tuple[tuple[tuple[int, int, float], ...], ...]],
 """Variants (probability, phases); a phase is ((count, op, bytes), ...)."""
 
 
+def _stripe_variants(size: int, chunk: int, grid: int) -> list[tuple[float, int, float, int]]:
+    """Where an I/O of ``size`` bytes at a random ``grid``-aligned offset (``grid`` divides ``chunk``) meets the chunk
+    boundaries: (probability, whole chunks, bytes in the end pieces, number of end pieces) per case."""
+    positions = chunk // grid
+    a, b = divmod(size, chunk)
+    # (probability, whole chunks, bytes in the end pieces, number of end pieces)
+    variants: list[tuple[float, int, float, int]] = []
+    if b == 0:
+        variants.append((1.0 / positions, a, 0.0, 0))  # starts on a boundary: whole chunks only
+        if positions > 1:
+            variants.append(((positions - 1) / positions, a - 1, float(chunk), 2))
+    else:
+        straddle = max(0, positions - 1 - (chunk - b) // grid)  # starts so late that it crosses one more boundary
+        fits = positions - straddle
+        if a == 0:
+            variants.append((fits / positions, 0, float(b), 1))
+        else:
+            variants.append((1.0 / positions, a, float(b), 1))
+            if fits > 1:
+                variants.append(((fits - 1) / positions, a - 1, float(chunk + b), 2))
+        if straddle:
+            variants.append((straddle / positions, a, float(b), 2))
+    return variants
+
+
 @lru_cache(maxsize=4096)
 def volume_plan(layout: str, members: int, chunk: int, op: int, size: int, grid: int = 4096,
                 failed: frozenset[int] = frozenset(), rebuilding: bool = False) -> VolumePlan:
@@ -117,26 +142,7 @@ def volume_plan(layout: str, members: int, chunk: int, op: int, size: int, grid:
     if layout in ("raid5", "raid6"):
         return _sampled_plan(layout, members, chunk, op, size)
     copies = 2 if (layout in ("raid10", "ibmi_mirror") and op == WRITE) else 1
-    grid = math.gcd(grid, chunk)
-    positions = chunk // grid
-    a, b = divmod(size, chunk)
-    # (probability, whole chunks, bytes in the end pieces, number of end pieces)
-    variants: list[tuple[float, int, float, int]] = []
-    if b == 0:
-        variants.append((1.0 / positions, a, 0.0, 0))  # starts on a boundary: whole chunks only
-        if positions > 1:
-            variants.append(((positions - 1) / positions, a - 1, float(chunk), 2))
-    else:
-        straddle = max(0, positions - 1 - (chunk - b) // grid)  # starts so late that it crosses one more boundary
-        fits = positions - straddle
-        if a == 0:
-            variants.append((fits / positions, 0, float(b), 1))
-        else:
-            variants.append((1.0 / positions, a, float(b), 1))
-            if fits > 1:
-                variants.append(((fits - 1) / positions, a - 1, float(chunk + b), 2))
-        if straddle:
-            variants.append((straddle / positions, a, float(b), 2))
+    variants = _stripe_variants(size, chunk, math.gcd(grid, chunk))
     out = []
     for prob, whole, ends, n_ends in variants:
         pieces: list[tuple[int, int, float]] = []
@@ -694,15 +700,9 @@ def access_grid(mix: Mix, sequential: bool) -> int:
     return max(grid, 1)
 
 
-@lru_cache(maxsize=4096)
-def kind_plan(layout: str, members: int, chunk: int, mix: Mix, grid: int = 4096, failed: frozenset[int] = frozenset(),
-              rebuilding: bool = False) -> KindPlan:
-    """The logical kinds of ``mix`` on a volume of ``members`` members (``volume_plan`` for every op and size).
-
-    Also what the solver reads of them: the child kinds (device op, bytes) in its order, and its
-    table of phases (the expected maximum of identical children, Clark's for different ones).
-    Pieces of a phase that outnumber the members are taken as shared (``_share_members``).
-    """
+def _logical_kinds(layout: str, members: int, chunk: int, mix: Mix, grid: int, failed: frozenset[int],
+                   rebuilding: bool) -> tuple[list[LogicalKind], int]:
+    """``kind_plan``'s logical kinds (one per op and size of ``mix``) and the widest phase."""
     kinds = []
     width = 1
     for op, p_op, sizes in mix:
@@ -722,6 +722,15 @@ def kind_plan(layout: str, members: int, chunk: int, mix: Mix, grid: int = 4096,
                 variants.append((vprob, phases))
                 serial.append((vprob, tuple(merged)))
             kinds.append(LogicalKind(op, p_op * p_size, float(nbytes), tuple(variants), tuple(serial) if crowded else None))
+    return kinds, width
+
+
+_KindRow = tuple[int, float, tuple[tuple[float, tuple[PhaseRow, ...]], ...]]
+
+
+def _phase_table(kinds: list[LogicalKind]) -> tuple[dict[tuple[int, float], int], list[int], list[_KindRow], list[tuple[int, int, int]]]:
+    """``kind_plan``'s child kinds (device op, bytes) in the solver's order, the ops among them, the table of
+    phases of every kind and the phases where two or more children join."""
     position: dict[tuple[int, float], int] = {}
     ops: list[int] = []
     table = []
@@ -746,6 +755,11 @@ def kind_plan(layout: str, members: int, chunk: int, mix: Mix, grid: int = 4096,
                     fan_in.append((k, v, p))
             rows.append((vprob, tuple(phase_rows)))
         table.append((kind.op, kind.prob, tuple(rows)))
+    return position, ops, table, fan_in
+
+
+def _kind_loads(kinds: list[LogicalKind]) -> tuple[list[float], dict[tuple[int, float], float]]:
+    """``kind_plan``'s probability of each op and expected children per logical I/O of each child kind."""
     op_prob = [0.0, 0.0]
     loads: dict[tuple[int, float], float] = {}
     for kind in kinds:
@@ -755,6 +769,21 @@ def kind_plan(layout: str, members: int, chunk: int, mix: Mix, grid: int = 4096,
             for phase in phases:
                 for count, o, n in phase:
                     loads[(o, n)] = loads.get((o, n), 0.0) + share * count
+    return op_prob, loads
+
+
+@lru_cache(maxsize=4096)
+def kind_plan(layout: str, members: int, chunk: int, mix: Mix, grid: int = 4096, failed: frozenset[int] = frozenset(),
+              rebuilding: bool = False) -> KindPlan:
+    """The logical kinds of ``mix`` on a volume of ``members`` members (``volume_plan`` for every op and size).
+
+    Also what the solver reads of them: the child kinds (device op, bytes) in its order, and its
+    table of phases (the expected maximum of identical children, Clark's for different ones).
+    Pieces of a phase that outnumber the members are taken as shared (``_share_members``).
+    """
+    kinds, width = _logical_kinds(layout, members, chunk, mix, grid, failed, rebuilding)
+    position, ops, table, fan_in = _phase_table(kinds)
+    op_prob, loads = _kind_loads(kinds)
     return KindPlan(kinds=tuple(kinds), ops=tuple(ops), children=tuple(position), width=width, table=tuple(table),
                     fan_in=tuple(fan_in), loads=tuple([(o, n, w) for (o, n), w in loads.items()]),
                     op_prob=(op_prob[0], op_prob[1]))
@@ -933,11 +962,7 @@ class _Paths:
             elif isinstance(step, Cross):
                 self.cross(path, step, write, nbytes)
             elif isinstance(step, Device):
-                device = cast(FlashGroups | DieGroups, made[id(step.bank)])
-                if step.op == READ:
-                    device.read(path, nbytes)
-                else:
-                    device.write(path, nbytes)
+                self.device(path, step, nbytes)
             elif isinstance(step, Serve):
                 law = step.bank.law
                 path.visit(cast(Choice, made[id(step.bank)]), law.mean_us, 0.0, law.scv)
@@ -947,6 +972,14 @@ class _Paths:
                 path.delay(step.delay.law.mean_us, step.delay.law.scv)
             else:
                 self.pages(path, step, op, nbytes)
+
+    def device(self, path: Path, step: Device, nbytes: int | None) -> None:
+        """A device read or write of the route's size, or of ``nbytes``."""
+        device = cast(FlashGroups | DieGroups, self.made[id(step.bank)])
+        if step.op == READ:
+            device.read(path, nbytes)
+        else:
+            device.write(path, nbytes)
 
     def cross(self, path: Path, step: Cross, write: bool, nbytes: int | None) -> None:
         bank = step.bank

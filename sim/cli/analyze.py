@@ -124,6 +124,46 @@ def cmd_analyze_profile(scenario: Scenario, args: argparse.Namespace, out: Conso
     return EXIT_OK
 
 
+def _compared_table(title: str, fast: FastResult, des: Result | None) -> Table:
+    """The fast path's figures, beside the DES's (value, 95% CI, relative error) when it ran."""
+    table = Table(title=f"{title}  (analytic fast path)", title_justify="left")
+    table.add_column("metric")
+    table.add_column("fast path", justify="right")
+    if des is not None:
+        table.add_column(f"DES (seed {des.seed})", justify="right")
+        table.add_column("DES 95% CI", justify="right")
+        table.add_column("error", justify="right")
+    table.add_column("unit")
+    errors = relative_errors(fast, des) if des is not None else {}
+    for key, label, unit in COMPARED:
+        f = getattr(fast, key)
+        row = [label, _value(f)]
+        if des is not None:
+            m = getattr(des, key)
+            err = errors[key]
+            inside = m.contains(f)
+            row += [_fmt(m.value), f"{_fmt(m.ci95[0])} .. {_fmt(m.ci95[1])}",
+                    "-" if err is None else f"{err:+.1%}{'' if inside else ' *'}"]
+        row.append(unit)
+        table.add_row(*row)
+    return table
+
+
+def _utilization_table(fast: FastResult, des: Result | None, top: int) -> Table:
+    """The ``top`` busiest components by the fast path, with the DES's utilization beside when it ran."""
+    util = Table(title=f"utilization (top {top})", title_justify="left")
+    util.add_column("component")
+    util.add_column("fast path", justify="right")
+    if des is not None:
+        util.add_column("DES", justify="right")
+    for name, u in sorted(fast.utilization.items(), key=lambda kv: -kv[1])[:top]:
+        cells = [name, f"{u:6.1%}"]
+        if des is not None:
+            cells.append(f"{des.utilization[name]:6.1%}" if name in des.utilization else "-")
+        util.add_row(*cells)
+    return util
+
+
 def cmd_analyze(args: argparse.Namespace, out: Console) -> int:
     scenario = load_with_overrides(args.file, args.set or [])
     if scenario.profile_index() is not None and not args.compare:
@@ -146,43 +186,14 @@ def cmd_analyze(args: argparse.Namespace, out: Console) -> int:
     if not fast.stable:  # first, as simulate does: no figure below is a steady state
         out.print(f"UNSTABLE: the offered rate exceeds Xmax = {_value(fast.bounds.x_max_iops)} IOPS (D_max at "
                   f"{fast.bounds.bottleneck}); the queue grows without bound", markup=False)
-    title = scenario.name or "scenario"
-    table = Table(title=f"{title}  (analytic fast path)", title_justify="left")
-    table.add_column("metric")
-    table.add_column("fast path", justify="right")
-    if des is not None:
-        table.add_column(f"DES (seed {des.seed})", justify="right")
-        table.add_column("DES 95% CI", justify="right")
-        table.add_column("error", justify="right")
-    table.add_column("unit")
-    errors = relative_errors(fast, des) if des is not None else {}
-    for key, label, unit in COMPARED:
-        f = getattr(fast, key)
-        row = [label, _value(f)]
-        if des is not None:
-            m = getattr(des, key)
-            err = errors[key]
-            inside = m.contains(f)
-            row += [_fmt(m.value), f"{_fmt(m.ci95[0])} .. {_fmt(m.ci95[1])}",
-                    "-" if err is None else f"{err:+.1%}{'' if inside else ' *'}"]
-        row.append(unit)
-        table.add_row(*row)
+    table = _compared_table(scenario.name or "scenario", fast, des)
     out.print(table)
     if fast.workloads is not None:
         print_workloads(fast, des, out)
     b = fast.bounds
     out.print(f"bounds: Xmax = {_value(b.x_max_iops)} IOPS (D_max at {b.bottleneck}), Rmin = {_value(b.r_min_us)} us, "
               f"N* = {b.n_star:.1f} I/Os in flight", markup=False)
-    util = Table(title=f"utilization (top {args.top})", title_justify="left")
-    util.add_column("component")
-    util.add_column("fast path", justify="right")
-    if des is not None:
-        util.add_column("DES", justify="right")
-    for name, u in sorted(fast.utilization.items(), key=lambda kv: -kv[1])[:args.top]:
-        cells = [name, f"{u:6.1%}"]
-        if des is not None:
-            cells.append(f"{des.utilization[name]:6.1%}" if name in des.utilization else "-")
-        util.add_row(*cells)
+    util = _utilization_table(fast, des, args.top)
     out.print(util)
     line = f"bottleneck: {fast.bottleneck}"
     if des is not None:

@@ -30,7 +30,7 @@ from rich.console import Console
 from rich.table import Table
 
 from calibration.importers import MeasurementFileError, scenario_data_with_workload, to_yaml, workload_data
-from calibration.importers.fio import FioJob, parse_fio, workload_yaml
+from calibration.importers.fio import FioJob, FioResult, parse_fio, workload_yaml
 from calibration.importers.iostat import Interval, IostatReport, parse_iostat
 from calibration.measured import compare_fio, fio_record_file, record_file_yaml
 from models.common import dumps_json
@@ -157,13 +157,44 @@ def _print_job(job: FioJob, outcomes: list[Outcome] | None, console: Console) ->
         console.print(f"note: {note}", markup=False, highlight=False)
 
 
-def cmd_import_fio(args: argparse.Namespace, console: Console) -> int:
+def _report_fio(args: argparse.Namespace, result: FioResult, jobs: list[FioJob], outcomes: dict[int, list[Outcome]],
+                source: str, console: Console) -> None:
+    """The parsed job groups (and their comparison with the prediction), as JSON or as text."""
+    if args.json:
+        doc = {
+            "file": source, "fio_version": result.fio_version, "notes": list(result.notes),
+            "jobs": [{
+                "name": j.name, "group": j.group, "processes": j.processes, "runtime_s": j.runtime_s, "ios": j.total_ios,
+                "workload": workload_data(j.workload), "measured": j.measured, "notes": list(j.notes),
+                **({"comparison": [o.as_dict() for o in outcomes[j.group]]} if args.compare else {}),
+            } for j in jobs],
+        }
+        print(dumps_json(doc))
+    else:
+        console.print(f"{source}: {result.fio_version}, {len(jobs)} job group(s)", markup=False, highlight=False)
+        for note in result.notes:
+            console.print(f"note: {note}", markup=False, highlight=False)
+        for job in jobs:
+            _print_job(job, outcomes.get(job.group) if args.compare else None, console)
+        if args.compare:
+            every = [o for os_ in outcomes.values() for o in os_]
+            within = sum(o.within for o in every)
+            console.print(f"{within} of {len(every)} measurements within tolerance of the prediction for {args.scenario}",
+                          markup=False, highlight=False)
+
+
+def _check_fio_options(args: argparse.Namespace) -> None:
+    """--compare and --records need --scenario; --tolerance in (0, 1]; --workers >= 1."""
     if (args.compare or args.records) and not args.scenario:
         raise _bad([("--scenario", "--compare and --records need the scenario that describes the measured system")])
     if args.tolerance is not None and not 0 < args.tolerance <= 1:
         raise _bad([("--tolerance", f"a relative tolerance must be in (0, 1], got {args.tolerance:g}")])
     if args.workers < 1:
         raise _bad([("--workers", f"must be >= 1, got {args.workers}")])
+
+
+def cmd_import_fio(args: argparse.Namespace, console: Console) -> int:
+    _check_fio_options(args)
     out_path = _output_path(args.out, "--out")
     records_path = _output_path(args.records, "--records")
     if out_path and records_path and out_path.resolve() == records_path.resolve():
@@ -200,27 +231,7 @@ def cmd_import_fio(args: argparse.Namespace, console: Console) -> int:
             ids = {job.record_id(m) for m in job.measured}
             outcomes[job.group] = [o for o in found if o.record.id in ids]
 
-    if args.json:
-        doc = {
-            "file": source, "fio_version": result.fio_version, "notes": list(result.notes),
-            "jobs": [{
-                "name": j.name, "group": j.group, "processes": j.processes, "runtime_s": j.runtime_s, "ios": j.total_ios,
-                "workload": workload_data(j.workload), "measured": j.measured, "notes": list(j.notes),
-                **({"comparison": [o.as_dict() for o in outcomes[j.group]]} if args.compare else {}),
-            } for j in jobs],
-        }
-        print(dumps_json(doc))
-    else:
-        console.print(f"{source}: {result.fio_version}, {len(jobs)} job group(s)", markup=False, highlight=False)
-        for note in result.notes:
-            console.print(f"note: {note}", markup=False, highlight=False)
-        for job in jobs:
-            _print_job(job, outcomes.get(job.group) if args.compare else None, console)
-        if args.compare:
-            every = [o for os_ in outcomes.values() for o in os_]
-            within = sum(o.within for o in every)
-            console.print(f"{within} of {len(every)} measurements within tolerance of the prediction for {args.scenario}",
-                          markup=False, highlight=False)
+    _report_fio(args, result, jobs, outcomes, source, console)
 
     for path, text in ((out_path, out_text), (records_path, records_text)):
         if path is not None and text is not None:
@@ -289,6 +300,29 @@ def cmd_import_csv(args: argparse.Namespace, console: Console) -> int:
     return _write_profile(args, console, profile, f"the load profile of {source}")
 
 
+def _report_iostat(args: argparse.Namespace, report: IostatReport, peaks: dict[str, Interval], workloads: dict[str, Any], source: str,
+                   console: Console) -> None:
+    """The report's devices, peaks and the workload at each peak, as JSON or as text."""
+    from calibration.importers.fio import describe_workload
+
+    if args.json:
+        doc = {
+            "file": source, "system": report.system, "devices": report.devices, "all_devices": report.all_devices,
+            "reports": len(report.intervals), "skipped_first": report.skipped_first, "notes": list(report.notes),
+            "peaks": {k: {**peaks[k].summary(), "workload": workload_data(w)} for k, w in workloads.items()},
+        }
+        print(dumps_json(doc))
+    else:
+        if report.system:
+            console.print(report.system, markup=False, highlight=False)
+        console.print(f"{report.origin}: {len(report.intervals)} reports, devices {', '.join(report.devices)}", markup=False, highlight=False)
+        console.print(_peak_table(report))
+        for key, w in workloads.items():
+            console.print(f"workload at the peak by {'IOPS' if key == 'iops' else 'MB/s'}: {describe_workload(w)}", markup=False, highlight=False)
+        for note in report.notes:
+            console.print(f"note: {note}", markup=False, highlight=False)
+
+
 def cmd_import_iostat(args: argparse.Namespace, console: Console) -> int:
     from calibration.importers.fio import describe_workload
 
@@ -322,22 +356,7 @@ def cmd_import_iostat(args: argparse.Namespace, console: Console) -> int:
     elif scenario is not None:
         _combined_scenario(scenario, chosen, overrides)
 
-    if args.json:
-        doc = {
-            "file": source, "system": report.system, "devices": report.devices, "all_devices": report.all_devices,
-            "reports": len(report.intervals), "skipped_first": report.skipped_first, "notes": list(report.notes),
-            "peaks": {k: {**peaks[k].summary(), "workload": workload_data(w)} for k, w in workloads.items()},
-        }
-        print(dumps_json(doc))
-    else:
-        if report.system:
-            console.print(report.system, markup=False, highlight=False)
-        console.print(f"{report.origin}: {len(report.intervals)} reports, devices {', '.join(report.devices)}", markup=False, highlight=False)
-        console.print(_peak_table(report))
-        for key, w in workloads.items():
-            console.print(f"workload at the peak by {'IOPS' if key == 'iops' else 'MB/s'}: {describe_workload(w)}", markup=False, highlight=False)
-        for note in report.notes:
-            console.print(f"note: {note}", markup=False, highlight=False)
+    _report_iostat(args, report, peaks, workloads, source, console)
     if out_path and out_text is not None:
         write_atomically(out_path, out_text)
         if not args.json:

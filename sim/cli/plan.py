@@ -177,6 +177,30 @@ def _print_failure_states(w: Any, req: Any, out: Console) -> None:
                   f"{state.margin_pct(req):+.1f}%{rebuild} (bottleneck {d.bottleneck})", markup=False)
 
 
+def _ranked_table(result: Any, show: int) -> Table:
+    """The ``show`` cheapest candidates that meet the requirements (DES-verified ones marked)."""
+    stat = result.requirements.latency_slo.statistic
+    t = result.target_iops
+    table = Table(title=f"Candidates that meet the requirements, cheapest first (* = DES-verified: {stat} latency "
+                        f"with 95% CI; others: fast path{'' if stat == 'mean' else ' estimate'}; headroom = max IOPS "
+                        f"over the target)", title_justify="left")
+    for col in ("#", "configuration", "capex $", "TB", "$/KIOPS", "headroom", f"{stat} us", "bottleneck"):
+        table.add_column(col, justify="left" if col in ("configuration", "bottleneck") else "right",
+                         no_wrap=col not in ("bottleneck", "configuration"), overflow="fold",
+                         min_width=12 if col == "bottleneck" else None)
+    for i, c in enumerate(result.ranked[:show], start=1):
+        if c.des is not None:
+            latency = _ci(c.des.latency_mean_us if stat == "mean" else c.des.latency_p99_us)
+        elif c.fast is not None:
+            latency = _num(c.fast.latency_mean_us if stat == "mean" else c.p99_estimate_us)
+        else:
+            latency = "-"
+        table.add_row(f"{i}{'*' if c.verified else ''}", c.label, _money(c.capex_usd), f"{c.usable_tb:.2f}",
+                      _money(c.usd_per_kiops), f"{_num(c.headroom_pct(t))}%", latency,
+                      c.bottleneck or "-")
+    return table
+
+
 def _print_plan(result: Any, out: Console, show: int) -> None:
     req = result.requirements
     slo = req.latency_slo
@@ -199,26 +223,8 @@ def _print_plan(result: Any, out: Console, show: int) -> None:
         f"{result.des_runs} DES runs in {result.des_wall_s:.2f} s",
         markup=False,
     )
-    stat = slo.statistic
-    table = Table(title=f"Candidates that meet the requirements, cheapest first (* = DES-verified: {stat} latency "
-                        f"with 95% CI; others: fast path{'' if stat == 'mean' else ' estimate'}; headroom = max IOPS "
-                        f"over the target)", title_justify="left")
-    for col in ("#", "configuration", "capex $", "TB", "$/KIOPS", "headroom", f"{stat} us", "bottleneck"):
-        table.add_column(col, justify="left" if col in ("configuration", "bottleneck") else "right",
-                         no_wrap=col not in ("bottleneck", "configuration"), overflow="fold",
-                         min_width=12 if col == "bottleneck" else None)
+    out.print(_ranked_table(result, show))
     t = result.target_iops
-    for i, c in enumerate(result.ranked[:show], start=1):
-        if c.des is not None:
-            latency = _ci(c.des.latency_mean_us if stat == "mean" else c.des.latency_p99_us)
-        elif c.fast is not None:
-            latency = _num(c.fast.latency_mean_us if stat == "mean" else c.p99_estimate_us)
-        else:
-            latency = "-"
-        table.add_row(f"{i}{'*' if c.verified else ''}", c.label, _money(c.capex_usd), f"{c.usable_tb:.2f}",
-                      _money(c.usd_per_kiops), f"{_num(c.headroom_pct(t))}%", latency,
-                      c.bottleneck or "-")
-    out.print(table)
     w = result.winner
     assert w.des is not None
     out.print(

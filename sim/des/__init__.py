@@ -20,3 +20,7 @@ means and the stop rule, result assembly), random streams and statistics.
   protocol.
 * ``stats``: Streaming statistics: a log-bucket latency histogram and batch-means confidence intervals.
 """
+
+from sim.des import engine, profile
+
+engine.set_profile_replay(profile.simulate_profile)  # the engine dispatches a profile workload to its replay without importing it

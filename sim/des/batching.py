@@ -20,7 +20,6 @@ import numpy as np
 
 from models.scenario import Scenario
 from models.workload import BurstyWorkload, ClosedWorkload, Workload
-from sim.des.components import READ, Job
 from sim.des.stats import BATCH_METRICS, NBUCKETS, Batch, estimate, histogram, mser_truncation
 
 if TYPE_CHECKING:
@@ -29,9 +28,6 @@ if TYPE_CHECKING:
 MAX_BATCHES = 32
 CONFIRM_FACTOR = 1.25
 DEFAULT_BATCH_IOS = 1_000
-FLUSH_MASK = 4095
-"""Latencies are held in a list of at most 4,096 before they go into the batch's histogram and sums,
-so a run's memory is set by its state (the histogram, 32 batches), not by its length."""
 
 
 def default_batch_ios(scenario: Scenario) -> int:
@@ -59,87 +55,6 @@ def _bursty_batch_ios(wl: Workload) -> int:
         cycle_ios = wl.mean_rate_iops * (wl.mean_on_ms + wl.mean_off_ms) / 1e3
         return int(min(1_000_000, max(DEFAULT_BATCH_IOS, 2 * cycle_ios)))
     return DEFAULT_BATCH_IOS
-
-
-class WorkloadTally:
-    """One workload's completions in the batch being filled, and its I/Os outstanding over time
-    (a scenario with several workloads: ``Run.tallies``, closed into per-workload batches that
-    cover the same windows as the whole run's)."""
-
-    def __init__(self) -> None:
-        self.outstanding = 0
-        self.out_area = 0.0
-        self.out_t = 0.0
-        self.rlats: list[float] = []
-        self.wlats: list[float] = []
-        self.ios = 0
-        self.bytes = 0
-        self.area_start = 0.0
-        self.batch = Batch()
-
-    def issued(self, now: float) -> None:
-        self.out_area += self.outstanding * (now - self.out_t)
-        self.out_t = now
-        self.outstanding += 1
-
-    def completed(self, job: Job, now: float, warm: bool) -> None:
-        self.out_area += self.outstanding * (now - self.out_t)
-        self.out_t = now
-        self.outstanding -= 1
-        if not warm:
-            return
-        if job.op == READ:
-            self.rlats.append(now - job.t0)
-        else:
-            self.wlats.append(now - job.t0)
-        self.ios += 1
-        self.bytes += job.size
-        if len(self.rlats) + len(self.wlats) > FLUSH_MASK:
-            self.flush()
-
-    def area_now(self, now: float) -> float:
-        self.out_area += self.outstanding * (now - self.out_t)
-        self.out_t = now
-        return self.out_area
-
-    def flush(self) -> None:
-        """Move the held latencies into the batch's counts, sums and histogram."""
-        b = self.batch
-        for lats, is_read in ((self.rlats, True), (self.wlats, False)):
-            if not lats:
-                continue
-            values = np.asarray(lats)
-            total = float(values.sum())
-            if is_read:
-                b.reads += len(values)
-                b.read_latency_sum_us += total
-            else:
-                b.writes += len(values)
-                b.write_latency_sum_us += total
-            b.latency_sum_us += total
-            b.histogram += histogram(values)
-        self.rlats = []
-        self.wlats = []
-
-    def start(self, now: float) -> None:
-        """Begin a batch at ``now``."""
-        self.ios = 0
-        self.bytes = 0
-        self.rlats = []
-        self.wlats = []
-        self.batch = Batch()
-        self.area_start = self.area_now(now)
-
-    def close(self, now: float, duration_s: float, cpu_share_us: float) -> Batch:
-        """The batch that ends at ``now`` (``cpu_share_us``: its share of the host CPU's busy time)."""
-        self.flush()
-        b = self.batch
-        b.duration_s = duration_s
-        b.ios = self.ios
-        b.bytes = self.bytes
-        b.cpu_busy_us = cpu_share_us
-        b.outstanding_area_s = (self.area_now(now) - self.area_start) * 1e-6
-        return b
 
 
 class BatchMeans:

@@ -25,11 +25,12 @@ from models.scenario import Scenario
 from models.workload import ProfileWorkload, Workload
 from sim.des.arrivals import RebuildArrivals, arrivals_of
 from sim.des.assembly import assemble
-from sim.des.batching import FLUSH_MASK, BatchMeans, WorkloadTally
+from sim.des.batching import BatchMeans
 from sim.des.batching import default_batch_ios as default_batch_ios  # re-exported
 from sim.des.components import READ, WRITE, Job, JobFactory, advance
 from sim.des.model import Model, build
 from sim.des.rng import Streams, UnitSampler
+from sim.des.stats import FLUSH_MASK, WorkloadTally
 from sim.route.volume import STREAM_ALIGN_BYTES
 
 UNSTABLE_BACKLOG = 200_000
@@ -247,11 +248,22 @@ class Run:
         return assemble(self, self.batching, wall)
 
 
+_profile_replay: list[Callable[[Scenario], Result]] = []
+"""The replay of a profile workload (``sim.des.profile.simulate_profile``), set by the package ``sim.des``
+when it is imported: the replay is built on ``Run``, so it sits above this module, which does not import it."""
+
+
+def set_profile_replay(replay: Callable[[Scenario], Result]) -> None:
+    """Register the replay ``simulate`` hands a profile workload to (``sim/des/__init__.py`` calls this)."""
+    _profile_replay[:] = [replay]
+
+
 def simulate(scenario: Scenario) -> Result:
     """Simulate ``scenario`` with the discrete-event engine and return its Result (a profile
-    workload, alone or among several, is replayed interval by interval: ``sim.des.profile``)."""
+    workload, alone or among several, is replayed interval by interval: ``sim.des.profile``, registered by
+    ``set_profile_replay``)."""
     if scenario.profile_index() is not None:
-        from sim.des.profile import simulate_profile
-
-        return simulate_profile(scenario)
+        if not _profile_replay:
+            raise RuntimeError("no profile replay registered: sim.des.profile.simulate_profile is set when the package sim.des is imported")
+        return _profile_replay[0](scenario)
     return Run(scenario).run()

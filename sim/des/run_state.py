@@ -2,7 +2,9 @@
 
 ``sim.des.engine.Run`` owns the state and satisfies this protocol; its parts are typed against the protocol
 rather than against ``Run``, so the engine imports its parts and no part imports the engine (not even
-for a type). Only type checkers read this module.
+for a type). The protocol sits below the parts: it names what the result assembly reads of the batch
+means and of a rebuild as the small protocols ``BatchWindow`` and ``RebuildProgress``, so it imports
+neither ``sim.des.batching`` nor ``sim.des.arrivals`` (which import it). Only type checkers read this module.
 """
 
 from __future__ import annotations
@@ -13,11 +15,30 @@ from typing import Protocol
 import simpy
 
 from models.scenario import Scenario
-from sim.des.arrivals import RebuildArrivals
-from sim.des.batching import BatchMeans, WorkloadTally
 from sim.des.components import Job, JobFactory
 from sim.des.model import Model
 from sim.des.rng import Streams
+from sim.des.stats import Batch, WorkloadTally
+from sim.route.elements import RebuildStream
+
+
+class BatchWindow(Protocol):
+    """What the result assembly reads of the batch means (``sim.des.batching.BatchMeans``)."""
+
+    batches: list[Batch]
+    marks: list[tuple[float, list[float], list[float]]]
+    """The meters at each batch boundary: (time, occupancy area, busy area of every meter)."""
+
+    def steady_workload_batches(self) -> list[list[Batch]]:
+        """Each workload's batches over the steady window."""
+
+
+class RebuildProgress(Protocol):
+    """What the result assembly reads of a rebuild in progress (``sim.des.arrivals.RebuildArrivals``)."""
+
+    stream: RebuildStream
+    done_at: list[float]
+    """When each rebuild unit finished (us)."""
 
 
 class RunState(Protocol):
@@ -37,9 +58,14 @@ class RunState(Protocol):
     """What a completed I/O does next (the workload's arrivals set it)."""
     tallies: list[WorkloadTally]
     """Per-workload batch tallies (empty with a single workload)."""
-    batching: BatchMeans
-    rebuild: RebuildArrivals | None
-    """A rebuild in progress (the scenario's ``faults.rebuild``)."""
+
+    @property
+    def batching(self) -> BatchWindow:
+        """The batch means (read-only here, so ``Run``'s ``BatchMeans`` satisfies it)."""
+
+    @property
+    def rebuild(self) -> RebuildProgress | None:
+        """A rebuild in progress (the scenario's ``faults.rebuild``)."""
 
     def set_completer(self, index: int, completer: Callable[[Job], None]) -> None:
         """What a completed I/O of workload ``index`` does next."""

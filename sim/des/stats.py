@@ -5,6 +5,7 @@ The histogram keeps counts in buckets whose width is 1/32 of their octave
 the same memory as of a thousand. Confidence intervals use the method of batch means:
 the measured window is cut into batches of completions, each batch gives one sample of
 every metric, and the Student-t interval over the batch samples estimates the 95% CI.
+``WorkloadTally`` fills one workload's batches (a run with several workloads; ``sim.des.batching`` closes them).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import stats as _scipy_stats
+
+from sim.des.components import READ, Job
 
 SUB = 32  # buckets per octave
 MIN_EXP = -12  # 2**-12 us ~ 0.25 ns
@@ -216,3 +219,89 @@ def estimate(batches: list[Batch], metric: str, confidence: float = 0.95) -> tup
     if all(s == samples[0] for s in samples):
         hw = 0.0
     return value, value - hw, value + hw
+
+
+FLUSH_MASK = 4095
+"""Latencies are held in a list of at most 4,096 before they go into the batch's histogram and sums,
+so a run's memory is set by its state (the histogram, 32 batches), not by its length."""
+
+
+class WorkloadTally:
+    """One workload's completions in the batch being filled, and its I/Os outstanding over time
+    (a scenario with several workloads: ``Run.tallies``, closed into per-workload batches that
+    cover the same windows as the whole run's)."""
+
+    def __init__(self) -> None:
+        self.outstanding = 0
+        self.out_area = 0.0
+        self.out_t = 0.0
+        self.rlats: list[float] = []
+        self.wlats: list[float] = []
+        self.ios = 0
+        self.bytes = 0
+        self.area_start = 0.0
+        self.batch = Batch()
+
+    def issued(self, now: float) -> None:
+        self.out_area += self.outstanding * (now - self.out_t)
+        self.out_t = now
+        self.outstanding += 1
+
+    def completed(self, job: Job, now: float, warm: bool) -> None:
+        self.out_area += self.outstanding * (now - self.out_t)
+        self.out_t = now
+        self.outstanding -= 1
+        if not warm:
+            return
+        if job.op == READ:
+            self.rlats.append(now - job.t0)
+        else:
+            self.wlats.append(now - job.t0)
+        self.ios += 1
+        self.bytes += job.size
+        if len(self.rlats) + len(self.wlats) > FLUSH_MASK:
+            self.flush()
+
+    def area_now(self, now: float) -> float:
+        self.out_area += self.outstanding * (now - self.out_t)
+        self.out_t = now
+        return self.out_area
+
+    def flush(self) -> None:
+        """Move the held latencies into the batch's counts, sums and histogram."""
+        b = self.batch
+        for lats, is_read in ((self.rlats, True), (self.wlats, False)):
+            if not lats:
+                continue
+            values = np.asarray(lats)
+            total = float(values.sum())
+            if is_read:
+                b.reads += len(values)
+                b.read_latency_sum_us += total
+            else:
+                b.writes += len(values)
+                b.write_latency_sum_us += total
+            b.latency_sum_us += total
+            b.histogram += histogram(values)
+        self.rlats = []
+        self.wlats = []
+
+    def start(self, now: float) -> None:
+        """Begin a batch at ``now``."""
+        self.ios = 0
+        self.bytes = 0
+        self.rlats = []
+        self.wlats = []
+        self.batch = Batch()
+        self.area_start = self.area_now(now)
+
+    def close(self, now: float, duration_s: float, cpu_share_us: float) -> Batch:
+        """The batch that ends at ``now`` (``cpu_share_us``: its share of the host CPU's busy time)."""
+        self.flush()
+        b = self.batch
+        b.duration_s = duration_s
+        b.ios = self.ios
+        b.bytes = self.bytes
+        b.cpu_busy_us = cpu_share_us
+        b.outstanding_area_s = (self.area_now(now) - self.area_start) * 1e-6
+        return b

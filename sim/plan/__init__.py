@@ -1,6 +1,8 @@
 """Planning on top of both solvers: the planner (rank candidates on the fast path, confirm finalists with the
 DES), its wide candidate space, and parameter sweeps.
 
+* ``candidate``: One configuration the planner weighs (``Candidate``) and its failure states (``FailureState``):
+  what the screen and the planner both handle, below both of them.
 * ``consolidated``: The consolidated planner: the cheapest configuration on which several workloads each meet
   their objectives.
 * ``faults``: A scenario with ``faults`` (models/faults.py) as the states a sizing must survive: healthy,

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from models.catalog import pinned_catalog
 
 if TYPE_CHECKING:
-    from sim.plan.planner import Candidate
+    from sim.plan.candidate import Candidate
 
 Progress = Callable[[str, int, int], None]
 """``progress(stage, done, total)``, called in the calling process: ``screen`` after each chunk (candidates),

@@ -2,7 +2,7 @@
 
 ``sim.plan.planner.enumerate_candidates`` tries a fixed grid per platform (about 1,600 IBM i candidates for
 examples/plan/ibmi_oltp.yaml). This module widens every axis to what the catalog and the topology
-rules allow, without changing the planner: the candidates are the same ``sim.plan.planner.Candidate``
+rules allow, without changing the planner: the candidates are the same ``sim.plan.candidate.Candidate``
 objects (a validated ``Scenario`` with its catalog ``capex``), so the planner's screen, DES
 verification and ranking take them as they are.
 
@@ -98,6 +98,27 @@ def _device_counts(req: Requirements, options: PlatformOptions) -> list[int]:
     return sorted({n for n in (space.device_counts or range(1, cap + 1)) if n <= cap})
 
 
+def _direct_candidate(host: dict[str, Any], drive: str, count: int, adapter: str, adapters: int, max_drives: int, per_drive: int,
+                      depth: int | None, layout: str, chunk: int, ibmi: bool) -> tuple[str, dict[str, Any]]:
+    """One direct-NVMe candidate: its label and topology."""
+    ns: dict[str, Any] = {"per_drive": per_drive}
+    if depth is not None:
+        ns["queue_depth"] = depth
+    topo = {
+        "kind": "direct_nvme", "host": host, "drive": drive, "drives": count,
+        "adapter": adapter, "adapters": adapters, "namespaces": ns, "layout": layout,
+        "chunk_kib": chunk,
+        "mirror_protection": "planar" if layout == "ibmi_mirror" and adapters >= 2 else "drive",
+    }
+    where = f"{adapters} x {adapter}" if max_drives > 1 else "carriers"
+    label = f"{count} x {drive}, {per_drive} ns/drive, {layout}, {where}"
+    if depth is not None:
+        label += f", qd {depth}/ns"
+    if layout in STRIPED and not ibmi:
+        label += f", {chunk}K chunk"
+    return label, topo
+
+
 def _direct_nvme(req: Requirements, options: PlatformOptions, space: WideSpace) -> Iterator[tuple[str, dict[str, Any]]]:
     ibmi = req.platform == "power10_ibmi"
     host = platform_host(req, options, IBMI_STACK if ibmi else DEFAULT_STACK["direct_nvme"])
@@ -118,22 +139,8 @@ def _direct_nvme(req: Requirements, options: PlatformOptions, space: WideSpace) 
                         for adapters in sorted({min(count, fewest + k) for k in range(space.extra_adapters + 1)}):
                             for depth in depths:
                                 for chunk in chunks:
-                                    ns: dict[str, Any] = {"per_drive": per_drive}
-                                    if depth is not None:
-                                        ns["queue_depth"] = depth
-                                    topo = {
-                                        "kind": "direct_nvme", "host": host, "drive": drive, "drives": count,
-                                        "adapter": adapter, "adapters": adapters, "namespaces": ns, "layout": layout,
-                                        "chunk_kib": chunk,
-                                        "mirror_protection": "planar" if layout == "ibmi_mirror" and adapters >= 2 else "drive",
-                                    }
-                                    where = f"{adapters} x {adapter}" if max_drives > 1 else "carriers"
-                                    label = f"{count} x {drive}, {per_drive} ns/drive, {layout}, {where}"
-                                    if depth is not None:
-                                        label += f", qd {depth}/ns"
-                                    if layout in STRIPED and not ibmi:
-                                        label += f", {chunk}K chunk"
-                                    yield label, topo
+                                    yield _direct_candidate(host, drive, count, adapter, adapters, max_drives, per_drive, depth,
+                                                            layout, chunk, ibmi)
 
 
 def _san(req: Requirements, options: PlatformOptions, space: WideSpace) -> Iterator[tuple[str, dict[str, Any]]]:

@@ -356,6 +356,18 @@ def _unknown_paths(spec: SweepSpec, errors_by_point: list[list[tuple[str, str]]]
     return problems
 
 
+def _validated_base(spec: SweepSpec) -> tuple[dict[str, Any], Scenario]:
+    """The sweep's base scenario with its overrides, as data and validated; SweepInputError when it is invalid on its own."""
+    try:
+        base = apply_overrides(_base_data(spec), spec.overrides)
+        return base, Scenario.model_validate(base)
+    except ScenarioFileError as exc:
+        raise SweepInputError([(f"set.{f}", m) for f, m in exc.problems]) from None
+    except ValidationError as exc:
+        problems = format_validation_error(exc)
+        raise SweepInputError(_unknown_paths(spec, [problems]) or [(f"base.{f}", m) for f, m in problems]) from None
+
+
 def plan_sweep(spec: SweepSpec) -> SweepPlan:
     """Expand a sweep into its runs, each validated; raises SweepInputError for mistakes in the sweep itself.
 
@@ -367,15 +379,7 @@ def plan_sweep(spec: SweepSpec) -> SweepPlan:
     problems = _check_factors(spec, values)
     if problems:
         raise SweepInputError(problems)
-    base = _base_data(spec)
-    try:
-        base = apply_overrides(base, spec.overrides)
-        base_scenario = Scenario.model_validate(base)
-    except ScenarioFileError as exc:
-        raise SweepInputError([(f"set.{f}", m) for f, m in exc.problems]) from None
-    except ValidationError as exc:
-        problems = format_validation_error(exc)
-        raise SweepInputError(_unknown_paths(spec, [problems]) or [(f"base.{f}", m) for f, m in problems]) from None
+    base, base_scenario = _validated_base(spec)
     combinations = _combinations(spec, values)
     if len(combinations) * spec.replications > MAX_RUNS:
         raise SweepInputError([("factors", f"{len(combinations):,} points x {spec.replications} replications is more than "
@@ -749,6 +753,21 @@ def default_workers() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
+def _known_rows(plan: SweepPlan, resumed: Path | None) -> dict[str, dict[str, Any]]:
+    """The rows a sweep has before it runs anything, by scenario digest: those already written or journalled
+    at ``resumed`` (a resumed sweep) and one per invalid point."""
+    wanted = {r.digest for r in plan.runs}
+    done: dict[str, dict[str, Any]] = {}
+    if resumed is not None:
+        for row in [*_read_output(resumed), *read_journal(journal_path(resumed))]:
+            if row.get("scenario_digest") in wanted:
+                done[row["scenario_digest"]] = row
+    for run in plan.runs:
+        if run.invalid and run.digest not in done:
+            done[run.digest] = {**run.identity(plan.factor_columns), "status": "invalid", "error": run.invalid}
+    return done
+
+
 def run_sweep(spec: SweepSpec | str | Path, out: str | Path | None = None, scheduler: str | None = None,
               workers: int | None = None, resume: bool = False, progress: bool = True) -> pd.DataFrame:
     """Run every point of a sweep and return one DataFrame row per run.
@@ -768,16 +787,8 @@ def run_sweep(spec: SweepSpec | str | Path, out: str | Path | None = None, sched
     if not isinstance(spec, SweepSpec):
         spec = load_sweep(spec)
     plan = plan_sweep(spec)
-    wanted = {r.digest for r in plan.runs}
 
-    done: dict[str, dict[str, Any]] = {}
-    if resume and out_path is not None:
-        for row in [*_read_output(out_path), *read_journal(journal_path(out_path))]:
-            if row.get("scenario_digest") in wanted:
-                done[row["scenario_digest"]] = row
-    for run in plan.runs:
-        if run.invalid and run.digest not in done:
-            done[run.digest] = {**run.identity(plan.factor_columns), "status": "invalid", "error": run.invalid}
+    done = _known_rows(plan, out_path if resume else None)
     pending = [r for r in plan.runs if r.digest not in done]
 
     client = connect_scheduler(scheduler) if scheduler else None

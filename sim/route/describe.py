@@ -180,6 +180,11 @@ def layout_of(topo: Topology) -> str:
     return "jbod"
 
 
+def volume_layout(topo: Topology) -> str | None:
+    """The layout of the attachment's volume layer; None for a generic topology, which has none (its stations are the route)."""
+    return None if isinstance(topo, Generic) else layout_of(topo)
+
+
 def chunk_bytes_of(topo: Topology) -> int:
     """The stripe unit of the attachment's volume layer in bytes."""
     if isinstance(topo, (DirectNvme, San, Exflash)):

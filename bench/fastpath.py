@@ -48,7 +48,9 @@ def scenario_set(quick: bool) -> list[Scenario]:
     """Every example plus a seeded random set (distinct configurations)."""
     from bench.scenario_space import random_scenarios
 
-    examples = [sc for sc in (load_scenario(p) for p in sorted(EXAMPLES.glob("*.yaml"))) if sc.workload.kind != "profile"]
+    # one steady workload each (sweep_variants scales `workload`; a consolidation or a profile is solved per class/interval)
+    examples = [sc for sc in (load_scenario(p) for p in sorted(EXAMPLES.glob("*.yaml")))
+                if not sc.consolidated and sc.profile_index() is None]
     return examples + random_scenarios(2026, 40 if quick else 150)
 
 

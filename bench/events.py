@@ -83,9 +83,17 @@ class EventRun:
 
 
 def scenario_files() -> list[tuple[str, Path]]:
-    """(source, path) of every example and calibration scenario, examples first, each sorted."""
-    return [("example", p) for p in sorted(EXAMPLES.glob("*.yaml"))] + \
-           [("calibration", p) for p in sorted(CALIBRATION.glob("*.yaml"))]
+    """(source, path) of every example and calibration scenario, examples first, each sorted; a load
+    profile (replayed interval by interval by ``sim.des.profile``, not one ``Run``) is left out."""
+    return [("example", p) for p in sorted(EXAMPLES.glob("*.yaml")) if not _profile(p)] + \
+           [("calibration", p) for p in sorted(CALIBRATION.glob("*.yaml")) if not _profile(p)]
+
+
+def _profile(path: Path) -> bool:
+    from models import load_scenario
+    from models.workload import ProfileWorkload
+
+    return isinstance(load_scenario(path).workload, ProfileWorkload)
 
 
 def budgeted(path: Path, ios: int, seed: int | None = None) -> Any:
@@ -285,9 +293,14 @@ def _norm(name: str) -> str:
 
 def hop_label(hop: Any) -> str:
     """What kind of hop ``hop`` is, in the engine's words (component class and its normalized name)."""
-    from sim.des.components import Delay, Fork, Meter, Split, Station
+    from sim.des.components import Chain, Delay, Fork, HostCharge, Meter, Split, Station
 
     owner = getattr(hop, "__self__", None)
+    if isinstance(hop, Chain):
+        ends = {Chain.NEXT: "", Chain.JOIN: " + join", Chain.DROP: " (background, dropped)"}
+        return "Chain [" + ", ".join(_part_label(p) for p in hop.parts) + "]" + ends[hop.end]
+    if isinstance(hop, HostCharge):
+        return "host CPU charge (enters Station host_cpu)"
     if isinstance(hop, Station):
         return f"Station {_norm(hop.name)}"
     if isinstance(owner, Meter):
@@ -309,9 +322,17 @@ def hop_label(hop: Any) -> str:
     return name.replace(".<locals>", "")
 
 
+def _part_label(part: Any) -> str:
+    """A chain part: a station's or a delay's bound method, or a host CPU charge's closure."""
+    owner = getattr(part, "__self__", None)
+    if owner is not None:
+        return hop_label(owner)
+    return "host CPU charge"
+
+
 def event_label(event: Any) -> str:
     """What caused a queued SimPy event: the station whose service ends, or the hop that scheduled the timeout."""
-    from sim.des.components import Meter, _advance_event
+    from sim.des.components import Chain, Meter, Split, _advance_event
 
     callbacks = event.callbacks or []
     if not callbacks:
@@ -320,6 +341,10 @@ def event_label(event: Any) -> str:
     owner = getattr(cb, "__self__", None)
     if isinstance(owner, Meter):
         return f"Station {_norm(owner.name)} (service end)"
+    if isinstance(owner, Chain):
+        return hop_label(owner) + " (end)"
+    if isinstance(owner, Split):
+        return f"Split phase done ({owner.planner.__name__})"
     if cb is _advance_event:
         job = event._value
         return hop_label(job.route[job.step]) + " (timeout)"

@@ -332,7 +332,7 @@ def _part_label(part: Any) -> str:
 
 def event_label(event: Any) -> str:
     """What caused a queued SimPy event: the station whose service ends, or the hop that scheduled the timeout."""
-    from sim.des.components import Chain, Meter, Split, _advance_event
+    from sim.des.components import Chain, Delay, Meter, Split, _advance_event
 
     callbacks = event.callbacks or []
     if not callbacks:
@@ -343,6 +343,8 @@ def event_label(event: Any) -> str:
         return f"Station {_norm(owner.name)} (service end)"
     if isinstance(owner, Chain):
         return hop_label(owner) + " (end)"
+    if isinstance(owner, Delay):
+        return hop_label(owner) + " (timeout)"
     if isinstance(owner, Split):
         return f"Split phase done ({owner.planner.__name__})"
     if cb is _advance_event:

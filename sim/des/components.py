@@ -3,8 +3,10 @@
 An I/O is a ``Job`` that walks a *route*: a tuple of hops, each a callable
 ``hop(job)``. A hop either passes the job on at once (``advance``) or parks it and
 passes it on later from a SimPy event callback. There is no SimPy process per I/O
-and no Request object per queue visit: a station visit costs one SimPy event
-(its service completion), a concurrency limit costs none. Jobs are recycled from a
+and no Request object per queue visit: a station visit costs at most one SimPy event
+(its service completion; a ``FifoStation`` knows it on arrival, so ``sim.des.model.Fusion``
+folds the hops after it that nothing else can disturb into the same event, a ``Chain``),
+a concurrency limit costs none. Jobs are recycled from a
 free list, so a long run allocates almost nothing per I/O (DESIGN.md section 7).
 
 Time is in microseconds of simulated time throughout the engine.
@@ -331,7 +333,7 @@ class Delay:
     """A pure delay with unlimited parallelism (fabric latency, cache acknowledgement, think time);
     ``name`` is its place in the route (``fabric``, ``turnaround``, ``drive3.write_ack``)."""
 
-    __slots__ = ("delay", "env", "fixed", "name")
+    __slots__ = ("_cb", "_spare", "delay", "env", "fixed", "name")
 
     def __init__(self, env: simpy.Environment, delay: Callable[[Job], float], name: str = "", fixed: bool = False):
         self.env = env
@@ -339,13 +341,20 @@ class Delay:
         self.name = name
         self.fixed = fixed
         """Whether every job waits the same time (a constant: jobs leave in the order they came)."""
+        self._spare: list[Event] = []
+        self._cb = self._leave
 
     def __call__(self, job: Job) -> None:
         d = self.delay(job)
         if d <= 0.0:
             advance(job)
         else:
-            schedule(self.env, d, job, _advance_event)
+            env = self.env
+            _push(env, self._spare, env._now + d, job, self._cb)
+
+    def _leave(self, event: Event) -> None:
+        self._spare.append(event)
+        advance(event._value)
 
     def visit(self, job: Job, t: float) -> float:
         """When ``job``, arriving at ``t``, leaves (its delay is drawn now)."""

@@ -582,7 +582,7 @@ def _make(b: Builder, element: Any, i: int | None) -> list[Any]:
         if isinstance(element, DeviceBank):
             # a flash device whose reads meet programs times a program by the moment it starts
             # (DieProgramLocks.timed reads the clock): its stations keep the event per service start
-            b.fifo = not b.reads_meet_programs
+            b.fifo = False
             try:
                 return [FlashDevice(b, name, element.params) for name in names]
             finally:

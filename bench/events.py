@@ -303,11 +303,11 @@ def _norm(name: str) -> str:
 
 def hop_label(hop: Any) -> str:
     """What kind of hop ``hop`` is, in the engine's words (component class and its normalized name)."""
-    from sim.des.components import Chain, Delay, Fork, HostCharge, Meter, Split, Station
+    from sim.des.components import CHAIN_DROP, CHAIN_JOIN, CHAIN_NEXT, Chain, Delay, Fork, HostCharge, Meter, Split, Station
 
     owner = getattr(hop, "__self__", None)
     if isinstance(hop, Chain):
-        ends = {Chain.NEXT: "", Chain.JOIN: " + join", Chain.DROP: " (background, dropped)"}
+        ends = {CHAIN_NEXT: "", CHAIN_JOIN: " + join", CHAIN_DROP: " (background, dropped)"}
         return "Chain [" + ", ".join(_part_label(p) for p in hop.parts) + "]" + ends[hop.end]
     if isinstance(hop, HostCharge):
         return "host CPU charge (enters Station host_cpu)"

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Sequence
 from heapq import heappush, heapreplace
-from typing import Any
+from typing import Any, Final
 
 import simpy
 from simpy.events import NORMAL, Event
@@ -506,7 +506,7 @@ class Fork:
         the child needs no recycling hop."""
         self.body = tuple(body)
         last = self.body[-1] if self.body else None
-        done = isinstance(last, Chain) and last.end == Chain.DROP
+        done = isinstance(last, Chain) and last.end == CHAIN_DROP
         self.route = self.body if done else (*self.body, self.jobs.recycle)
 
     def __call__(self, job: Job) -> None:
@@ -598,23 +598,27 @@ class Split:
             advance(parent)
 
 
+CHAIN_NEXT: Final = 0
+"""A ``Chain`` that ends with one event taking the job to its next hop."""
+CHAIN_JOIN: Final = 1
+"""A ``Chain`` that ends a split's child: it joins at its end time."""
+CHAIN_DROP: Final = 2
+"""A ``Chain`` that ends a background child: its work is booked, the child dropped."""
+
+
 class Chain:
     """Consecutive timed hops of a route walked in one go: a station (or a delay, a host CPU charge)
     the job reaches now, then pure delays and stations fed by nothing but the hop before them, so
     that nothing can arrive there out of time order (``sim.des.model.Fusion`` proves it from the
     routes). The job's time runs ahead through ``parts`` (each returns when the job leaves it) and
-    one event takes it to the next hop (``end`` NEXT); a chain that ends a split's child joins at
-    that time instead (JOIN: one event per phase, not per child), one that ends a background child
-    books its work and drops it (DROP: no event at all).
+    one event takes it to the next hop (``end`` CHAIN_NEXT); a chain that ends a split's child joins at
+    that time instead (CHAIN_JOIN: one event per phase, not per child), one that ends a background child
+    books its work and drops it (CHAIN_DROP: no event at all).
     """
-
-    NEXT = 0
-    JOIN = 1
-    DROP = 2
 
     __slots__ = ("_cb", "_spare", "end", "env", "jobs", "parts", "split")
 
-    def __init__(self, env: simpy.Environment, parts: Sequence[Callable[[Job, float], float]], end: int = 0,
+    def __init__(self, env: simpy.Environment, parts: Sequence[Callable[[Job, float], float]], end: int = CHAIN_NEXT,
                  split: Split | None = None, jobs: JobFactory | None = None):
         self.env = env
         self.parts = tuple(parts)
@@ -635,12 +639,12 @@ class Chain:
         for part in self.parts:
             t = part(job, t)
         end = self.end
-        if end == 0:
+        if end == CHAIN_NEXT:
             if t > now:
                 _push(env, self._spare, t, job, self._cb)
             else:
                 advance(job)
-        elif end == 1:
+        elif end == CHAIN_JOIN:
             split = self.split
             assert split is not None
             split.join_at(job, t)

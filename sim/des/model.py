@@ -18,6 +18,9 @@ import simpy
 
 from models.scenario import Scenario
 from sim.des.components import (
+    CHAIN_DROP,
+    CHAIN_JOIN,
+    CHAIN_NEXT,
     READ,
     WRITE,
     Chain,
@@ -458,8 +461,8 @@ class Fusion:
       recursion holds there as well (``ahead``).
 
     A pool, a fork, a split or a device station ends a chain (they act on what other I/Os do meanwhile).
-    A chain that ends a split's child joins at its end time (``Chain.JOIN``), one that ends a background
-    child books its work and needs no event (``Chain.DROP``).
+    A chain that ends a split's child joins at its end time (``CHAIN_JOIN``), one that ends a background
+    child books its work and needs no event (``CHAIN_DROP``).
     """
 
     def __init__(self, env: simpy.Environment, jobs: JobFactory, raw: dict[tuple[int, int, int, bool], Sequence[Hop]]):
@@ -508,10 +511,10 @@ class Fusion:
     def route(self, route: Sequence[Hop], split: Split | None) -> list[Hop]:
         """``route`` with its chains folded; its last hop is ``split``'s join when ``split`` is given."""
         body = list(route)
-        end = Chain.NEXT
+        end = CHAIN_NEXT
         if split is not None and body:
             body.pop()  # the join: a final chain joins at its end time instead
-            end = Chain.JOIN
+            end = CHAIN_JOIN
         return self._fold(body, end, split)
 
     def _fold(self, body: list[Hop], end: int, split: Split | None) -> list[Hop]:
@@ -521,7 +524,7 @@ class Fusion:
         def close(final: bool) -> None:
             if not chain:
                 return
-            if final and end != Chain.NEXT:
+            if final and end != CHAIN_NEXT:
                 out.append(Chain(self.env, [self._part(h) for h in chain], end, split, self.jobs))
             elif len(chain) == 1:
                 out.append(chain[0])
@@ -541,7 +544,7 @@ class Fusion:
             else:
                 out.append(hop)
         close(True)
-        if end == Chain.JOIN and (not out or not isinstance(out[-1], Chain) or out[-1].end != Chain.JOIN):
+        if end == CHAIN_JOIN and (not out or not isinstance(out[-1], Chain) or out[-1].end != CHAIN_JOIN):
             assert split is not None
             out.append(split.join)
         return out
@@ -552,7 +555,7 @@ class Fusion:
             return
         if isinstance(hop, Fork):
             self.done.add(id(hop))
-            hop.set_body(self._fold(list(hop.body), Chain.DROP, None))
+            hop.set_body(self._fold(list(hop.body), CHAIN_DROP, None))
         elif isinstance(hop, Split) and hop.inner:
             self.done.add(id(hop))
             hop.inner[:] = [self.route(r, hop) for r in hop.inner]

@@ -337,7 +337,7 @@ def _part_label(part: Any) -> str:
     owner = getattr(part, "__self__", None)
     if owner is not None:
         return hop_label(owner)
-    return "host CPU charge"
+    return "host CPU charge (enters Station host_cpu)"
 
 
 def event_label(event: Any) -> str:
@@ -402,13 +402,18 @@ def breakdown(path: Path, ios: int, seed: int | None = None) -> Breakdown:
     original_advance = components.advance
     original_step = env.step
 
+    parts_of: dict[int, list[str]] = {}
+
     def counting_advance(job: Any) -> None:
         hop = job.route[job.step + 1]
         key = id(hop)
         label = labels.get(key)
         if label is None:
             label = labels[key] = hop_label(hop)
+            parts_of[key] = [_part_label(p) for p in hop.parts] if isinstance(hop, components.Chain) else []
         by_hop[label] += 1
+        for part in parts_of[key]:  # a chain's stations and delays are visited too, in one event
+            by_hop[part] += 1
         original_advance(job)
 
     def counting_step() -> None:
@@ -444,7 +449,8 @@ def format_breakdown(b: Breakdown) -> str:
              "| event cause | events per I/O | share |", "|---|---|---|"]
     for label, n in b.by_event.items():
         lines.append(f"| {label} | {n / b.ios:.3f} | {n / b.events:.1%} |")
-    lines += ["", "| hop (visits; only Station, Delay and die hops cost an event) | visits per I/O |", "|---|---|"]
+    lines += ["", "| hop (visits; only Station, Delay, Chain and die hops cost an event; a chain's parts are also counted "
+              "on their own rows) | visits per I/O |", "|---|---|"]
     for label, n in b.by_hop.items():
         lines.append(f"| {label} | {n / b.ios:.3f} |")
     lines += ["", "| pool | acquires that waited, per I/O |", "|---|---|"]

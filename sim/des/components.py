@@ -3,8 +3,10 @@
 An I/O is a ``Job`` that walks a *route*: a tuple of hops, each a callable
 ``hop(job)``. A hop either passes the job on at once (``advance``) or parks it and
 passes it on later from a SimPy event callback. There is no SimPy process per I/O
-and no Request object per queue visit: a station visit costs one SimPy event
-(its service completion), a concurrency limit costs none. Jobs are recycled from a
+and no Request object per queue visit: a station visit costs at most one SimPy event
+(its service completion; a ``FifoStation`` knows it on arrival, so ``sim.des.model.Fusion``
+folds the hops after it that nothing else can disturb into the same event, a ``Chain``),
+a concurrency limit costs none. Jobs are recycled from a
 free list, so a long run allocates almost nothing per I/O (DESIGN.md section 7).
 
 Time is in microseconds of simulated time throughout the engine.
@@ -14,8 +16,8 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Sequence
-from heapq import heappush
-from typing import Any
+from heapq import heappush, heapreplace
+from typing import Any, Final
 
 import simpy
 from simpy.events import NORMAL, Event
@@ -45,6 +47,7 @@ class Job:
         "slot",
         "step",
         "t0",
+        "t_done",
         "token",
         "workload",
     )
@@ -55,6 +58,8 @@ class Job:
         self.op = READ
         self.size = 0
         self.t0 = 0.0
+        self.t_done = 0.0
+        """When the current phase of a split's children is done (the latest of the times they join at)."""
         self.parent: Job | None = None
         self.member = 0
         self.slot = 0
@@ -91,6 +96,18 @@ def schedule(env: simpy.Environment, delay: float, value: Any, callback: Callabl
 
 def _advance_event(event: simpy.Event) -> None:
     advance(event._value)
+
+
+def _push(env: simpy.Environment, spare: list[Event], at: float, job: Job, callback: Callable[[Event], None]) -> None:
+    """``schedule`` at absolute time ``at`` with an event from ``spare`` (events the callback gave back)."""
+    if spare:
+        ev = spare.pop()
+    else:
+        ev = Event(env)
+        ev._ok = True
+    ev._value = job
+    ev.callbacks = [callback]
+    heappush(env._queue, (at, NORMAL, next(env._eid), ev))
 
 
 class Meter:
@@ -203,23 +220,146 @@ class Station(Meter):
         self._spare.append(event)
 
 
+class FifoStation(Station):
+    """A FCFS station with ``servers`` identical servers, computed by Lindley's recursion.
+
+    The same queue as ``Station``: a job that arrives at ``t`` starts at the later of ``t`` and the
+    earliest time a server is free, and leaves ``service(job)`` later. Jobs arrive in time order (the
+    event loop's, or ``Chain``'s for a station only ever fed by one single-server station), so the
+    departure is known on arrival and a visit costs one event, the departure itself, or none when the
+    job's next hops are folded into the same event (``Chain``). The service time is drawn on arrival
+    (a ``Station`` draws it at the start of service): the same law, another draw order.
+
+    Occupancy is booked on arrival for the whole service (``c_area``, ``c_busy``); what lies beyond
+    ``now`` is taken off when the meter is read (every server is busy without a gap from now until it
+    is free: a job booked after a gap starts at its own arrival, which is not in the future).
+    """
+
+    __slots__ = ("_depart_cb", "c_area", "c_busy", "free", "free1", "union_end")
+
+    def __init__(self, env: simpy.Environment, name: str, servers: int, service: Callable[[Job], float]):
+        super().__init__(env, name, servers, service)
+        self._depart_cb = self._depart
+        self.free = [0.0] * servers
+        """When each server is next free (a heap; ``free1`` for a single server)."""
+        self.free1 = 0.0
+        self.c_area = 0.0
+        self.c_busy = 0.0
+        self.union_end = 0.0
+        """When the last booked busy period ends (the time at least one server is busy, booked up to it)."""
+
+    def commit(self, job: Job, t: float) -> float:
+        """Book ``job`` arriving at ``t`` (no earlier than any arrival booked before) and return when it leaves."""
+        s = self.service(job)
+        if self.capacity == 1:
+            f = self.free1
+            start = t if t > f else f
+            d = start + s
+            self.free1 = d
+            self.c_area += s
+            self.c_busy += s
+            self.union_end = d
+            return d
+        heap = self.free
+        f = heap[0]
+        start = t if t > f else f
+        d = start + s
+        heapreplace(heap, d)
+        self.c_area += s
+        u = self.union_end
+        if d > u:
+            self.c_busy += d - (start if start > u else u)
+            self.union_end = d
+        return d
+
+    def __call__(self, job: Job) -> None:
+        env = self.env
+        now = env._now
+        d = self.commit(job, now)
+        if d > now:
+            _push(env, self._spare, d, job, self._depart_cb)
+        else:
+            advance(job)
+
+    def _depart(self, event: Event) -> None:
+        self._spare.append(event)
+        advance(event._value)
+
+    def _account(self) -> None:
+        now = self.env._now
+        if self.capacity == 1:
+            ahead = self.free1 - now
+            self.area = self.c_area - (ahead if ahead > 0.0 else 0.0)
+        else:
+            ahead = 0.0
+            for f in self.free:
+                if f > now:
+                    ahead += f - now
+            self.area = self.c_area - ahead
+        u = self.union_end - now
+        self.busy_area = self.c_busy - (u if u > 0.0 else 0.0)
+        self.t_last = now
+
+    def reset(self) -> None:
+        self._account()
+        self.c_area -= self.area
+        self.c_busy -= self.busy_area
+        self.area = 0.0
+        self.busy_area = 0.0
+        self.waited = 0
+
+    def unit_time(self) -> float:
+        self._account()
+        return self.area
+
+
+class HostCharge:
+    """A hop that occupies one core of the host CPU station for ``us`` + bytes x ``per_byte`` microseconds
+    (``job.cost``, which the CPU station's service time reads)."""
+
+    __slots__ = ("cpu", "per_byte", "us")
+
+    def __init__(self, cpu: Station, us: float, per_byte: float):
+        self.cpu = cpu
+        self.us = us
+        self.per_byte = per_byte
+
+    def __call__(self, job: Job) -> None:
+        job.cost = self.us + job.size * self.per_byte if self.per_byte > 0.0 else self.us
+        self.cpu(job)
+
+
 class Delay:
     """A pure delay with unlimited parallelism (fabric latency, cache acknowledgement, think time);
     ``name`` is its place in the route (``fabric``, ``turnaround``, ``drive3.write_ack``)."""
 
-    __slots__ = ("delay", "env", "name")
+    __slots__ = ("_cb", "_spare", "delay", "env", "fixed", "name")
 
-    def __init__(self, env: simpy.Environment, delay: Callable[[Job], float], name: str = ""):
+    def __init__(self, env: simpy.Environment, delay: Callable[[Job], float], name: str = "", fixed: bool = False):
         self.env = env
         self.delay = delay
         self.name = name
+        self.fixed = fixed
+        """Whether every job waits the same time (a constant: jobs leave in the order they came)."""
+        self._spare: list[Event] = []
+        self._cb = self._leave
 
     def __call__(self, job: Job) -> None:
         d = self.delay(job)
         if d <= 0.0:
             advance(job)
         else:
-            schedule(self.env, d, job, _advance_event)
+            env = self.env
+            _push(env, self._spare, env._now + d, job, self._cb)
+
+    def _leave(self, event: Event) -> None:
+        self._spare.append(event)
+        advance(event._value)
+
+    def visit(self, job: Job, t: float) -> float:
+        """When ``job``, arriving at ``t``, leaves (its delay is drawn now)."""
+        d = self.delay(job)
+        return t + d if d > 0.0 else t
 
 
 class Pool(Meter):
@@ -236,9 +376,16 @@ class Pool(Meter):
         self.waiting: deque[Job] = deque()
 
     def acquire(self, job: Job) -> None:
-        if self.in_use < self.capacity:
-            self._account()
-            self.in_use += 1
+        u = self.in_use
+        if u < self.capacity:
+            now = self.env._now
+            dt = now - self.t_last
+            if dt:  # Meter._account, inlined (a pool is visited twice per device I/O)
+                if u:
+                    self.area += u * dt
+                    self.busy_area += dt
+                self.t_last = now
+            self.in_use = u + 1
             advance(job)
         else:
             self.waited += 1
@@ -248,8 +395,14 @@ class Pool(Meter):
         if self.waiting:
             advance(self.waiting.popleft())  # the slot passes straight to the next waiter
         else:
-            self._account()
-            self.in_use -= 1
+            u = self.in_use
+            now = self.env._now
+            dt = now - self.t_last
+            if dt:
+                self.area += u * dt
+                self.busy_area += dt
+                self.t_last = now
+            self.in_use = u - 1
         advance(job)
 
     @property
@@ -340,11 +493,21 @@ class JobFactory:
 class Fork:
     """Start a background child on ``route`` (e.g. destaging a cached write) and move on at once."""
 
-    __slots__ = ("jobs", "route")
+    __slots__ = ("body", "jobs", "route")
 
     def __init__(self, route: Sequence[Hop], jobs: JobFactory):
-        self.route = (*tuple(route), jobs.recycle)
+        self.body: tuple[Hop, ...] = tuple(route)
+        """The child's hops (its route without the final recycling)."""
+        self.route: tuple[Hop, ...] = (*self.body, jobs.recycle)
         self.jobs = jobs
+
+    def set_body(self, body: Sequence[Hop]) -> None:
+        """Replace the child's hops (``sim.des.model`` fuses them); a body ending in a ``Chain`` that drops
+        the child needs no recycling hop."""
+        self.body = tuple(body)
+        last = self.body[-1] if self.body else None
+        done = isinstance(last, Chain) and last.end == CHAIN_DROP
+        self.route = self.body if done else (*self.body, self.jobs.recycle)
 
     def __call__(self, job: Job) -> None:
         child = self.jobs.new()
@@ -367,14 +530,19 @@ class Split:
     ``planner(job)`` returns phases; each phase is a list of (route, bytes, op, member) children
     started together; the next phase starts when all children of the current one
     have finished (RAID-5/6 read-modify-write reads old data and parity, then writes).
-    Child routes must end with ``split.join``.
+    Child routes must end with ``split.join`` (or a ``Chain`` that joins at a known time,
+    ``join_at``): the phase ends at the latest time a child joins at, with one event.
     """
 
-    __slots__ = ("jobs", "planner")
+    __slots__ = ("_phase_cb", "env", "inner", "jobs", "planner")
 
-    def __init__(self, planner: Planner, jobs: JobFactory):
+    def __init__(self, planner: Planner, jobs: JobFactory, env: simpy.Environment | None = None):
         self.planner = planner
         self.jobs = jobs
+        self.env = env
+        self.inner: list[Sequence[Hop]] = []
+        """Child routes the planner alone knows (a page split's channel program), for ``sim.des.model`` to fuse."""
+        self._phase_cb = self._phase_event
 
     def __call__(self, job: Job) -> None:
         job.phases = self.planner(job)
@@ -384,6 +552,7 @@ class Split:
     def _start_phase(self, job: Job) -> None:
         children = job.phases[job.phase]
         job.pending = len(children)
+        job.t_done = self.env._now if self.env is not None else 0.0
         new = self.jobs.new
         for route, nbytes, op, member in children:
             child = new()
@@ -403,12 +572,99 @@ class Split:
         assert parent is not None
         parent.pending -= 1
         if parent.pending == 0:
-            parent.phase += 1
-            if parent.phase < len(parent.phases):
-                self._start_phase(parent)
+            env = self.env
+            if env is not None and parent.t_done > env._now:
+                schedule(env, parent.t_done - env._now, parent, self._phase_cb)
             else:
-                parent.phases = []
-                advance(parent)
+                self._phase_done(parent)
+
+    def join_at(self, child: Job, t: float) -> None:
+        """``child`` is done at ``t`` (now or later): the phase ends when its last child is done."""
+        parent = child.parent
+        assert parent is not None
+        if t > parent.t_done:
+            parent.t_done = t
+        self.join(child)
+
+    def _phase_event(self, event: Event) -> None:
+        self._phase_done(event._value)
+
+    def _phase_done(self, parent: Job) -> None:
+        parent.phase += 1
+        if parent.phase < len(parent.phases):
+            self._start_phase(parent)
+        else:
+            parent.phases = []
+            advance(parent)
+
+
+CHAIN_NEXT: Final = 0
+"""A ``Chain`` that ends with one event taking the job to its next hop."""
+CHAIN_JOIN: Final = 1
+"""A ``Chain`` that ends a split's child: it joins at its end time."""
+CHAIN_DROP: Final = 2
+"""A ``Chain`` that ends a background child: its work is booked, the child dropped."""
+
+
+class Chain:
+    """Consecutive timed hops of a route walked in one go: a station (or a delay, a host CPU charge)
+    the job reaches now, then pure delays and stations fed by nothing but the hop before them, so
+    that nothing can arrive there out of time order (``sim.des.model.Fusion`` proves it from the
+    routes). The job's time runs ahead through ``parts`` (each returns when the job leaves it) and
+    one event takes it to the next hop (``end`` CHAIN_NEXT); a chain that ends a split's child joins at
+    that time instead (CHAIN_JOIN: one event per phase, not per child), one that ends a background child
+    books its work and drops it (CHAIN_DROP: no event at all).
+    """
+
+    __slots__ = ("_cb", "_spare", "end", "env", "jobs", "parts", "split")
+
+    def __init__(self, env: simpy.Environment, parts: Sequence[Callable[[Job, float], float]], end: int = CHAIN_NEXT,
+                 split: Split | None = None, jobs: JobFactory | None = None):
+        self.env = env
+        self.parts = tuple(parts)
+        self.end = end
+        self.split = split
+        self.jobs = jobs
+        self._spare: list[Event] = []
+        self._cb = self._leave
+
+    def _leave(self, event: Event) -> None:
+        self._spare.append(event)
+        advance(event._value)
+
+    def __call__(self, job: Job) -> None:
+        env = self.env
+        now = env._now
+        t = now
+        for part in self.parts:
+            t = part(job, t)
+        end = self.end
+        if end == CHAIN_NEXT:
+            if t > now:
+                _push(env, self._spare, t, job, self._cb)
+            else:
+                advance(job)
+        elif end == CHAIN_JOIN:
+            split = self.split
+            assert split is not None
+            split.join_at(job, t)
+        else:
+            jobs = self.jobs
+            assert jobs is not None
+            jobs.recycle(job)
+
+
+def host_visit(charge: HostCharge) -> Callable[[Job, float], float]:
+    """``charge`` as a chain part: set the job's cost and book it on the CPU station (a ``FifoStation``)."""
+    cpu = charge.cpu
+    assert isinstance(cpu, FifoStation)
+    us, per_byte = charge.us, charge.per_byte
+
+    def visit(job: Job, t: float) -> float:
+        job.cost = us + job.size * per_byte if per_byte > 0.0 else us
+        return cpu.commit(job, t)
+
+    return visit
 
 
 def make_route(*hops: Any) -> tuple[Hop, ...]:

@@ -18,12 +18,18 @@ import simpy
 
 from models.scenario import Scenario
 from sim.des.components import (
+    CHAIN_DROP,
+    CHAIN_JOIN,
+    CHAIN_NEXT,
     READ,
     WRITE,
+    Chain,
     Child,
     Delay,
+    FifoStation,
     Fork,
     Hop,
+    HostCharge,
     Job,
     JobFactory,
     Meter,
@@ -33,6 +39,7 @@ from sim.des.components import (
     SubchannelPool,
     _advance_event,
     advance,
+    host_visit,
     make_route,
     schedule,
 )
@@ -116,9 +123,13 @@ class Builder:
         self.reads_meet_programs = reads_meet_programs
         """Whether flash devices see reads and writes together (``reads_meet_programs``): else no die locks."""
         self.meters: list[Meter] = []
+        self.fifo = True
+        """Whether new stations are ``FifoStation`` (service drawn on arrival, ``service(job)`` may not read the
+        clock); a flash device's are ``Station`` when its reads meet programs (``DieProgramLocks.timed`` marks a
+        die busy from the moment a program starts). A new device kind: decide here (``_make``)."""
 
     def station(self, name: str, servers: int, service: Callable[[Job], float]) -> Station:
-        st = Station(self.env, name, servers, service)
+        st = (FifoStation if self.fifo else Station)(self.env, name, servers, service)
         self.meters.append(st)
         return st
 
@@ -164,18 +175,7 @@ def _charge(cpu: Station, charge: Charge | None) -> Hop | None:
     """A hop that occupies one core of the host CPU for ``charge.us`` + bytes x ``charge.us_per_byte`` microseconds."""
     if charge is None:
         return None
-    us, per_byte = charge.us, charge.us_per_byte
-    if per_byte <= 0:
-        def hop(job: Job) -> None:
-            job.cost = us
-            cpu(job)
-        return hop
-
-    def sized(job: Job) -> None:
-        job.cost = us + job.size * per_byte
-        cpu(job)
-
-    return sized
+    return HostCharge(cpu, charge.us, charge.us_per_byte if charge.us_per_byte > 0 else 0.0)
 
 
 class DieProgramLocks:
@@ -389,11 +389,21 @@ def build(env: simpy.Environment, scenario: Scenario, streams: Streams, jobs: Jo
         for i in range(len(_instances(present[0])) if isinstance(item, PerInstance) else 1):
             for bank in present:
                 made[id(bank)].extend(_make(b, bank, i if isinstance(item, PerInstance) else None))
-    split: Split
+    split = Split(_unplanned, b.jobs, env)
     rr = [0]
     hops = _Hops(b, made, submit, complete, lambda: split.join)
-    make = hops.route_of(lay)
+    raw = hops.route_of(lay)
     paths, draw = lay.paths, lay.hit_draw
+    v = route.volume
+    keys = [(m, op, path, hit) for m in range(v.members) for op in (READ, WRITE) for path in range(paths if draw is not None else 1)
+            for hit in ((False, True) if draw is not None and op == READ else (False,))] if lay.uses_volume else []
+    fusion = Fusion(env, b.jobs, {key: raw(*key) for key in keys})
+    fused: dict[tuple[int, int, int, bool], Sequence[Hop]] = {key: fusion.route(r, split) for key, r in fusion.raw.items()}
+
+    def make(member: int, op: int, path: int, hit: bool) -> Sequence[Hop]:
+        got = fused.get((member, op, path, hit))
+        return got if got is not None else fusion.late(raw(member, op, path, hit), split)
+
     routes: Callable[..., Sequence[Hop]]
     if draw is not None:
         table = RouteTable(make)
@@ -405,7 +415,6 @@ def build(env: simpy.Environment, scenario: Scenario, streams: Streams, jobs: Jo
     else:  # one route per (member, op): the table's own lookup is the route chooser
         routes = RouteTable(lambda member, op: make(member, op, 0, False)).get
 
-    v = route.volume
     load_bank = lay.load
     if load_bank is None:
         load: Callable[[int], int] = lambda m: 0  # noqa: E731
@@ -414,12 +423,12 @@ def build(env: simpy.Environment, scenario: Scenario, streams: Streams, jobs: Jo
         load = lambda m: pools[instance_of(load_of, m)].load  # noqa: E731
     volume = Volume(v.layout, v.members, v.chunk_bytes, v.member_bytes, load, v.closed_affinity, v.failed, v.rebuild is not None)
     if not lay.uses_volume:
-        return Model(route=make_route(*hops.hops(lay.steps[(READ, False)], 0, READ, 0)), meters=b.meters, cpu=cpu,
+        single = Fusion(env, b.jobs, {(0, READ, 0, False): make_route(*hops.hops(lay.steps[(READ, False)], 0, READ, 0))})
+        return Model(route=tuple(single.route(single.raw[(0, READ, 0, False)], None)), meters=b.meters, cpu=cpu,
                      capacity_bytes=v.member_bytes, closed_affinity=False, uses_offsets=False,
                      workload_capacity=[v.member_bytes] * len(scenario.all_workloads()))
     placements = _placements(scenario, volume, load)
-    planner = _volume_planner(volume, routes) if placements is None else _placed_planner(placements, routes)
-    split = Split(planner, b.jobs)
+    split.planner = _volume_planner(volume, routes) if placements is None else _placed_planner(placements, routes)
     devices = [x for x in made.values() if x and isinstance(x[0], (FlashDevice, DieDevice))]
     capacity = [volume.capacity] * len(scenario.all_workloads()) if placements is None else [own.capacity for own, _ in placements]
     return Model(route=(split,), meters=b.meters, cpu=cpu, capacity_bytes=volume.capacity,
@@ -427,6 +436,138 @@ def build(env: simpy.Environment, scenario: Scenario, streams: Streams, jobs: Jo
                  notes={"members": v.members} | ({"device": devices[0][0].parallelism} if devices else {}),
                  workload_capacity=capacity,
                  volume=v, device_routes=routes)
+
+
+def _unplanned(job: Job) -> list[list[Child]]:
+    raise RuntimeError("the volume split was used before its planner was set")
+
+
+START = -1
+"""The predecessor of a route's first hop."""
+
+
+class Fusion:
+    """Fold consecutive hops that nothing else can disturb into one event (``sim.des.components.Chain``).
+
+    A compilation step over every device route of the model (``raw``: each (member, op, path, hit)'s
+    hops, ending in the volume split's join), the background routes they fork and the channel programs
+    of a page split. Timed hops are ``FifoStation`` (the departure is known on arrival, Lindley's
+    recursion), ``Delay`` and the host CPU charges (``HostCharge``). A chain starts at any timed hop,
+    which the job reaches now, and extends over
+
+    * pure delays (no queue: any time is fine), and
+    * stations whose every arrival comes straight from one single-server ``FifoStation`` (through
+      constant delays at most), in every route: that station's departures are booked in time order and
+      leave in time order, so the next station's arrivals are booked in time order too and Lindley's
+      recursion holds there as well (``ahead``).
+
+    A pool, a fork, a split or a device station ends a chain (they act on what other I/Os do meanwhile).
+    A chain that ends a split's child joins at its end time (``CHAIN_JOIN``), one that ends a background
+    child books its work and needs no event (``CHAIN_DROP``).
+    """
+
+    def __init__(self, env: simpy.Environment, jobs: JobFactory, raw: dict[tuple[int, int, int, bool], Sequence[Hop]]):
+        self.env = env
+        self.jobs = jobs
+        self.raw = raw
+        self.preds: dict[int, set[int]] = {}
+        self.objects: dict[int, Any] = {}
+        self.seen: set[int] = set()
+        for r in raw.values():
+            self._scan(r)
+        self.ahead: set[int] = {k for k, ps in self.preds.items() if len(ps) == 1 and self._single(next(iter(ps)))}
+        self.done: set[int] = set()
+
+    def _single(self, pred: int) -> bool:
+        hop = self.objects.get(pred)
+        return isinstance(hop, FifoStation) and hop.capacity == 1
+
+    def _scan(self, route: Sequence[Hop]) -> None:
+        """Record each station's predecessors in ``route`` (constant delays skipped) and scan what it forks."""
+        prev = START
+        for hop in route:
+            self.objects[id(hop)] = hop
+            if isinstance(hop, FifoStation):
+                self.preds.setdefault(id(hop), set()).add(prev)
+            if not (isinstance(hop, Delay) and hop.fixed):
+                prev = id(hop)
+            if id(hop) in self.seen:
+                continue
+            if isinstance(hop, Fork):
+                self.seen.add(id(hop))
+                self._scan(hop.body)
+            elif isinstance(hop, Split):
+                self.seen.add(id(hop))
+                for inner in hop.inner:
+                    self._scan(inner)
+
+    def late(self, route: Sequence[Hop], split: Split) -> Sequence[Hop]:
+        """A route not built up front: fused without reaching ahead, when that keeps every proof."""
+        before = {k: set(v) for k, v in self.preds.items()}
+        self._scan(route)
+        if any(self.preds[k] != before[k] for k in self.ahead):
+            raise RuntimeError("a device route built during the run feeds a station fused ahead of time")
+        return self.route(route, split)
+
+    def route(self, route: Sequence[Hop], split: Split | None) -> list[Hop]:
+        """``route`` with its chains folded; its last hop is ``split``'s join when ``split`` is given."""
+        body = list(route)
+        end = CHAIN_NEXT
+        if split is not None and body:
+            body.pop()  # the join: a final chain joins at its end time instead
+            end = CHAIN_JOIN
+        return self._fold(body, end, split)
+
+    def _fold(self, body: list[Hop], end: int, split: Split | None) -> list[Hop]:
+        out: list[Hop] = []
+        chain: list[Hop] = []
+
+        def close(final: bool) -> None:
+            if not chain:
+                return
+            if final and end != CHAIN_NEXT:
+                out.append(Chain(self.env, [self._part(h) for h in chain], end, split, self.jobs))
+            elif len(chain) == 1:
+                out.append(chain[0])
+            else:
+                out.append(Chain(self.env, [self._part(h) for h in chain]))
+            chain.clear()
+
+        for hop in body:
+            self._inner(hop)
+            timed = isinstance(hop, (FifoStation, Delay, HostCharge))
+            if timed and chain and (isinstance(hop, Delay) or id(hop) in self.ahead):
+                chain.append(hop)
+                continue
+            close(False)
+            if timed:
+                chain.append(hop)
+            else:
+                out.append(hop)
+        close(True)
+        if end == CHAIN_JOIN and (not out or not isinstance(out[-1], Chain) or out[-1].end != CHAIN_JOIN):
+            assert split is not None
+            out.append(split.join)
+        return out
+
+    def _inner(self, hop: Hop) -> None:
+        """Fold what ``hop`` forks or splits into, once per object."""
+        if id(hop) in self.done:
+            return
+        if isinstance(hop, Fork):
+            self.done.add(id(hop))
+            hop.set_body(self._fold(list(hop.body), CHAIN_DROP, None))
+        elif isinstance(hop, Split) and hop.inner:
+            self.done.add(id(hop))
+            hop.inner[:] = [self.route(r, hop) for r in hop.inner]
+
+    def _part(self, hop: Hop) -> Callable[[Job, float], float]:
+        if isinstance(hop, FifoStation):
+            return hop.commit
+        if isinstance(hop, Delay):
+            return hop.visit
+        assert isinstance(hop, HostCharge)
+        return host_visit(hop)
 
 
 def _instances(bank: Any) -> tuple[str, ...]:
@@ -446,7 +587,13 @@ def _make(b: Builder, element: Any, i: int | None) -> list[Any]:
             dies = element.dies
             if dies is not None:
                 return [DieDevice(b.env, b.streams, b.jobs, b.meters, name, element.params, dies) for name in names]
-            return [FlashDevice(b, name, element.params) for name in names]
+            # a flash device whose reads meet programs times a program by the moment it starts
+            # (DieProgramLocks.timed reads the clock): its stations keep the event per service start
+            b.fifo = False
+            try:
+                return [FlashDevice(b, name, element.params) for name in names]
+            finally:
+                b.fifo = True
         if isinstance(element, StationBank):
             return [b.service(name, element.servers, element.law) for name in names]
         return _ports(b, element)
@@ -455,7 +602,7 @@ def _make(b: Builder, element: Any, i: int | None) -> list[Any]:
     if isinstance(element, DelayElement):
         law = element.law
         if law.law == "deterministic":
-            return [Delay(b.env, _constant(law.mean_us), element.name)]
+            return [Delay(b.env, _constant(law.mean_us), element.name, fixed=True)]
         return [Delay(b.env, _scaled(law.mean_us, b.streams.unit(law.law, law.cv)), element.name)]
     if isinstance(element, SubchannelBank):
         pool = SubchannelPool(b.env, element.name, element.bases, element.aliases)
@@ -523,6 +670,7 @@ class _Hops:
             sizes = [page_bytes] * whole + ([rest] if rest else [])
             return [[(inner[0], n, job.op, job.member)] for n in sizes]
 
-        pages = Split(page_commands, self.b.jobs)
+        pages = Split(page_commands, self.b.jobs, self.b.env)
         inner.append(make_route(*self.hops(step.steps, member, op, path), pages.join))
+        pages.inner = inner
         return pages

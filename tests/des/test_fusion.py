@@ -1,0 +1,100 @@
+"""Fewer events, same queues (issue 23): a ``FifoStation`` (Lindley's recursion) and a fused ``Chain`` give the
+departures and occupancy an event-driven ``Station`` walk gives, and the compilation step only fuses what
+nothing else can disturb."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+import simpy
+
+from sim.des.components import Chain, Delay, FifoStation, Job, JobFactory, Station, make_route
+from sim.des.model import Fusion
+
+
+def _walk(route_of: object, arrivals: list[tuple[float, float]], env: simpy.Environment) -> list[float]:
+    """Send one job per (arrival time, service time) down the route and return each job's completion time."""
+    done: list[float] = [0.0] * len(arrivals)
+
+    def finish(job: Job) -> None:
+        done[job.slot] = env.now
+
+    for i, (t, s) in enumerate(arrivals):
+        job = Job()
+        job.slot = i
+        job.cost = s
+        job.route = (*route_of, finish)  # type: ignore[misc]
+
+        def start(event: simpy.Event, job: Job = job) -> None:
+            job.step = -1
+            from sim.des.components import advance
+            advance(job)
+
+        env.timeout(t).callbacks.append(start)
+    env.run()
+    return done
+
+
+def _arrivals(n: int, seed: int) -> list[tuple[float, float]]:
+    rnd = random.Random(seed)
+    t, out = 0.0, []
+    for _ in range(n):
+        t += rnd.expovariate(1 / 10.0)
+        out.append((t, rnd.expovariate(1 / 9.0)))  # utilization 0.9 per server: long queues
+    return out
+
+
+@pytest.mark.parametrize("servers", [1, 3])
+def test_fifo_station_departs_and_books_as_the_event_station(servers: int) -> None:
+    """Lindley's recursion is FCFS: same departures; the occupancy booked ahead is taken off when read."""
+    arrivals = _arrivals(2_000, 7)
+    per_server = [(t / servers, s) for t, s in arrivals]  # the same utilization whatever the servers
+    marks = [per_server[k][0] + 0.5 for k in (100, 700, 1_500)]
+
+    def run(cls: type[Station]) -> tuple[list[float], list[tuple[float, float]]]:
+        env = simpy.Environment()
+        st = cls(env, "st", servers, lambda job: job.cost)
+        seen: list[tuple[float, float]] = []
+        for m in marks:
+            env.timeout(m).callbacks.append(lambda e: seen.append((st.unit_time(), st.busy_area)))
+        return _walk((st,), per_server, env), seen
+
+    fcfs, fcfs_seen = run(Station)
+    lindley, lindley_seen = run(FifoStation)
+    assert lindley == pytest.approx(fcfs, abs=1e-9)
+    assert [x for pair in lindley_seen for x in pair] == pytest.approx([x for pair in fcfs_seen for x in pair], abs=1e-6)
+
+
+def test_a_tandem_fed_by_one_single_server_station_is_one_chain_with_the_same_departures() -> None:
+    """Port -> constant delay -> port: the second port's arrivals all come from the first in time order, so
+    the compilation folds both and the delay into one event per job and the departures do not change."""
+    arrivals = _arrivals(1_000, 11)
+
+    def build(env: simpy.Environment, cls: type[Station]) -> tuple[Station, Delay, Station]:
+        a = cls(env, "a", 1, lambda job: job.cost)
+        b = cls(env, "b", 1, lambda job: 0.8 * job.cost)
+        return a, Delay(env, lambda job: 3.0, "fabric", fixed=True), b
+
+    env = simpy.Environment()
+    events_route = make_route(*build(env, Station))
+    expected = _walk(events_route, arrivals, env)
+
+    env = simpy.Environment()
+    jobs = JobFactory()
+    raw = make_route(*build(env, FifoStation))
+    fusion = Fusion(env, jobs, {(0, 0, 0, False): raw})
+    fused = fusion.route(raw, None)
+    assert len(fused) == 1 and isinstance(fused[0], Chain) and len(fused[0].parts) == 3
+    assert _walk(tuple(fused), arrivals, env) == pytest.approx(expected, abs=1e-9)
+
+
+def test_a_station_with_two_feeders_is_not_reached_ahead() -> None:
+    """Two ports feeding one controller: the controller's arrivals can come out of time order from two
+    chains, so each route's chain stops before it."""
+    env = simpy.Environment()
+    p0, p1 = (FifoStation(env, f"p{i}", 1, lambda job: 1.0) for i in range(2))
+    ctl = FifoStation(env, "ctl", 1, lambda job: 1.0)
+    routes = {(0, 0, 0, False): (p0, ctl), (1, 0, 0, False): (p1, ctl)}
+    fusion = Fusion(env, JobFactory(), routes)
+    assert fusion.route(routes[(0, 0, 0, False)], None) == [p0, ctl]

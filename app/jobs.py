@@ -66,7 +66,8 @@ def plan_json(requirements_json: str, verify_top: int) -> str:
         return json.dumps({"problems": exc.problems})
 
 
-def qd_point_json(device: str, qd: int, read_fraction: float, block_size_kib: float, max_ios: int) -> str:
+def qd_point_json(device: str, qd: int, read_fraction: float, block_size_kib: float, max_ios: int,
+                  device_model: str = "pooled") -> str:
     """Worker: one queue depth of a device's DES queue-depth sweep (``sim.plan.qd_sweep``) as a one-row JSON list.
 
     The row carries ``status`` and ``validity``, so the runner caches it only when it is precise; the
@@ -75,7 +76,7 @@ def qd_point_json(device: str, qd: int, read_fraction: float, block_size_kib: fl
     from sim.plan.qd_sweep import qd_sweep
 
     (point,) = qd_sweep(device, [qd], solver="des", read_fraction=read_fraction, block_size_kib=block_size_kib,
-                        max_ios=max_ios)
+                        max_ios=max_ios, device_model=device_model)
     return json.dumps([{"status": "ok", **point.as_dict()}])
 
 

@@ -1,8 +1,9 @@
 """Queue-depth sweep of one catalog drive or DIMM, on the Calibration page: IOPS and latency against QD.
 
-The device alone under a closed loop of QD 1, 2, 4, ... 256 random I/Os (``sim.plan.qd_sweep``), on the
-fast path (instant, tail figures are the planner's screening estimate) or in the simulator (each
-point a DES run in the worker pool, ending on its precision or its I/O budget), with the published
+The device alone under a closed loop of QD 1, 2, 4, ... 256 random I/Os (``sim.plan.qd_sweep``), with the
+pooled or the die-level device model (issue 18, ``device_model``), on the fast path (instant, tail
+figures are the planner's screening estimate, the die-level estimate under dies) or in the simulator
+(each point a DES run in the worker pool, ending on its precision or its I/O budget), with the published
 points of the EXT records measured on that device (``calibration.ext.published``) drawn as stars.
 A point that is not precise is drawn hollow and named under the chart (app/validity.py).
 """
@@ -27,6 +28,7 @@ BLOCK_SIZES_KIB = (4, 8, 16, 32, 64, 128)
 DES_BUDGETS = (10_000, DEFAULT_MAX_IOS, 200_000)
 """I/Os per DES point the page offers (each run also ends earlier on a +-2% interval)."""
 RAN = "qdsweep.ran"
+DEVICE_MODELS = {"pooled": "Pooled units (default)", "dies": "Addressed dies (die-level, issue 18)"}
 
 
 def devices() -> list[str]:
@@ -35,10 +37,11 @@ def devices() -> list[str]:
     return [*catalog.drives, *catalog.dimms]
 
 
-def des_points(device: str, read_fraction: float, block_size_kib: float, max_ios: int) -> list[dict[str, Any]]:
+def des_points(device: str, read_fraction: float, block_size_kib: float, max_ios: int,
+               device_model: str = "pooled") -> list[dict[str, Any]]:
     """The DES sweep, one worker job per queue depth (cached when precise); a failed point is left out with a warning."""
-    work = [(json.dumps([device, qd, read_fraction, block_size_kib, max_ios]), jobs.qd_point_json,
-             (device, qd, read_fraction, block_size_kib, max_ios)) for qd in DEFAULT_DEPTHS]
+    work = [(json.dumps([device, qd, read_fraction, block_size_kib, max_ios, device_model]), jobs.qd_point_json,
+             (device, qd, read_fraction, block_size_kib, max_ios, device_model)) for qd in DEFAULT_DEPTHS]
     outs = runner.run_many_cached("qd_sweep", work, label=f"Simulating {device} at {len(work)} queue depths",
                                   budget_s=max(10.0, max_ios / 4_000))
     rows: list[dict[str, Any]] = []
@@ -50,9 +53,9 @@ def des_points(device: str, read_fraction: float, block_size_kib: float, max_ios
     return rows
 
 
-def fast_points(device: str, read_fraction: float, block_size_kib: float) -> list[dict[str, Any]]:
+def fast_points(device: str, read_fraction: float, block_size_kib: float, device_model: str = "pooled") -> list[dict[str, Any]]:
     points: list[QdPoint] = qd_sweep(device, DEFAULT_DEPTHS, solver="fast", read_fraction=read_fraction,
-                                     block_size_kib=block_size_kib)
+                                     block_size_kib=block_size_kib, device_model=device_model)
     return [p.as_dict() for p in points]
 
 
@@ -63,7 +66,7 @@ def table_rows(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
              "tails": p["tail"], "note": p.get("note", "")} for p in points]
 
 
-def _inputs() -> tuple[str, str, float, float, int]:
+def _inputs() -> tuple[str, str, float, float, int, str]:
     names = devices()
     c1, c2, c3, c4 = st.columns([2, 2, 1, 1])
     device = c1.selectbox("Drive or DIMM", names, key="qdsweep:device",
@@ -71,11 +74,14 @@ def _inputs() -> tuple[str, str, float, float, int]:
     solver = c2.radio("Solver", [FAST, DES], key="qdsweep:solver")
     read_pct = c3.number_input("Read %", min_value=0, max_value=100, value=100, step=5, key="qdsweep:read")
     block = c4.selectbox("Block size (KiB)", BLOCK_SIZES_KIB, key="qdsweep:block")
+    device_model = st.radio("Device model", list(DEVICE_MODELS), format_func=DEVICE_MODELS.__getitem__, horizontal=True,
+                            key="qdsweep:model", help="pooled: identical read units behind one queue (today's default); "
+                            "dies: an I/O's address picks one of N dies behind a controller, so I/Os collide on busy dies")
     max_ios = DEFAULT_MAX_IOS
     if solver == DES:
         max_ios = st.select_slider("DES I/Os per queue depth (a run also ends on a ±2% interval)", DES_BUDGETS,
                                    value=DEFAULT_MAX_IOS, key="qdsweep:budget", format_func=lambda n: f"{n:,}")
-    return device, solver, float(read_pct) / 100, float(block), int(max_ios)
+    return device, solver, float(read_pct) / 100, float(block), int(max_ios), str(device_model)
 
 
 def _warn_not_final(points: list[dict[str, Any]]) -> None:
@@ -92,24 +98,25 @@ def render_section() -> None:
     st.subheader("Queue-depth sweep of one drive or DIMM")
     st.caption("The device alone (no host stack, one namespace), random I/O at queue depths 1 to 256. Stars are "
                "published measurements (EXT records) of the same device and mix, where one exists.")
-    device, solver, read_fraction, block, max_ios = _inputs()
+    device, solver, read_fraction, block, max_ios, device_model = _inputs()
     try:
         if solver == FAST:
-            points = fast_points(device, read_fraction, block)
+            points = fast_points(device, read_fraction, block, device_model)
         else:
-            request = json.dumps([device, read_fraction, block, max_ios])
+            request = json.dumps([device, read_fraction, block, max_ios, device_model])
             if st.button("Run the queue-depth sweep", type="primary", key="qdsweep:run", icon=":material/play_arrow:"):
                 runner.forget("qd_sweep")  # points that were not final run again
                 st.session_state[RAN] = request
             if st.session_state.get(RAN) != request:
                 st.caption(f"{len(DEFAULT_DEPTHS)} DES runs of at most {max_ios:,} I/Os each.")
                 return
-            points = des_points(device, read_fraction, block, max_ios)
+            points = des_points(device, read_fraction, block, max_ios, device_model)
     except BadInput as exc:
         st.error("  \n".join(f"**{f}**: {m}" for f, m in exc.problems), icon=":material/error:")
         return
     published = [p.as_dict() for p in published_points(device, read_fraction, block)]
-    title = f"{device}: {block:g} KiB random, {read_fraction:.0%} read ({'fast path' if solver == FAST else 'DES'})"
+    title = (f"{device}: {block:g} KiB random, {read_fraction:.0%} read ({'fast path' if solver == FAST else 'DES'}, "
+             f"{device_model} device model)")
     st.plotly_chart(charts.qd_sweep_chart(points, published, title=title), key="qdsweep:chart")
     _warn_not_final(points)
     if solver == FAST:

@@ -296,6 +296,25 @@ def test_calibration_page_draws_a_devices_sweep_with_its_published_points() -> N
     assert bool(marked) == any("not final answers" in w.value for w in at.warning)
 
 
+@pytest.mark.usefixtures("one_worker")
+def test_the_sweep_page_offers_the_die_level_device_model() -> None:
+    """Pooled is the default; under dies the fast sweep's tails are the die-level estimate (issue 18), so the
+    table changes and the chart's title names the model."""
+    at = AppTest.from_string("from app.views import qd_sweep\nqd_sweep.render_section()", default_timeout=APP_TIMEOUT)
+    at.run()
+    assert at.radio(key="qdsweep:model").value == "pooled"
+    pooled = at.dataframe[0].value
+    at.radio(key="qdsweep:model").set_value("dies").run()
+    assert not at.exception, [e.value for e in at.exception]
+    (fig,) = _figures(at)
+    assert "dies device model" in fig["layout"]["title"]["text"]
+    dies = at.dataframe[0].value
+    assert list(dies["QD"]) == list(DEFAULT_DEPTHS)
+    assert list(dies["p99 us"]) != list(pooled["p99 us"])
+    for _, row in dies.iterrows():  # Little's law holds under either model
+        assert row["IOPS"] * row["mean us"] * 1e-6 == pytest.approx(row["QD"], rel=0.02)
+
+
 def test_a_fast_point_without_a_finite_latency_is_not_shown_as_valid() -> None:
     """Whether or not the fast path's eXFlash write case above is fixed: a point with no finite mean latency is
     ``unknown`` (hollow, not final) and its latency is left off the chart; the JSON holds null, not Infinity."""

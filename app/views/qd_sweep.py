@@ -115,8 +115,8 @@ def render_section() -> None:
         st.error("  \n".join(f"**{f}**: {m}" for f, m in exc.problems), icon=":material/error:")
         return
     published = [p.as_dict() for p in published_points(device, read_fraction, block)]
-    title = (f"{device}: {block:g} KiB random, {read_fraction:.0%} read ({'fast path' if solver == FAST else 'DES'}, "
-             f"{device_model} device model)")
+    title = (f"{device}: {block:g} KiB random, {read_fraction:.0%} read ({'fast path' if solver == FAST else 'DES'}), "
+             f"{device_model} device model")
     st.plotly_chart(charts.qd_sweep_chart(points, published, title=title), key="qdsweep:chart")
     _warn_not_final(points)
     if solver == FAST:

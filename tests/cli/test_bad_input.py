@@ -385,8 +385,11 @@ def test_ctrl_c_during_a_sweep_exits_130_and_leaves_nothing_half_written(tmp_pat
     sweep.write_text(f"base: {MM1}\nset: {{run.max_ios: 40000, run.warmup_ios: 1000, run.target_rel_ci: 0.0001}}\n"
                      "factors:\n  workload.rate_iops: {start: 10000, stop: 80000, num: 400}\n")  # long enough never to finish first
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    # started as a terminal starts it: Ctrl-C not ignored (a child inherits an ignored SIGINT, and something in a
+    # long pytest worker leaves it ignored: the sweep then ran to its end and exited 0)
     proc = subprocess.Popen([sys.executable, "-m", "sim.cli", "sweep", str(sweep), "--out", str(out), "--workers", "1",
-                             "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+                             "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     journal = out.with_name(out.name + ".partial.jsonl")
     deadline = time.monotonic() + 120
     # interrupt once the first point is journalled (a whole line), however loaded the machine is

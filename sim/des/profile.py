@@ -52,7 +52,7 @@ from sim.des.arrivals import arrivals_of
 from sim.des.assembly import workload_rate
 from sim.des.components import READ, Job, Station, schedule
 from sim.des.engine import Run, _SizeChooser
-from sim.des.stats import BATCH_METRICS, NBUCKETS, PERCENTILES, Batch, estimate, histogram, percentile
+from sim.des.stats import BATCH_METRICS, NBUCKETS, PERCENTILES, Batch, add_latencies, estimate, percentile
 
 if TYPE_CHECKING:
     from sim.des.run_state import RunState
@@ -121,21 +121,11 @@ class _IntervalLog:
         b = self.response[s]
         if not b.histogram.size:
             b.histogram = np.zeros(NBUCKETS, dtype=np.int64)
-        for lats, is_read in ((reads, True), (writes, False)):
-            if not lats:
-                continue
-            arr = np.asarray(lats)
-            total = float(arr.sum())
-            b.latency_sum_us += total
-            if is_read:
-                b.reads += len(lats)
-                b.read_latency_sum_us += total
-            else:
-                b.writes += len(lats)
-                b.write_latency_sum_us += total
-            b.ios += len(lats)
-            b.histogram += histogram(arr)
-            lats.clear()
+        b.ios += len(reads) + len(writes)
+        add_latencies(b, reads, True)
+        add_latencies(b, writes, False)
+        reads.clear()
+        writes.clear()
 
 
 class ProfileRun:

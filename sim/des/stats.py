@@ -226,6 +226,22 @@ FLUSH_MASK = 4095
 so a run's memory is set by its state (the histogram, 32 batches), not by its length."""
 
 
+def add_latencies(b: Batch, lats: list[float], is_read: bool) -> None:
+    """Add one op's held latencies to batch ``b``: its count, the latency sums and the histogram (not ``ios``)."""
+    if not lats:
+        return
+    values = np.asarray(lats)
+    total = float(values.sum())
+    if is_read:
+        b.reads += len(values)
+        b.read_latency_sum_us += total
+    else:
+        b.writes += len(values)
+        b.write_latency_sum_us += total
+    b.latency_sum_us += total
+    b.histogram += histogram(values)
+
+
 class WorkloadTally:
     """One workload's completions in the batch being filled, and its I/Os outstanding over time
     (a scenario with several workloads: ``Run.tallies``, closed into per-workload batches that
@@ -269,20 +285,8 @@ class WorkloadTally:
 
     def flush(self) -> None:
         """Move the held latencies into the batch's counts, sums and histogram."""
-        b = self.batch
-        for lats, is_read in ((self.rlats, True), (self.wlats, False)):
-            if not lats:
-                continue
-            values = np.asarray(lats)
-            total = float(values.sum())
-            if is_read:
-                b.reads += len(values)
-                b.read_latency_sum_us += total
-            else:
-                b.writes += len(values)
-                b.write_latency_sum_us += total
-            b.latency_sum_us += total
-            b.histogram += histogram(values)
+        add_latencies(self.batch, self.rlats, True)
+        add_latencies(self.batch, self.wlats, False)
         self.rlats = []
         self.wlats = []
 

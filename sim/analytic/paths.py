@@ -573,10 +573,12 @@ class DieGroups:
     a page loads ``pieces`` dies (one per page) and waits as for one of them (the fork/join's maximum
     is left out: ES5F 128 KiB random reads at QD4 come out 5.9% fast against the DES; H_k waits for k
     pages overshot, -4.8% there and -7..-14% on sequential streams, whose pages take consecutive dies). A write: the controller, a cache
-    slot and the acknowledgement; behind it the write channel and a program on a die for N / write IOPS
-    (``program_time_us`` x N / ``program_units``; reads there queue behind it);
-    with shared dies (eXFlash) the slot is held until the program starts on its die (a wait there) and
-    the die for ``die_program_time_us`` x N / read units (a charge).
+    slot and the acknowledgement; behind it the write channel and a program for N / write IOPS
+    (``program_time_us`` x N / ``program_units``) on the die the FTL's write point picks
+    (``sim.route.flash.WritePoint``, an idle die first): a charge on the dies (their load, spread evenly; a
+    read meets it at random and waits behind it in the die's M/G/1) and no wait of its own; the slot is
+    held for the write channel and the program. With shared dies (eXFlash) the slot is freed when the
+    program starts (no wait) and the die is charged ``die_program_time_us`` x N / read units.
     """
 
     def __init__(self, c: Compiler, bank: DeviceBank, d: DieLayout):
@@ -647,15 +649,15 @@ class DieGroups:
         path.acquire(self.write_cache)
         path.delay(max(0.0, p.write_ack_us - d.controller_service_us), self.scv)
         destage = path.part()
+        # programs land where the FTL's write point puts them (``sim.route.flash.WritePoint``: an idle die first):
+        # they load the dies evenly (a charge: their share of every die's time, which reads arriving at random
+        # meet, M/G/1 with the programs' second moment) and do not wait for a die themselves
         if p.shared_dies:
-            # the slot is held until the program starts on its die (the wait there), the die for the program
-            scale = d.dies / p.read_units
+            # the slot is freed when the program starts (at once on an idle die); the die is held for the program
             if nbytes is None:
-                destage.wait_for(self.dies)
                 destage.charge(self.dies, self._shared_program_time, self.scv)
             else:
-                program_time = p.die_program_time_us(nbytes) * scale
-                destage.wait_for(self.dies)
+                program_time = p.die_program_time_us(nbytes) * d.dies / p.read_units
                 destage.charge(self.dies, lambda _: program_time, self.scv)
             path.release(background=destage)
             return
@@ -663,7 +665,9 @@ class DieGroups:
             destage.visit(self.write_bw, 0.0, self.write_per_byte)
         else:
             destage.visit(self.write_bw, nbytes * self.write_per_byte)
-        destage.visit(self.dies, p.program_time_us * d.dies / p.program_units, 0.0, self.scv)
+        t_prog = p.program_time_us * d.dies / p.program_units
+        destage.charge(self.dies, lambda _: t_prog, self.scv)
+        destage.delay(t_prog, self.scv)  # the slot is held for the program's own time
         path.release(background=destage)
 
 

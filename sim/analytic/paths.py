@@ -596,10 +596,16 @@ class DieGroups:
         # a die's arrivals taken as Poisson, also for a sequential stream that takes the dies in turn (ca2 = 1/N
         # there left a P4510 50/50 64 KiB sequential mix at QD8 19% fast against the DES, ca2 = 1: +2.7%)
         self.dies = c.groups(die_labels, 1, None, shares=shares, ca2=1.0)
+        # the programs on the same dies, as locks a read meets at random (``Group.shares_with``: the dies' capacity
+        # counts them, the dies' queue does not: they take idle dies, ``sim.route.flash.WritePoint``)
+        self.programs = c.groups(die_labels, 1, None, shares=shares, ca2=1.0)
+        for (g, _), (h, _) in zip(self.programs, self.dies, strict=True):
+            g.program_locks = True
+            g.shares_with = h.index
         reach = {name: g.reach for g, _ in self.controller for name in g.names}
         cover = {name: g.cover for g, _ in self.controller for name in g.names}
-        for g, _ in self.dies:
-            if c.background:  # a rebuild's die load (``rebuild_background``), the mean over the group's devices
+        for g, _ in self.dies + self.programs:
+            if c.background and not g.program_locks:  # a rebuild's die load (``rebuild_background``), the mean over the group's devices
                 devices = list(dict.fromkeys(g.names))
                 g.background_util = sum((c.background.get(name, 0.0) for name in devices), 0.0) / len(devices)
             # a die is reached by the jobs that reach its device (closed affinity), not by its own share
@@ -630,6 +636,7 @@ class DieGroups:
         d = self.d
         path.delay(d.controller_delay_us)
         path.visit(self.controller, d.controller_service_us)
+        path.wait_for(self.programs)
         path.visit(self.dies, d.die_read_us, 0.0, self.die_scv)
         first = FIRST_READ_BYTES * self.read_per_byte
         if nbytes is None:
@@ -655,10 +662,10 @@ class DieGroups:
         if p.shared_dies:
             # the slot is freed when the program starts (at once on an idle die); the die is held for the program
             if nbytes is None:
-                destage.charge(self.dies, self._shared_program_time, self.scv)
+                destage.charge(self.programs, self._shared_program_time, self.scv)
             else:
                 program_time = p.die_program_time_us(nbytes) * d.dies / p.read_units
-                destage.charge(self.dies, lambda _: program_time, self.scv)
+                destage.charge(self.programs, lambda _: program_time, self.scv)
             path.release(background=destage)
             return
         if nbytes is None:
@@ -666,7 +673,7 @@ class DieGroups:
         else:
             destage.visit(self.write_bw, nbytes * self.write_per_byte)
         t_prog = p.program_time_us * d.dies / p.program_units
-        destage.charge(self.dies, lambda _: t_prog, self.scv)
+        destage.charge(self.programs, lambda _: t_prog, self.scv)
         destage.delay(t_prog, self.scv)  # the slot is held for the program's own time
         path.release(background=destage)
 

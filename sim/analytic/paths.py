@@ -45,7 +45,7 @@ from sim.route.describe import (
 )
 from sim.route.describe import clear_tables as clear_route_tables
 from sim.route.elements import IDENTITY, Channel, DeviceBank, LinkBank, MemberMap, PoolBank, PortBank, StationBank, instance_of
-from sim.route.flash import FIRST_READ_BYTES, DieLayout, FlashParameters
+from sim.route.flash import FIRST_READ_BYTES, DieLayout, FlashParameters, write_command_us
 from sim.route.host import ResolvedHost
 from sim.route.links import us_per_byte
 from sim.route.steps import (
@@ -652,9 +652,10 @@ class DieGroups:
 
     def write(self, path: Path, nbytes: int | None = None) -> None:
         p, d = self.p, self.d
-        path.visit(self.controller, d.controller_service_us)
+        ctrl_w = write_command_us(d, p)  # at most the write's acknowledgement
+        path.visit(self.controller, ctrl_w)
         path.acquire(self.write_cache)
-        path.delay(max(0.0, p.write_ack_us - d.controller_service_us), self.scv)
+        path.delay(max(0.0, p.write_ack_us - ctrl_w), self.scv)
         destage = path.part()
         # programs land where the FTL's write point puts them (``sim.route.flash.WritePoint``: an idle die first):
         # they load the dies evenly (a charge: their share of every die's time, which reads arriving at random
@@ -1061,7 +1062,7 @@ def rebuild_background(route: AnyRoute, written_per_s: float) -> dict[str, float
         drive = route.devices.names[instance_of(route.devices.of, m)]
         d = route.devices.dies
         if d is not None:  # the dies model: commands at the controller, reads and programs on the dies
-            add(f"{drive}.controller", (rd + wr) / io * d.controller_service_us)
+            add(f"{drive}.controller", (rd / io * d.controller_service_us + wr / io * write_command_us(d, p)))
             add(f"{drive}.dies", rd / io * d.pieces(io) * d.die_read_us / d.dies + wr / io * p.program_time_us / p.program_units)
             add(f"{drive}.read_bw", max(0.0, io - FIRST_READ_BYTES) * rd / io * us_per_byte(p.read_bw_gbs))
             add(f"{drive}.write_bw", wr * us_per_byte(p.write_bw_gbs))

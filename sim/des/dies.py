@@ -10,7 +10,8 @@ Every number comes from the route description (``DeviceBank.dies``, a ``sim.rout
   read). Each die is a FIFO queue serving one operation at a time (tR times a lognormal of the
   die's tight cv). Then the read channel carries the bytes beyond the first 4 KiB (those are in
   the QD1 latency the die read time was derived from) at the random-read bandwidth.
-* A write passes the controller's server, takes a write-cache slot and is acknowledged (the cache
+* A write passes the controller's server (for at most its acknowledgement time,
+  ``sim.route.flash.write_command_us``), takes a write-cache slot and is acknowledged (the cache
   acknowledgement less the controller's time). Its destage goes through the write channel and programs
   on the die the FTL's write point picks (``sim.route.flash.WritePoint``: writes are out of place, so
   not address-bound: an idle die, the die idle longest; while every die is busy the program waits in the
@@ -34,9 +35,9 @@ from collections.abc import Callable
 import simpy
 from simpy.events import Event
 
-from sim.des.components import Delay, Fork, Hop, Job, JobFactory, Meter, Pool, Station, advance, make_route, schedule
+from sim.des.components import READ, Delay, Fork, Hop, Job, JobFactory, Meter, Pool, Station, advance, make_route, schedule
 from sim.des.rng import Streams
-from sim.route.flash import FIRST_READ_BYTES, DieLayout, FlashParameters, WritePoint
+from sim.route.flash import FIRST_READ_BYTES, DieLayout, FlashParameters, WritePoint, write_command_us
 from sim.route.links import us_per_byte
 
 
@@ -152,7 +153,8 @@ class DieDevice:
     def __init__(self, env: simpy.Environment, streams: Streams, jobs: JobFactory, meters: list[Meter], name: str,
                  p: FlashParameters, d: DieLayout):
         ctrl_s = d.controller_service_us
-        self.controller = Station(env, f"{name}.controller", 1, lambda job: ctrl_s)
+        ctrl_w = write_command_us(d, p)  # a write's time there: at most its acknowledgement
+        self.controller = Station(env, f"{name}.controller", 1, lambda job: ctrl_s if job.op == READ else ctrl_w)
         controller_delay = d.controller_delay_us
         fixed = Delay(env, lambda job: controller_delay, f"{name}.controller_fixed")
         read_unit = streams.unit("lognormal" if d.die_read_cv > 0 else "deterministic", d.die_read_cv)
@@ -173,7 +175,7 @@ class DieDevice:
         self.write_cache = Pool(env, f"{name}.write_cache", p.write_cache_slots)
         law, cv = p.law, p.service_cv
         ack_unit = streams.unit(law, cv)
-        ack = max(0.0, p.write_ack_us - ctrl_s)
+        ack = max(0.0, p.write_ack_us - ctrl_w)
         self.ack = Delay(env, lambda job: ack * ack_unit(), f"{name}.write_ack")
         write_per_byte = us_per_byte(p.write_bw_gbs)
         self.write_bw = Station(env, f"{name}.write_bw", 1, lambda job: job.size * write_per_byte)

@@ -125,3 +125,16 @@ def test_random_writes_reach_the_datasheet_write_iops_under_dies() -> None:
     spec = lookup("dimms", "eXFlash-400GB")
     res = simulate(scenario_for("dimms", "eXFlash-400GB", 16, 10_000, read_fraction=0.0))
     assert res.iops.value == pytest.approx(spec.write_kiops * 1e3, rel=0.05)
+
+
+def test_a_write_holds_the_controller_no_longer_than_its_acknowledgement() -> None:
+    """eXFlash acknowledges writes in 5.0 us (seed 002 Figure 11) but its command-rate ceiling is 1 / 142K = 7.04 us
+    per command: a write's time at the controller is the acknowledgement there, the ceiling's elsewhere."""
+    from sim.route.flash import flash_parameters, write_command_us
+
+    for section, name in (("dimms", "eXFlash-400GB"), ("drives", "P4510-4TB")):
+        spec = lookup(section, name)
+        d, p = die_layout(spec), flash_parameters(spec, "random")
+        assert write_command_us(d, p) == min(p.write_ack_us, 1e3 / spec.read_kiops)
+    exflash = lookup("dimms", "eXFlash-400GB")
+    assert write_command_us(die_layout(exflash), flash_parameters(exflash, "random")) == pytest.approx(5.0)

@@ -1,11 +1,14 @@
-"""``python -m calibration.ext.die_solvers [--max-ios N] [--devices A,B] [--depths 1,2,...]``: the two solvers
-under ``device_model: dies`` (issue 18), device by device and queue depth by queue depth.
+"""``python -m calibration.ext.die_solvers [--max-ios N] [--devices A,B] [--depths 1,2,...] [--read-fractions F,..]``:
+the two solvers under ``device_model: dies`` (issue 18), device by device and queue depth by queue depth.
 
 Each point is one catalog drive (direct NVMe, one drive, no host CPU: calibration/ext/scenarios/ext_drive.yaml)
 or one eXFlash DIMM (no driver-thread CPU) read by a closed loop of 4 KiB random reads at depth QD. It prints
 the DES (a run that stops on an I/O count, so the table is the same on any machine) next to the fast path:
 IOPS, mean latency, and p99 / p99.9 (the fast path's mean latency plus the die-level quantile estimate
-``sim.analytic.dies.closed_read_quantile_us``), with the fast path's relative difference.
+``sim.analytic.dies.closed_read_quantile_us``), with the fast path's relative difference. With
+``--read-fractions`` (e.g. ``0,0.67``) the loop issues 4 KiB random reads and writes in that mix instead (writes
+program on the FTL's write point) and the table gives IOPS, the mean and the read and write means
+(calibration/ext/die_solvers_writes.md).
 """
 
 from __future__ import annotations

@@ -1,11 +1,14 @@
-"""``python -m calibration.ext.die_solvers [--max-ios N] [--devices A,B] [--depths 1,2,...]``: the two solvers
-under ``device_model: dies`` (issue 18), device by device and queue depth by queue depth.
+"""``python -m calibration.ext.die_solvers [--max-ios N] [--devices A,B] [--depths 1,2,...] [--read-fractions F,..]``:
+the two solvers under ``device_model: dies`` (issue 18), device by device and queue depth by queue depth.
 
 Each point is one catalog drive (direct NVMe, one drive, no host CPU: calibration/ext/scenarios/ext_drive.yaml)
 or one eXFlash DIMM (no driver-thread CPU) read by a closed loop of 4 KiB random reads at depth QD. It prints
 the DES (a run that stops on an I/O count, so the table is the same on any machine) next to the fast path:
 IOPS, mean latency, and p99 / p99.9 (the fast path's mean latency plus the die-level quantile estimate
-``sim.analytic.dies.closed_read_quantile_us``), with the fast path's relative difference.
+``sim.analytic.dies.closed_read_quantile_us``), with the fast path's relative difference. With
+``--read-fractions`` (e.g. ``0,0.67``) the loop issues 4 KiB random reads and writes in that mix instead (writes
+program on the FTL's write point) and the table gives IOPS, the mean and the read and write means
+(calibration/ext/die_solvers_writes.md).
 """
 
 from __future__ import annotations
@@ -26,8 +29,8 @@ from sim.route.describe import describe
 DEPTHS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
 
-def scenario_for(section: str, name: str, qd: int, max_ios: int, seed: int = 1) -> Scenario:
-    """One device alone under the die model, 4 KiB random reads at depth ``qd``."""
+def scenario_for(section: str, name: str, qd: int, max_ios: int, seed: int = 1, read_fraction: float = 1.0) -> Scenario:
+    """One device alone under the die model, 4 KiB random I/Os (reads, or ``read_fraction`` of them) at depth ``qd``."""
     if section == "dimms":
         topology: dict[str, Any] = {"kind": "exflash", "host": {"stack": "none"}, "dimm": name, "dimms": 1, "layout": "jbod"}
     else:
@@ -35,11 +38,40 @@ def scenario_for(section: str, name: str, qd: int, max_ios: int, seed: int = 1) 
                     "adapters": 1, "layout": "jbod"}
     return Scenario.model_validate({
         "name": f"dies {name} QD{qd}", "topology": topology, "device_model": "dies",
-        "workload": {"kind": "closed", "jobs": 1, "queue_depth": qd, "read_fraction": 1.0, "block_size_kib": 4,
+        "workload": {"kind": "closed", "jobs": 1, "queue_depth": qd, "read_fraction": read_fraction, "block_size_kib": 4,
                      "access": "random"},
         "run": {"seed": seed, "max_ios": max_ios, "warmup_ios": max(1_000, max_ios // 10), "target_rel_ci": 1e-4,
                 "max_wall_s": 3_600.0},
     })
+
+
+@dataclass(frozen=True)
+class MixRow:
+    """One device, depth and read fraction: (DES, fast) IOPS, mean, read mean and write mean (us)."""
+
+    device: str
+    qd: int
+    read_fraction: float
+    des: tuple[float, float, float, float]
+    fast: tuple[float, float, float, float]
+
+    def diffs(self) -> tuple[float, float, float, float]:
+        return tuple([f / d - 1.0 if d > 0 else 0.0 for f, d in zip(self.fast, self.des, strict=True)])  # type: ignore[return-value]
+
+
+def compare_mix(section: str, name: str, qd: int, read_fraction: float, max_ios: int) -> MixRow:
+    """The DES and the fast path on one device, depth and 4 KiB random read/write mix (writes: the FTL's write point)."""
+    sc = scenario_for(section, name, qd, max_ios, read_fraction=read_fraction)
+    res = simulate(sc)
+    fast = evaluate(sc)
+
+    def value(m: Any) -> float:
+        return float(m.value) if m is not None and m.value is not None else 0.0
+
+    return MixRow(name, qd, read_fraction,
+                  (res.iops.value, res.latency_mean_us.value, value(res.read_latency_mean_us), value(res.write_latency_mean_us)),
+                  (fast.iops, fast.latency_mean_us, fast.read_latency_mean_us if read_fraction > 0 else 0.0,
+                   fast.write_latency_mean_us if read_fraction < 1 else 0.0))
 
 
 @dataclass(frozen=True)
@@ -78,12 +110,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--max-ios", type=int, default=20_000)
     ap.add_argument("--devices", default="", help="comma-separated catalog names (default: every drive and DIMM)")
     ap.add_argument("--depths", default=",".join(map(str, DEPTHS)))
+    ap.add_argument("--read-fractions", default="",
+                    help="comma-separated read fractions in 0..1 (e.g. 0,0.67): a mix table (IOPS, mean, read and write means)")
     args = ap.parse_args(argv)
     if not 1_000 <= args.max_ios <= 5_000_000:
         print(f"--max-ios must be in 1000..5000000, got {args.max_ios}", file=sys.stderr)
         return 2
     chosen = [d for d in devices() if not args.devices or d[1] in args.devices.split(",")]
     depths = [int(x) for x in args.depths.split(",")]
+    if args.read_fractions:
+        return mix_table(chosen, depths, [float(x) for x in args.read_fractions.split(",")], args.max_ios)
     print("| device | QD | IOPS DES | IOPS fast | diff | mean DES | mean fast | diff | p99 DES | p99 fast | diff "
           "| p99.9 DES | p99.9 fast | diff |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
@@ -99,6 +135,29 @@ def main(argv: Sequence[str] | None = None) -> int:
                           f"{dd[k]:+.1%}"]
             print(f"| {name} | {qd} | " + " | ".join(cells) + " |", flush=True)
     print(f"\nworst |diff|: IOPS {worst[0]:.1%}, mean {worst[1]:.1%}, p99 {worst[2]:.1%}, p99.9 {worst[3]:.1%}")
+    return 0
+
+
+def mix_table(chosen: list[tuple[str, str]], depths: list[int], fractions: list[float], max_ios: int) -> int:
+    """Print the mix table; exit 2 on a read fraction outside 0..1."""
+    bad = [f for f in fractions if not 0.0 <= f <= 1.0]
+    if bad:
+        print(f"--read-fractions must be in 0..1, got {bad[0]}", file=sys.stderr)
+        return 2
+    print("| device | QD | reads | IOPS DES | IOPS fast | diff | mean DES | mean fast | diff | read DES | read fast "
+          "| write DES | write fast |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    worst = [0.0, 0.0]
+    for section, name in chosen:
+        for f in fractions:
+            for qd in depths:
+                r = compare_mix(section, name, qd, f, max_ios)
+                dd = r.diffs()
+                worst = [max(worst[0], abs(dd[0])), max(worst[1], abs(dd[1]))]
+                print(f"| {name} | {qd} | {f:.0%} | {r.des[0]:,.0f} | {r.fast[0]:,.0f} | {dd[0]:+.1%} | {r.des[1]:.1f} | "
+                      f"{r.fast[1]:.1f} | {dd[1]:+.1%} | {r.des[2]:.1f} | {r.fast[2]:.1f} | {r.des[3]:.1f} | {r.fast[3]:.1f} |",
+                      flush=True)
+    print(f"\nworst |diff|: IOPS {worst[0]:.1%}, mean {worst[1]:.1%}")
     return 0
 
 

@@ -456,7 +456,7 @@ def _group_load(net: Network, ev: Evaluation, g: Group, x: float, reported: dict
         hold = ev.holding[g.index] or net.holding_time(ev, g)
         u = x * g.visits / n * hold / servers
     else:
-        u = x * g.work / n / servers
+        u = x * (g.work + net.program_work.get(g.index, 0.0)) / n / servers  # a die station: its programs too
     if g.background_util:
         u += g.background_util  # a rebuild's share of the station
     return u * servers / (reported.get(id(g), servers) if reported else servers)

@@ -64,7 +64,8 @@ class Demands:
     def add_class(self, net: Network) -> None:
         own: dict[int, float] = {}
         for g in net.groups:
-            if g.pool or g.background or g.program_locks or g.view_of >= 0 or g.work <= 0:
+            # a die station's programs (``DieGroups.programs``, ``Group.shares_with``) are demand on its dies
+            if g.pool or g.background or (g.program_locks and g.shares_with < 0) or g.view_of >= 0 or g.work <= 0:
                 continue
             per_instance = g.work / len(g.names)
             for name in dict.fromkeys(g.names):  # a device's dies share its meter name (``DieGroups``): once

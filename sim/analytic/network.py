@@ -73,6 +73,7 @@ class Group:
         "round_robin",
         "seen",
         "servers",
+        "shares_with",
         "view_k",
         "view_of",
         "visits",
@@ -122,6 +123,10 @@ class Group:
         ``view_k`` times the slots and the load of all of them (join-the-shortest-queue taken as the
         pooled queue; ``Path.acquire(wait_at=...)``)."""
         self.view_k = view_k
+        self.shares_with = -1
+        """Program locks only: the station (index) whose servers the programs occupy (a die group under the
+        ``dies`` device model): its capacity counts the programs' work too, its queue the reads only (the programs
+        take idle dies, ``sim.route.flash.WritePoint``; a read meets them here, as a lock)."""
         self.program_locks = program_locks
         """The dies of a shared-die device seen by a read whose data sit on one of them (``DieProgramLocks`` in
         sim/des/model.py): programs load it (``Path.charge``), reads only wait here (``Path.wait_for``), for the rest
@@ -450,11 +455,13 @@ class Network:
         self._zero: Evaluation | None = None
         self._structured = False
         self._capacities: list[float] = []
+        self.program_work: dict[int, float] = {}
+        """Per die station (index): the work of the programs that share its servers (``Group.shares_with``)."""
         self._shared: list[tuple[tuple[int, float, float, float, int, float, float], float]] = []
         self._nested: dict[int, set[int]] = {}
         """Station index -> the limits whose every hold contains all its visits."""
         self._never_wait: set[int] = set()
-        self._locks: list[tuple[int, float, float, float]] = []
+        self._locks: list[tuple[int, float, float, float, float]] = []
         """Program-lock groups: (index, die-time programming per die per unit of x, half its second moment per
         die per unit of x, E[R^2] of the rest of a program)."""
         self._views: dict[int, tuple[tuple[int, int], ...]] = {}
@@ -564,9 +571,21 @@ class Network:
                 if not h.pool and v >= 0.999 * h.visits:
                     h.limit = min(h.limit, g.servers * max(1.0, h.cover / g.cover))
                     self._nested.setdefault(gi, set()).add(g.index)
+        self._program_capacities(caps)
         self._capacities = caps
         self._never_wait = self._smoothed_tandems()
         self._structured = True
+
+    def _program_capacities(self, caps: list[float]) -> None:
+        """Into ``caps``: a die station's capacity counts the programs that share its servers (``Group.shares_with``)."""
+        groups = self.groups
+        shared = self.program_work = {}
+        for g in groups:
+            if g.program_locks and g.shares_with >= 0 and g.work > 0:
+                h = groups[g.shares_with]
+                shared[h.index] = g.work
+                demand = (h.work + g.work) / len(h.names)
+                caps[h.index] = h.servers / demand if demand > 0 else INF
 
     def _smoothed_tandems(self) -> set[int]:
         """Single servers that never queue: fed only by one single server that is never faster.
@@ -646,7 +665,7 @@ class Network:
         self._kinds = self._kind_table
         # the zero-load evaluation (``self._zero``) reads nothing that depends on the population: it is kept
 
-    def _centres(self) -> tuple[list[tuple[int, float, float, float, int, float, float]], list[Group], list[tuple[int, float, float, float]],
+    def _centres(self) -> tuple[list[tuple[int, float, float, float, int, float, float]], list[Group], list[tuple[int, float, float, float, float]],
                                 dict[int, list[tuple[int, int]]]]:
         """``_compile``'s centres: the stations that can make a job wait (index, visits per instance, mean,
         scv, servers, ca2, population), the concurrency limits with visits, the program locks and the
@@ -668,7 +687,10 @@ class Network:
                     moment = g.work2 / g.visits / (mean * mean)  # E[T^2] / E[T]^2 = 1 + scv
                     # the rest of a program met at random: E[R] = E[T^2] / 2E[T], E[R^2] = E[T^3] / 3E[T]
                     # (lognormal programs: E[T^3] = E[T]^3 (1 + scv)^3)
-                    locks.append((g.index, g.work / per_die, 0.5 * g.work2 / per_die, mean * mean * moment ** 3 / 3.0))
+                    # a die station's reads (``shares_with``): their demand per die (reads that come during a program
+                    # queue behind it and lengthen the wait of the reads after them)
+                    reads = groups[g.shares_with].work / len(g.names) if g.shares_with >= 0 else 0.0
+                    locks.append((g.index, g.work / per_die, 0.5 * g.work2 / per_die, mean * mean * moment ** 3 / 3.0, reads))
                 continue
             if g.pool:
                 if g.visits > 0:
@@ -863,10 +885,14 @@ class Network:
         wvar = [0.0] * n
         p_wait = [0.0] * n
         holding = [0.0] * n
-        for i, busy, residual, residual2 in self._locks:
-            # a read finds its die programming with probability rho and waits out the rest of the program
+        for i, busy, residual, residual2, reads in self._locks:
+            # a read finds its die programming with probability rho and waits out the rest of the program (and, on a
+            # die station, the reads that came during it before this one: 1 / (1 - the die's read utilization))
             rho = x * busy
             wait = x * residual
+            if reads > 0.0:
+                rho_r = x * reads
+                wait = wait / (1.0 - rho_r) if rho_r < 1.0 else INF
             waits[i] = wait
             w2 = rho * residual2 - wait * wait
             wvar[i] = w2 if w2 > 0.0 else 0.0

@@ -45,7 +45,7 @@ from sim.route.describe import (
 )
 from sim.route.describe import clear_tables as clear_route_tables
 from sim.route.elements import IDENTITY, Channel, DeviceBank, LinkBank, MemberMap, PoolBank, PortBank, StationBank, instance_of
-from sim.route.flash import FIRST_READ_BYTES, DieLayout, FlashParameters
+from sim.route.flash import FIRST_READ_BYTES, DieLayout, FlashParameters, write_command_us
 from sim.route.host import ResolvedHost
 from sim.route.links import us_per_byte
 from sim.route.steps import (
@@ -573,10 +573,12 @@ class DieGroups:
     a page loads ``pieces`` dies (one per page) and waits as for one of them (the fork/join's maximum
     is left out: ES5F 128 KiB random reads at QD4 come out 5.9% fast against the DES; H_k waits for k
     pages overshot, -4.8% there and -7..-14% on sequential streams, whose pages take consecutive dies). A write: the controller, a cache
-    slot and the acknowledgement; behind it the write channel and a program on a die for N / write IOPS
-    (``program_time_us`` x N / ``program_units``; reads there queue behind it);
-    with shared dies (eXFlash) the slot is held until the program starts on its die (a wait there) and
-    the die for ``die_program_time_us`` x N / read units (a charge).
+    slot and the acknowledgement; behind it the write channel and a program for N / write IOPS
+    (``program_time_us`` x N / ``program_units``) on the die the FTL's write point picks
+    (``sim.route.flash.WritePoint``, an idle die first): a charge on the dies (their load, spread evenly; a
+    read meets it at random and waits behind it in the die's M/G/1) and no wait of its own; the slot is
+    held for the write channel and the program. With shared dies (eXFlash) the slot is freed when the
+    program starts (no wait) and the die is charged ``die_program_time_us`` x N / read units.
     """
 
     def __init__(self, c: Compiler, bank: DeviceBank, d: DieLayout):
@@ -594,10 +596,16 @@ class DieGroups:
         # a die's arrivals taken as Poisson, also for a sequential stream that takes the dies in turn (ca2 = 1/N
         # there left a P4510 50/50 64 KiB sequential mix at QD8 19% fast against the DES, ca2 = 1: +2.7%)
         self.dies = c.groups(die_labels, 1, None, shares=shares, ca2=1.0)
+        # the programs on the same dies, as locks a read meets at random (``Group.shares_with``: the dies' capacity
+        # counts them, the dies' queue does not: they take idle dies, ``sim.route.flash.WritePoint``)
+        self.programs = c.groups(die_labels, 1, None, shares=shares, ca2=1.0)
+        for (g, _), (h, _) in zip(self.programs, self.dies, strict=True):
+            g.program_locks = True
+            g.shares_with = h.index
         reach = {name: g.reach for g, _ in self.controller for name in g.names}
         cover = {name: g.cover for g, _ in self.controller for name in g.names}
-        for g, _ in self.dies:
-            if c.background:  # a rebuild's die load (``rebuild_background``), the mean over the group's devices
+        for g, _ in self.dies + self.programs:
+            if c.background and not g.program_locks:  # a rebuild's die load (``rebuild_background``), the mean over the group's devices
                 devices = list(dict.fromkeys(g.names))
                 g.background_util = sum((c.background.get(name, 0.0) for name in devices), 0.0) / len(devices)
             # a die is reached by the jobs that reach its device (closed affinity), not by its own share
@@ -628,6 +636,7 @@ class DieGroups:
         d = self.d
         path.delay(d.controller_delay_us)
         path.visit(self.controller, d.controller_service_us)
+        path.wait_for(self.programs)
         path.visit(self.dies, d.die_read_us, 0.0, self.die_scv)
         first = FIRST_READ_BYTES * self.read_per_byte
         if nbytes is None:
@@ -643,27 +652,30 @@ class DieGroups:
 
     def write(self, path: Path, nbytes: int | None = None) -> None:
         p, d = self.p, self.d
-        path.visit(self.controller, d.controller_service_us)
+        ctrl_w = write_command_us(d, p)  # at most the write's acknowledgement
+        path.visit(self.controller, ctrl_w)
         path.acquire(self.write_cache)
-        path.delay(max(0.0, p.write_ack_us - d.controller_service_us), self.scv)
+        path.delay(max(0.0, p.write_ack_us - ctrl_w), self.scv)
         destage = path.part()
+        # programs land where the FTL's write point puts them (``sim.route.flash.WritePoint``: an idle die first):
+        # they load the dies evenly (a charge: their share of every die's time, which reads arriving at random
+        # meet, M/G/1 with the programs' second moment) and do not wait for a die themselves
         if p.shared_dies:
-            # the slot is held until the program starts on its die (the wait there), the die for the program
-            scale = d.dies / p.read_units
+            # the slot is freed when the program starts (at once on an idle die); the die is held for the program
             if nbytes is None:
-                destage.wait_for(self.dies)
-                destage.charge(self.dies, self._shared_program_time, self.scv)
+                destage.charge(self.programs, self._shared_program_time, self.scv)
             else:
-                program_time = p.die_program_time_us(nbytes) * scale
-                destage.wait_for(self.dies)
-                destage.charge(self.dies, lambda _: program_time, self.scv)
+                program_time = p.die_program_time_us(nbytes) * d.dies / p.read_units
+                destage.charge(self.programs, lambda _: program_time, self.scv)
             path.release(background=destage)
             return
         if nbytes is None:
             destage.visit(self.write_bw, 0.0, self.write_per_byte)
         else:
             destage.visit(self.write_bw, nbytes * self.write_per_byte)
-        destage.visit(self.dies, p.program_time_us * d.dies / p.program_units, 0.0, self.scv)
+        t_prog = p.program_time_us * d.dies / p.program_units
+        destage.charge(self.programs, lambda _: t_prog, self.scv)
+        destage.delay(t_prog, self.scv)  # the slot is held for the program's own time
         path.release(background=destage)
 
 
@@ -1050,7 +1062,7 @@ def rebuild_background(route: AnyRoute, written_per_s: float) -> dict[str, float
         drive = route.devices.names[instance_of(route.devices.of, m)]
         d = route.devices.dies
         if d is not None:  # the dies model: commands at the controller, reads and programs on the dies
-            add(f"{drive}.controller", (rd + wr) / io * d.controller_service_us)
+            add(f"{drive}.controller", (rd / io * d.controller_service_us + wr / io * write_command_us(d, p)))
             add(f"{drive}.dies", rd / io * d.pieces(io) * d.die_read_us / d.dies + wr / io * p.program_time_us / p.program_units)
             add(f"{drive}.read_bw", max(0.0, io - FIRST_READ_BYTES) * rd / io * us_per_byte(p.read_bw_gbs))
             add(f"{drive}.write_bw", wr * us_per_byte(p.write_bw_gbs))

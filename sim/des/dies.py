@@ -10,18 +10,21 @@ Every number comes from the route description (``DeviceBank.dies``, a ``sim.rout
   read). Each die is a FIFO queue serving one operation at a time (tR times a lognormal of the
   die's tight cv). Then the read channel carries the bytes beyond the first 4 KiB (those are in
   the QD1 latency the die read time was derived from) at the random-read bandwidth.
-* A write passes the controller's server, takes a write-cache slot and is acknowledged (the cache
+* A write passes the controller's server (for at most its acknowledgement time,
+  ``sim.route.flash.write_command_us``), takes a write-cache slot and is acknowledged (the cache
   acknowledgement less the controller's time). Its destage goes through the write channel and programs
-  on a die drawn like a read's (uniformly at random; striped for a sequential stream): the program joins
-  that die's FIFO queue, so a read whose die is programming waits for it. A program holds its die
-  N / (the device's sustained write IOPS) (``program_time_us`` / ``program_units`` per write, times N):
-  the dies alone give the datasheet write IOPS when all are programming; the slot is freed when the
-  program ends. On a device whose reads and programs share the dies (``FlashParameters.shared_dies``,
-  eXFlash) the destage waits for a die and frees its slot when the program starts there; the program
-  holds the die ``die_program_time_us`` x N / read units (write IOPS and bandwidth from the dies alone).
-  Where programs land is not published: dies taken in turn spread them evenly and gave a P4510 70/30
-  mix at QD32 180K IOPS against 145K with random dies (with program units then); random placement is
-  what the fast path's per-die M/G/1 assumes.
+  on the die the FTL's write point picks (``sim.route.flash.WritePoint``: writes are out of place, so
+  not address-bound: an idle die, the die idle longest; while every die is busy the program waits in the
+  controller for the first die to fall idle), for random and sequential writes alike: a read whose die
+  is programming waits for it (the die's FIFO queue).
+  A program holds its die N / (the device's sustained write IOPS) (``program_time_us`` /
+  ``program_units`` per write, times N): the dies alone give the datasheet write IOPS when all are
+  programming; the slot is freed when the program ends. On a device whose reads and programs share the
+  dies (``FlashParameters.shared_dies``, eXFlash) the destage waits for its die and frees its slot when
+  the program starts there; the program holds the die ``die_program_time_us`` x N / read units (write
+  IOPS and bandwidth from the dies alone). Before the write point (main until issue 18's writes step)
+  a program went to a random die: it waited there behind reads and programs, and with eXFlash's 2-slot
+  cache a slot waited with it (S3 random writes -67..-69% against seed 002).
 """
 
 from __future__ import annotations
@@ -32,9 +35,9 @@ from collections.abc import Callable
 import simpy
 from simpy.events import Event
 
-from sim.des.components import Delay, Fork, Hop, Job, JobFactory, Meter, Pool, Station, advance, make_route, schedule
+from sim.des.components import READ, Delay, Fork, Hop, Job, JobFactory, Meter, Pool, Station, advance, make_route, schedule
 from sim.des.rng import Streams
-from sim.route.flash import FIRST_READ_BYTES, DieLayout, FlashParameters
+from sim.route.flash import FIRST_READ_BYTES, DieLayout, FlashParameters, WritePoint, write_command_us
 from sim.route.links import us_per_byte
 
 
@@ -42,7 +45,7 @@ class DieArray(Meter):
     """``dies`` NAND dies, each a FIFO queue of one operation at a time; the meter's capacity is the die
     count, so its utilization is the mean die's. ``read`` and ``program`` are hops."""
 
-    __slots__ = ("_done_cb", "busy", "current", "cursor", "die_read", "pages", "pick", "pieces", "queues", "random")
+    __slots__ = ("_done_cb", "busy", "current", "cursor", "die_read", "pages", "pick", "pieces", "queues", "random", "waiting", "write_point")
 
     def __init__(self, env: simpy.Environment, name: str, layout: DieLayout, die_read: Callable[[], float],
                  pick: Callable[[], float], random: bool):
@@ -58,6 +61,10 @@ class DieArray(Meter):
         self.pages = layout.page_bytes
         self.pieces: dict[Job, int] = {}
         """Reads spread over several dies: pages still being read."""
+        self.write_point = WritePoint(layout.dies)
+        """Where programs land (the FTL's rule, ``sim.route.flash.WritePoint``)."""
+        self.waiting: deque[tuple[Job, float, bool]] = deque()
+        """Programs waiting for a die to fall idle (every die was busy when they came)."""
         self._done_cb = self._done
 
     def _die(self) -> int:
@@ -80,10 +87,18 @@ class DieArray(Meter):
             self._enter(self._die(), job, self.die_read(), False)
 
     def program(self, duration: Callable[[Job], float], behind: bool = False) -> Hop:
-        """A hop that programs a destaged write on a die (drawn as a read's) for ``duration(job)`` us; with
+        """A hop that programs a destaged write for ``duration(job)`` us on the die the write point picks; with
         ``behind`` the job moves on when its program starts (the die stays busy for the rest)."""
+        take, busy = self.write_point.take, self.busy
+
+        waiting = self.waiting
+
         def hop(job: Job) -> None:
-            self._enter(self._die(), job, duration(job), behind)
+            k = take(busy)
+            if k < 0:
+                waiting.append((job, duration(job), behind))
+            else:
+                self._start(k, job, duration(job), behind)
         return hop
 
     def _enter(self, k: int, job: Job, service: float, behind: bool) -> None:
@@ -114,6 +129,11 @@ class DieArray(Meter):
         if queue:
             nxt, service, behind = queue.popleft()
             self._start(k, nxt, service, behind)
+        elif self.waiting:
+            nxt, service, behind = self.waiting.popleft()
+            self._start(k, nxt, service, behind)
+        else:
+            self.write_point.idle(k)
         if job is None:
             return
         pieces = self.pieces
@@ -133,7 +153,8 @@ class DieDevice:
     def __init__(self, env: simpy.Environment, streams: Streams, jobs: JobFactory, meters: list[Meter], name: str,
                  p: FlashParameters, d: DieLayout):
         ctrl_s = d.controller_service_us
-        self.controller = Station(env, f"{name}.controller", 1, lambda job: ctrl_s)
+        ctrl_w = write_command_us(d, p)  # a write's time there: at most its acknowledgement
+        self.controller = Station(env, f"{name}.controller", 1, lambda job: ctrl_s if job.op == READ else ctrl_w)
         controller_delay = d.controller_delay_us
         fixed = Delay(env, lambda job: controller_delay, f"{name}.controller_fixed")
         read_unit = streams.unit("lognormal" if d.die_read_cv > 0 else "deterministic", d.die_read_cv)
@@ -154,7 +175,7 @@ class DieDevice:
         self.write_cache = Pool(env, f"{name}.write_cache", p.write_cache_slots)
         law, cv = p.law, p.service_cv
         ack_unit = streams.unit(law, cv)
-        ack = max(0.0, p.write_ack_us - ctrl_s)
+        ack = max(0.0, p.write_ack_us - ctrl_w)
         self.ack = Delay(env, lambda job: ack * ack_unit(), f"{name}.write_ack")
         write_per_byte = us_per_byte(p.write_bw_gbs)
         self.write_bw = Station(env, f"{name}.write_bw", 1, lambda job: job.size * write_per_byte)

@@ -8,6 +8,7 @@ what datasheets do not publish comes from parameters.yaml ``device_behaviour``.
 from __future__ import annotations
 
 import math
+from collections import deque
 from dataclasses import dataclass
 
 from models.catalog import parameter
@@ -150,6 +151,10 @@ class DieLayout:
     * ``die_read_cv``: the die's tight service law (device_behaviour ``die_read_cv``).
     * ``page_bytes``: bytes one die read delivers (device_behaviour ``die_page_bytes``): a larger read
       spans several dies (fork/join).
+    * Where programs land (``WritePoint``): reads are address-bound (a random read's die is uniformly
+      random), writes are not: the FTL writes out of place, so a destaged write programs on the die the
+      write point picks (an idle die; while none is idle the write waits for the first die to fall
+      idle), never on the die its address last used.
     """
 
     dies: int
@@ -189,6 +194,14 @@ class DieLayout:
         return self.dies / self.die_read_us * 1e3
 
 
+def write_command_us(d: DieLayout, p: FlashParameters) -> float:
+    """A write's time at the controller's single server under the ``dies`` model: the per-command time at the
+    ceiling (1 / datasheet read IOPS), but never more than the write's acknowledgement (``write_ack_us``): a write
+    acknowledged sooner cannot have held the server that long (eXFlash: 1 / 142K = 7.04 us per command, writes
+    acknowledged in 5.0 us, seed 002 Figure 11: 5.35 us with the host). The rest of the acknowledgement is a delay."""
+    return min(d.controller_service_us, p.write_ack_us)
+
+
 def host_transfer_us(spec: FlashDeviceSpec, size: float = FIRST_READ_BYTES) -> float:
     """Time to move ``size`` bytes over the device's host link: its PCIe link, or for a DIMM its memory channel."""
     link = spec.link
@@ -221,3 +234,47 @@ def die_layout(spec: FlashDeviceSpec) -> DieLayout:
                      die_read_cv=float(parameter("device_behaviour.die_read_cv")), transfer_us=transfer,
                      controller_us=controller, controller_kiops=spec.read_kiops,
                      page_bytes=int(parameter("device_behaviour.die_page_bytes")), rating_qd=rating_qd)
+
+
+class WritePoint:
+    """Where the FTL programs a destaged write under the ``dies`` device model: out of place, on an idle die.
+
+    Flash is written out of place (page-level mapping): the controller chooses the physical page of every write,
+    so a program is not bound to a die by its address (reads are: a read goes where its page was written). The
+    allocation rule is dynamic page allocation: the write goes to an idle die (the die idle longest: the write
+    point takes the dies in turn); while no die is idle it waits in the controller's write buffer and takes the
+    first die that falls idle. Sources: Tavakkol et al., "Performance Evaluation of Dynamic Page Allocation
+    Strategies in SSDs", ACM TOMPECS 1(2), 2016 (a write whose target chip is busy is redirected to an idle one;
+    dynamic allocation exploits the parallelism better than any static order; MQSim, the same authors'
+    simulator, implements both); "Enhancing internal parallelism of solid-state drives while balancing write
+    loads across dies", Electronics Letters 51(24), 2015, doi:10.1049/el.2015.1840 (a dynamic die binding that
+    stripes writes to idle dies first). What this means for the solvers: programs never queue behind reads or
+    programs at a die, they wait only while every die is busy, and their load spreads evenly over the dies (the
+    fast path: ``sim.analytic.paths.DieGroups``). Reads still meet a programming die at random: their die is
+    chosen by their address.
+
+    The DES (``sim.des.dies.DieArray``) tells it when a die falls idle (``idle``) and asks it for a die (``take``)
+    with the dies' busy flags; the idle dies wait in a queue (oldest first), each at most once, a die found busy
+    when its turn comes is dropped (it is queued again when it next falls idle)."""
+
+    __slots__ = ("queued", "waiting")
+
+    def __init__(self, dies: int) -> None:
+        self.waiting: deque[int] = deque(range(dies))
+        self.queued = [True] * dies
+
+    def idle(self, k: int) -> None:
+        """Die ``k`` has fallen idle (no operation in service or queued)."""
+        if not self.queued[k]:
+            self.queued[k] = True
+            self.waiting.append(k)
+
+    def take(self, busy: list[bool]) -> int:
+        """The idle die the next program goes to (the die idle longest), or -1 while every die is busy."""
+        waiting, queued = self.waiting, self.queued
+        while waiting:
+            k = waiting.popleft()
+            queued[k] = False
+            if not busy[k]:
+                return k
+        return -1

@@ -125,3 +125,17 @@ def test_tails_are_strict_json_and_infinite_when_overloaded() -> None:
     ok = evaluate(_under_dies(_candidates()[WINNER].scenario))
     doc = json.loads(json.dumps(ok.summary(), allow_nan=False))
     assert doc["latency_p99_us"] == ok.latency_p99_us and doc["latency_p999_us"] == ok.latency_p999_us
+
+
+def test_planner_benchmark_under_dies_screens_with_the_die_level_p99() -> None:
+    """``python -m bench.planner --device-model dies`` (one finalist): every candidate is planned under dies, the
+    winner's p99 estimate is the die-level one and lies within 15% of its DES p99 beyond the DES's 95% interval."""
+    from bench.planner import measure
+
+    m = measure(quick=True, device_model="dies")
+    assert m["device_model"] == "dies"
+    (winner,) = [r for r in m["tails"] if r["label"] == m["winner"]]
+    assert winner["tail_method"] == "dies" and winner["verified"]
+    lo, hi = winner["des_p99_ci95"]
+    assert (1 - TOLERANCE) * lo <= winner["fast_p99_us"] <= (1 + TOLERANCE) * hi
+    assert json.loads(json.dumps(m, allow_nan=False)) == m

@@ -290,11 +290,13 @@ TAIL_METHODS = ("dies", "dies, closed reads", "heuristic")
   (``sim.analytic.dies.DieWaitLaw``: open arrivals exactly Pollaczek-Khinchine, a closed loop with its
   shorter mean), a mixture over the devices' die groups by their shares of the reads; the rest of a read's
   route at its mean; writes (acknowledged from the device's cache) their zero-load latency plus an
-  exponential wait of the fast path's mean (``sim.analytic.dies.route_quantile_us``).
+  exponential wait of the fast path's mean (``sim.analytic.dies.route_quantiles_us``): a closed loop of
+  writes queued steadily (z/VM subchannels) has a tighter tail than that (calibration/ext/DIE_LEVEL.md).
 * ``dies, closed reads``: a closed loop of reads (one size up to a die page) on one device alone (the queue-depth
   sweep): ``sim.analytic.dies.closed_read_quantile_us`` (calibration/ext/DIE_LEVEL.md, 144 points).
 * ``heuristic``: the pooled device model, and under ``dies`` what the die-level estimate does not cover
-  (several workloads, a profile's multi-workload interval, an open sequential stream's stripe blend):
+  (several workloads: a class solved alone has no other class's programs at its dies; a profile's
+  multi-workload interval; an open sequential stream's stripe blend):
   ``heuristic_quantile_us``, a screening heuristic (no queueing mechanism behind its tail).
 """
 
@@ -331,6 +333,13 @@ def with_tails(fast: FastResult) -> FastResult:
         return fast if workloads is None else replace(fast, workloads=workloads)
     return replace(fast, workloads=workloads, latency_p99_us=heuristic_quantile_us(fast, 0.99),
                    latency_p999_us=heuristic_quantile_us(fast, 0.999), tail_method="heuristic")
+
+
+def _without_tails(fast: FastResult) -> FastResult:
+    """``fast`` and its workloads with no tail estimate: a class solved alone has die tails without the other
+    classes' load at its dies, so several workloads take the heuristic (``TAIL_METHODS``)."""
+    workloads = {name: _without_tails(w) for name, w in fast.workloads.items()} if fast.workloads is not None else None
+    return replace(fast, workloads=workloads, latency_p99_us=None, latency_p999_us=None, tail_method="")
 
 
 def _die_tails(c: Compiler, scenario: Scenario, ev: Evaluation, ev0: Evaluation, latency: list[float],
@@ -382,7 +391,7 @@ def evaluate(scenario: Scenario) -> FastResult:
         raise NotImplementedError("a profile workload changes over time: evaluate it interval by interval "
                                   "(sim.plan.profile_fast.evaluate_profile, `flashplan analyze` does)")
     if scenario.consolidated:
-        return with_tails(solve_classes(scenario, _evaluate_one, _network_of))
+        return with_tails(_without_tails(solve_classes(scenario, _evaluate_one, _network_of)))
     return with_tails(_evaluate_one(scenario))
 
 

@@ -296,7 +296,8 @@ TAIL_METHODS = ("dies", "dies, closed reads", "heuristic")
   sweep): ``sim.analytic.dies.closed_read_quantile_us`` (calibration/ext/DIE_LEVEL.md, 144 points).
 * ``heuristic``: the pooled device model, and under ``dies`` what the die-level estimate does not cover
   (several workloads: a class solved alone has no other class's programs at its dies; a profile's
-  multi-workload interval; an open sequential stream's stripe blend):
+  multi-workload interval; an open sequential stream's stripe blend; a route with no flash device of its own:
+  SAN storage servers, plain stations):
   ``heuristic_quantile_us``, a screening heuristic (no queueing mechanism behind its tail).
 """
 

@@ -363,6 +363,7 @@ def _die_tails(c: Compiler, scenario: Scenario, ev: Evaluation, ev0: Evaluation,
     write_kinds = [k for k in net.kinds if k.op == WRITE]
     write_prob = sum((k.prob for k in write_kinds), 0.0)
     write_bytes = sum((k.prob * k.nbytes for k in write_kinds), 0.0) / write_prob if write_prob > 0 else 4096.0
+    population = float(wl.jobs * wl.queue_depth) if isinstance(wl, ClosedWorkload) else INF
     laws: list[DieWaitLaw] = []
     for device in c.die_devices:
         p, d = device.p, device.d
@@ -376,9 +377,13 @@ def _die_tails(c: Compiler, scenario: Scenario, ev: Evaluation, ev0: Evaluation,
             reads = _op_visits(net, g)[READ] if net.op_prob[READ] > 0 else 0.0
             load = x * g.work / n + g.background_util
             read_load = min(load, x * net.op_prob[READ] * reads * d.die_read_us / n)
+            program_load = max(0.0, load - read_load)
+            # a closed loop's read sees the other reads with population N - 1 (the arrival theorem); programs run
+            # behind the acknowledgement, outside the population
+            seen = max(0.0, 1.0 - 1.0 / (population * g.reach)) if population * g.reach >= 1 else 0.0
             laws.append(DieWaitLaw(share=reads, mean_wait_us=ev.waits[g.index], read_us=d.die_read_us, read_cv=d.die_read_cv,
-                                   read_load=read_load, program_load=max(0.0, load - read_load), program_us=program_us,
-                                   program_cv=program_cv))
+                                   read_load=read_load, program_load=program_load, program_us=program_us,
+                                   program_cv=program_cv, busy=min(1.0, program_load + read_load * seen)))
     read_share = net.op_prob[READ]
     tails = route_quantiles_us((0.99, 0.999), read_share, latency[READ], laws, ev0.latency[WRITE], latency[WRITE])
     return tails[0], tails[1], "dies"

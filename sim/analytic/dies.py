@@ -164,11 +164,14 @@ class DieWaitLaw:
     The die is a FIFO server of reads (tR, lognormal cv ``read_cv``) and programs (``program_us``, lognormal
     cv ``program_cv``) with ``read_load`` and ``program_load`` its utilisation by each (a rebuild's share
     counted as programs). The wait W is taken as an M/G/1 FIFO's (Pollaczek-Khinchine / Benes: W = the sum
-    of K residuals, K geometric, P(K >= k) = rho^k, a residual drawn from the load-weighted equilibrium law
-    of the service, uniform on (0, s) for a service of length s), with rho set so that E[W] is the fast
-    path's own mean wait at the die ``mean_wait_us``: rho = w / (w + E[R]). For open (Poisson) arrivals
-    that is the M/G/1's own rho (the network's die wait is Pollaczek-Khinchine); a closed loop's waits are
-    shorter than the open queue's at the same load, and the matched rho shortens the tail with the mean.
+    of K residuals, a residual drawn from the load-weighted equilibrium law of the service, uniform on
+    (0, s) for a service of length s), K = 0 unless the die is busy (chance ``busy``), then geometric with
+    the ratio r that gives the fast path's own mean wait at the die ``mean_wait_us``:
+    w = busy E[R] / (1 - r) (r = 0 where even one residual exceeds w: the mean is then not matched).
+    For open (Poisson) arrivals busy is the die's utilisation and r comes out the M/G/1's rho (the network's
+    die wait is Pollaczek-Khinchine). A closed loop's reads see the other reads at their die with the
+    arrival theorem's population N - 1 (busy = program load + read load x (N - 1) / N) and its shorter mean
+    wait shortens the queue behind; programs run behind the acknowledgement, outside the closed population.
     ``share``: this group's part of the route's device reads.
     """
 
@@ -180,6 +183,8 @@ class DieWaitLaw:
     program_load: float
     program_us: float
     program_cv: float
+    busy: float = -1.0
+    """The chance a read finds its die busy (below 0: taken as w / (w + E[R]), the M/G/1's rho from the mean)."""
 
     def residuals(self) -> list[tuple[float, float]]:
         """(weight, length) of the equilibrium residual's uniform parts (weights sum to 1)."""
@@ -198,7 +203,7 @@ class DieWaitLaw:
 
     def wait_table(self) -> tuple[float, list[float]]:
         """(step h, P(W > n h) for n = 0, 1, ...) (``die_wait_above``)."""
-        return die_wait_above(self.residuals(), self.mean_wait_us)
+        return die_wait_above(self.residuals(), self.mean_wait_us, self.busy)
 
     def above(self, t: float, table: tuple[float, list[float]]) -> float:
         """P(W + S > t): the wait plus the die's own read time S (lognormal): P(S > t) exactly, plus
@@ -271,26 +276,44 @@ def _table_above(table: tuple[float, list[float]], x: float) -> float:
     return a + (above[n + 1] - a) * (f - n)
 
 
-def die_wait_above(residuals: list[tuple[float, float]], mean_wait_us: float) -> tuple[float, list[float]]:
-    """The tail P(W > t) of a FIFO wait W = R_1 + ... + R_K (K geometric, P(K >= k) = rho^k; each R drawn
-    from ``residuals``: weight, uniform on (0, length)) whose mean is ``mean_wait_us``: rho = w / (w + E[R]).
+def die_wait_above(residuals: list[tuple[float, float]], mean_wait_us: float, busy: float = -1.0) -> tuple[float, list[float]]:
+    """The tail P(W > t) of a FIFO wait W = R_1 + ... + R_K (each R drawn from ``residuals``: weight, uniform
+    on (0, length)) whose mean is ``mean_wait_us``. K is geometric, P(K >= k) = rho^k, rho = w / (w + E[R])
+    (an M/G/1's wait); with ``busy`` (0..1) P(K >= k) = busy r^(k - 1) instead, r = 1 - busy E[R] / w
+    (at least 0), so that P(W > t) = (busy / r) P(W_r > t), W_r the geometric sum with ratio r (r = 0:
+    busy P(R > t)).
 
     Solved on a grid from Benes' equation F(t) = 1 - rho + rho int_0^t F(t - x) r(x) dx (F = P(W <= t), r the
     residual's density), which for uniform parts needs only the running integral G of F:
     F(t) = 1 - rho + rho sum_c (weight_c / length_c) (G(t) - G(t - length_c)) (trapezoids, G linear between
-    points). Returns (step, [P(W > n step)]) down to 1e-6 (at most ``WAIT_STEPS`` steps). No residual or
+    points). Returns (step, [P(W > n step)]) down to 1e-5 (at most ``WAIT_STEPS`` steps). No residual or
     no wait: (0, [0]).
     """
     parts = [(wgt, length) for wgt, length in residuals if wgt > 0 and length > 0]
-    if mean_wait_us <= 0 or not parts:
+    if (mean_wait_us <= 0 and busy < 0) or busy == 0 or not parts:
         return 0.0, [0.0]
     mean_r = sum((wgt * length / 2 for wgt, length in parts), 0.0)
-    rho = mean_wait_us / (mean_wait_us + mean_r)
+    if busy < 0:
+        return _geometric_wait(parts, mean_wait_us / (mean_wait_us + mean_r))
+    u = min(busy, 0.999)
+    r = 1.0 - u * mean_r / mean_wait_us if mean_wait_us > 0 else 0.0
+    if r <= 1e-3:  # one residual: busy P(R > t)
+        longest = max(length for _, length in parts)
+        step = max(min(length for _, length in parts) / 4.0, longest / WAIT_STEPS)
+        return step, [u * sum((wgt * max(0.0, 1.0 - n * step / length) for wgt, length in parts), 0.0)
+                      for n in range(int(longest / step) + 2)]
+    step, above = _geometric_wait(parts, min(r, 0.999))
+    scale = u / min(r, 0.999)
+    return step, [scale * a for a in above]
+
+
+def _geometric_wait(parts: list[tuple[float, float]], rho: float) -> tuple[float, list[float]]:
+    """``die_wait_above`` with P(K >= k) = rho^k."""
     longest = max(length for _, length in parts)
     shortest = min(length for _, length in parts)
     # the wait's reach: K's 1e-6 quantile (geometric) residuals of at most the longest part
     reach = longest * (1.0 + math.log(1e-6) / math.log(rho)) if rho < 1 else longest * 1e6
-    step = max(shortest / 4.0, reach / WAIT_STEPS)
+    step = max(shortest / 2.0, reach / WAIT_STEPS)
     if step > shortest / 2.0:  # a part shorter than two steps: the grid reads G between known points only
         parts = [(wgt, max(length, 2.0 * step)) for wgt, length in parts]
     a = [wgt / length for wgt, length in parts]
@@ -318,7 +341,7 @@ def die_wait_above(residuals: list[tuple[float, float]], mean_wait_us: float) ->
         g.append(g_prev + step / 2.0 * (f_prev + f))
         above.append(1.0 - f)
         f_prev = f
-        if 1.0 - f < 1e-6:
+        if 1.0 - f < 1e-5:
             break
     return step, above
 
@@ -333,7 +356,7 @@ def route_quantiles_us(qs: tuple[float, ...], read_share: float, read_mean_us: f
     by their shares of the reads). A write (acknowledged from the device's cache under ``dies``) is its
     zero-load latency plus an exponential wait of the fast path's mean (none when the mean is the zero-load
     latency). Each quantile of the mixture (reads ``read_share`` of the I/Os) is found by bisection
-    (to 1e-4 relative).
+    (to 1e-3 relative).
     """
     for q in qs:
         if not 0 < q < 1:
@@ -366,7 +389,7 @@ def route_quantiles_us(qs: tuple[float, ...], read_share: float, read_mean_us: f
         hi = max(1.0, read_mean_us, write_mean_us, lo) * 2.0
         while above(hi) > target:
             lo, hi = hi, hi * 2.0
-        while hi - lo > 1e-4 * hi:
+        while hi - lo > 1e-3 * hi:
             mid = 0.5 * (lo + hi)
             if above(mid) > target:
                 lo = mid

@@ -152,3 +152,16 @@ def test_several_workloads_take_the_named_heuristic_under_dies() -> None:
     for result in (fast, *fast.workloads.values()):
         assert result.tail_method == "heuristic"
         assert result.latency_p99_us == heuristic_quantile_us(result, 0.99)
+
+
+def test_a_mixed_queue_depth_sweep_has_die_level_tails_near_the_des() -> None:
+    """A closed 70/30 sweep of one drive under dies (reads wait behind programs at their die): the fast sweep's
+    p99 and p99.9 are the die-level estimate, the p99 within 15% of the DES's beyond its 95% interval at QD16."""
+    from sim.plan.qd_sweep import qd_sweep
+
+    (fast,) = qd_sweep("ES5F", [16], read_fraction=0.7, device_model="dies")
+    (des,) = qd_sweep("ES5F", [16], solver="des", read_fraction=0.7, device_model="dies", max_ios=20_000)
+    assert fast.latency_p99_us is not None and fast.latency_p999_us is not None and des.latency_p99_us is not None
+    assert fast.latency_mean_us < fast.latency_p99_us < fast.latency_p999_us
+    lo, hi = des.ci95["latency_p99_us"]
+    assert (1 - TOLERANCE) * lo <= fast.latency_p99_us <= (1 + TOLERANCE) * hi

@@ -26,7 +26,7 @@ class Bounds:
 
 @dataclass(frozen=True)
 class FastResult:
-    """The analytic prediction for one scenario (mean values; no confidence intervals, no percentiles)."""
+    """The analytic prediction for one scenario (mean values and a p99 / p99.9 estimate; no confidence intervals)."""
 
     iops: float
     read_iops: float
@@ -47,11 +47,20 @@ class FastResult:
     one's throughput and latency, and its own share of each component's utilization."""
     notes: tuple[str, ...] = ()
     """What the prediction leaves out for this scenario (a workload's placement), in the user's words."""
+    latency_p99_us: float | None = None
+    """The fast path's p99 latency estimate (``tail_method`` says how; infinite when unstable). Set by
+    ``sim.analytic.evaluate`` on every result it returns (None only on a result built elsewhere)."""
+    latency_p999_us: float | None = None
+    """The p99.9 estimate, as ``latency_p99_us``."""
+    tail_method: str = ""
+    """How the p99 / p99.9 were estimated (``sim.analytic.TAIL_METHODS``): ``dies`` (the die-level mechanism),
+    ``dies, closed reads`` (a device's closed read loop, ``sim.analytic.dies.closed_read_quantile_us``) or
+    ``heuristic`` (the pooled model's screening heuristic, ``sim.analytic.heuristic_quantile_us``)."""
 
     def summary(self) -> dict[str, object]:
         """A JSON-friendly dictionary (infinite latencies as None)."""
-        def num(v: float) -> float | None:
-            return v if math.isfinite(v) else None
+        def num(v: float | None) -> float | None:
+            return v if v is not None and math.isfinite(v) else None
 
         return {
             "iops": self.iops, "read_iops": self.read_iops, "write_iops": self.write_iops, "mbps": self.mbps,
@@ -60,5 +69,7 @@ class FastResult:
             "utilization": self.utilization, "bottleneck": self.bottleneck, "stable": self.stable,
             "bounds": {"x_max_iops": self.bounds.x_max_iops, "r_min_us": self.bounds.r_min_us,
                        "n_star": self.bounds.n_star, "bottleneck": self.bounds.bottleneck},
-        } | ({"workloads": {name: w.summary() for name, w in self.workloads.items()}} if self.workloads is not None else {}) | (
+        } | ({"latency_p99_us": num(self.latency_p99_us), "latency_p999_us": num(self.latency_p999_us),
+              "tail_method": self.tail_method} if self.tail_method else {}) | (
+            {"workloads": {name: w.summary() for name, w in self.workloads.items()}} if self.workloads is not None else {}) | (
             {"notes": list(self.notes)} if self.notes else {})

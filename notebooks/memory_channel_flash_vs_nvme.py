@@ -199,11 +199,14 @@ qd1
 # ## 4. One device from queue depth 1 to 256
 #
 # `sim.plan.qd_sweep.qd_sweep` puts one device alone (no host stack: the EXT calibration setup,
-# calibration/ext/scenarios/ext_drive.yaml) under a closed loop of 1 ... 256 4 KiB random reads: the fast
-# path at every depth (its p99 is the planner's screening estimate, dashed), DES runs at a few depths as a
-# check (each ends on a 2% interval or its I/O budget; a hollow marker is a point its budget cut short),
-# and, as stars, the published points of the EXT records (calibration/ext/ext.yaml) measured on the same
-# device and mix: for the PM1733, a fio run at QD 1 (the Ignalina record).
+# calibration/ext/scenarios/ext_drive.yaml) under a closed loop of 1 ... 256 4 KiB random reads, under the
+# die-level device model (`device_model: dies`, issue 18: reads queue at N addressed NAND dies behind the
+# controller; calibration/ext/DIE_LEVEL.md): the fast path at every depth (its p99 and p99.9 the die-level
+# estimate, dashed), with the pooled model's fast-path curves dotted for contrast (its p99 the planner's
+# screening heuristic); DES runs under dies at a few depths as a check (each ends on a 2% interval or its I/O
+# budget; a hollow marker is a point its budget cut short); and, as stars on both charts, the published
+# points of the EXT records (calibration/ext/ext.yaml) measured on the same device and mix: for the PM1733,
+# a fio run at QD 1 (the Ignalina record).
 
 # %%
 QD_DEVICES = {"eXFlash DIMMs": "eXFlash-400GB", "NVMe drives": "PM1733-1.92TB"}
@@ -211,17 +214,33 @@ QD_DES_DEPTHS = [1, 16, 256]
 QD_MAX_IOS = 10_000 if SMALL else 200_000
 QD_METRIC_WORDS = {"iops": "IOPS", "latency_mean_us": "mean us", "latency_p50_us": "p50 us", "latency_p99_us": "p99 us",
                    "latency_p999_us": "p99.9 us"}
-qd_fast, qd_des, qd_published = {}, {}, {}
+QD_POOLED_SERIES = (("iops", "IOPS", 1), ("latency_mean_us", "mean", 2), ("latency_p99_us", "p99 (heuristic)", 2))
+
+
+def with_pooled(fig, pooled):
+    """The pooled model's fast-path curves (dotted, grey) on a die-level chart, for contrast."""
+    for metric, label, col in QD_POOLED_SERIES:
+        fig.add_trace(go.Scatter(x=[p["qd"] for p in pooled], y=[p[metric] for p in pooled], mode="lines",
+                                 line={"color": "#8c8c8c", "dash": "dot"}, name=f"pooled model: {label}"), row=1, col=col)
+    return fig
+
+
+qd_fast, qd_pooled, qd_des, qd_published = {}, {}, {}, {}
 for kind, device in QD_DEVICES.items():
-    qd_fast[kind] = [p.as_dict() for p in qd_sweep(device)]
-    qd_des[kind] = [p.as_dict() for p in qd_sweep(device, QD_DES_DEPTHS, solver="des", max_ios=QD_MAX_IOS)]
+    qd_fast[kind] = [p.as_dict() for p in qd_sweep(device, device_model="dies")]
+    qd_pooled[kind] = [p.as_dict() for p in qd_sweep(device)]
+    qd_des[kind] = [p.as_dict() for p in qd_sweep(device, QD_DES_DEPTHS, solver="des", max_ios=QD_MAX_IOS, device_model="dies")]
     qd_published[kind] = [p.as_dict() for p in published_points(device)]
-    qd_sweep_chart(qd_fast[kind], qd_published[kind], title=f"{device} alone, 4 KiB random reads (fast path)").show()
-    qd_sweep_chart(qd_des[kind], qd_published[kind], title=f"{device} alone, 4 KiB random reads (DES)").show()
-qd_table = pd.DataFrame([{"kind": kind, "solver": p["solver"], "qd": p["qd"], "iops": p["iops"],
+    with_pooled(qd_sweep_chart(qd_fast[kind], qd_published[kind],
+                               title=f"{device} alone, 4 KiB random reads (fast path, device model dies; pooled dotted)"),
+                qd_pooled[kind]).show()
+    qd_sweep_chart(qd_des[kind], qd_published[kind], title=f"{device} alone, 4 KiB random reads (DES, device model dies)").show()
+qd_table = pd.DataFrame([{"kind": kind, "model": model, "solver": p["solver"], "qd": p["qd"], "iops": p["iops"],
                           "latency_mean_us": p["latency_mean_us"], "latency_p99_us": p["latency_p99_us"],
-                          "validity": p["validity"]}
-                         for kind in QD_DEVICES for p in [*qd_fast[kind], *qd_des[kind]] if p["qd"] in QD_DES_DEPTHS])
+                          "latency_p999_us": p["latency_p999_us"], "validity": p["validity"]}
+                         for kind in QD_DEVICES
+                         for model, points in (("dies", qd_fast[kind]), ("pooled", qd_pooled[kind]), ("dies", qd_des[kind]))
+                         for p in points if p["qd"] in QD_DES_DEPTHS])
 qd_table
 
 # %% [markdown]
@@ -285,17 +304,26 @@ def saturates_text(kind):
 lat = qd1.set_index(["kind", "op"]).latency_mean_us
 
 
+def us_text(v):
+    """A latency in words (a point with no estimate: 'no estimate')."""
+    return f"{v:,.0f} us" if v is not None else "no estimate"
+
+
 def qd_sentence():
-    """The queue-depth bullet: each device from QD 1 to 256 (fast path, DES check) and the published points."""
+    """The queue-depth bullet: each device from QD 1 to 256 under the die-level model (fast path, DES check), the
+    pooled model's p99 for contrast, and the published points."""
     parts = []
     for kind, device in QD_DEVICES.items():
         first, last = qd_fast[kind][0], qd_fast[kind][-1]
         des_last = qd_des[kind][-1]
+        fast_at = {p["qd"]: p for p in qd_fast[kind]}.get(des_last["qd"], last)
+        pooled_at = {p["qd"]: p for p in qd_pooled[kind]}.get(des_last["qd"], qd_pooled[kind][-1])
         knee = next(p["qd"] for p in qd_fast[kind] if p["iops"] >= 0.9 * last["iops"])
         parts.append(f"{device}: {first['iops']:,.0f} IOPS at QD {first['qd']} ({first['latency_mean_us']:,.0f} us mean) to "
                      f"{last['iops']:,.0f} at QD {last['qd']} ({last['latency_mean_us']:,.0f} us), 90% of it from QD {knee}; "
                      f"DES at QD {des_last['qd']}: {des_last['iops']:,.0f} IOPS, p99 {des_last['latency_p99_us']:,.0f} us "
-                     f"({des_last['validity'].replace('_', ' ')})")
+                     f"({des_last['validity'].replace('_', ' ')}) against the die-level estimate's "
+                     f"{us_text(fast_at['latency_p99_us'])} (the pooled model's heuristic: {us_text(pooled_at['latency_p99_us'])})")
     seen = []
     for kind, device in QD_DEVICES.items():
         model = {p["qd"]: p for p in qd_fast[kind]}
@@ -304,8 +332,8 @@ def qd_sentence():
             against = f" (fast path {predicted:,.1f})" if predicted is not None else ""
             seen.append(f"{device} {QD_METRIC_WORDS.get(p['metric'], p['metric'])} {p['value']:,.1f} at QD {p['qd']}{against}")
     return (f"* **Queue depth, one device alone:** {'. '.join(parts)}. Published points of these devices (EXT records): "
-            f"{'; '.join(seen) or 'none'}. The fast path's p99 at QD {QD_DES_DEPTHS[-1]} is the planner's screening "
-            "estimate, not a measured tail: compare it with the DES p99 above.")
+            f"{'; '.join(seen) or 'none'}. Under the die-level device model the fast path's p99 is the die-level "
+            "estimate (reads queueing at their die), the figure the planner screens with under `device_model: dies`.")
 
 
 seed_lat = records["s3.table5.lat_rr.1dimm"].measured

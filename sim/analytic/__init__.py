@@ -62,10 +62,11 @@ import math
 import threading
 from collections import OrderedDict
 from dataclasses import replace
+from statistics import NormalDist
 
 from pydantic import BaseModel
 
-from models.catalog import Catalog, load_catalog
+from models.catalog import Catalog, load_catalog, parameter
 from models.fast_result import Bounds, FastResult
 from models.hardware import FlashDeviceSpec
 from models.scenario import Scenario
@@ -74,14 +75,22 @@ from models.workload import BurstyWorkload, ClosedWorkload, OpenWorkload
 # the die-level device preview (issue 18: not yet read by the route's solvers); loaded with the package so
 # the compiled build finds it (a compiled package's submodules are imported from inside it)
 from sim.analytic.classes import solve_classes
-from sim.analytic.dies import DiePoint, die_level_closed, die_level_quantile_us, die_qd1_quantile_us
+from sim.analytic.dies import (
+    DiePoint,
+    DieWaitLaw,
+    closed_read_quantile_us,
+    die_level_closed,
+    die_level_quantile_us,
+    die_qd1_quantile_us,
+    route_quantiles_us,
+)
 from sim.analytic.network import READ, WRITE, Evaluation, Group, Network
 from sim.analytic.paths import STRIPED, Compiler, clear_tables, compile_scenario, layout_of
 from sim.analytic.queueing import INF
 from sim.route.describe import chunk_bytes_of, volume_layout
 
-__all__ = ["Bounds", "DiePoint", "FastResult", "clear_cache", "die_level_closed", "die_level_quantile_us", "die_qd1_quantile_us",
-           "evaluate"]
+__all__ = ["TAIL_METHODS", "Bounds", "DiePoint", "FastResult", "clear_cache", "die_level_closed", "die_level_quantile_us",
+           "die_qd1_quantile_us", "evaluate", "heuristic_quantile_us", "with_tails"]
 
 P_WAIT_CANDIDATE = 1e-3
 """A concurrency limit counts as a bottleneck candidate once I/Os wait for it this often (the DES: once any did)."""
@@ -271,6 +280,118 @@ def _compiled(scenario: Scenario, catalog: Catalog, spread: bool = False) -> Com
     return c
 
 
+# -- the fast path's tail estimate (p99 / p99.9) ---------------------------------------------------------
+
+TAIL_METHODS = ("dies", "dies, closed reads", "heuristic")
+"""``FastResult.tail_method``: how the p99 / p99.9 were estimated.
+
+* ``dies``: under ``device_model: dies`` (one workload, solved on its route): every read waits at a die of its
+  device as an M/G/1 FIFO of reads and programs whose mean wait is the fast path's own
+  (``sim.analytic.dies.DieWaitLaw``: open arrivals exactly Pollaczek-Khinchine, a closed loop with its
+  shorter mean), a mixture over the devices' die groups by their shares of the reads; the rest of a read's
+  route at its mean; writes (acknowledged from the device's cache) their zero-load latency plus an
+  exponential wait of the fast path's mean (``sim.analytic.dies.route_quantiles_us``): a closed loop of
+  writes queued steadily (z/VM subchannels) has a tighter tail than that (calibration/ext/DIE_LEVEL.md).
+* ``dies, closed reads``: a closed loop of reads (one size up to a die page) on one device alone (the queue-depth
+  sweep): ``sim.analytic.dies.closed_read_quantile_us`` (calibration/ext/DIE_LEVEL.md, 144 points).
+* ``heuristic``: the pooled device model, and under ``dies`` what the die-level estimate does not cover
+  (several workloads: a class solved alone has no other class's programs at its dies; a profile's
+  multi-workload interval; an open sequential stream's stripe blend; a route with no flash device of its own:
+  SAN storage servers, plain stations):
+  ``heuristic_quantile_us``, a screening heuristic (no queueing mechanism behind its tail).
+"""
+
+
+def _lognormal_quantile(cv: float, q: float) -> float:
+    """The ``q`` quantile of a lognormal with mean 1 and coefficient of variation ``cv``."""
+    if cv <= 0:
+        return 1.0
+    sigma = math.sqrt(math.log1p(cv * cv))
+    z = 2.3263478740408408 if q == 0.99 else NormalDist().inv_cdf(q)
+    return math.exp(-sigma * sigma / 2 + z * sigma)
+
+
+def heuristic_quantile_us(fast: FastResult, q: float) -> float:
+    """The pooled model's screening heuristic for the ``q`` quantile of the latency (the planner's since its start).
+
+    Service part: the unloaded latency r_min scaled by the ``q`` quantile of the engine's lognormal
+    service law (parameters.yaml ``device_behaviour.service_cv``). Queueing part: the mean wait
+    (mean - r_min) times ln(1 / (1 - q)), the quantile of an exponential wait (M/M/1's tail; ln(100) at
+    p99). Infinite when the result is unstable. A heuristic for ranking and screening only.
+    """
+    if not fast.stable or not math.isfinite(fast.latency_mean_us):
+        return math.inf
+    cv = float(parameter("device_behaviour.service_cv"))
+    service = fast.bounds.r_min_us
+    wait = max(0.0, fast.latency_mean_us - service)
+    return service * _lognormal_quantile(cv, q) + wait * math.log(1.0 / (1.0 - q))
+
+
+def with_tails(fast: FastResult) -> FastResult:
+    """``fast`` (and each of its workloads) with a p99 / p99.9 estimate: its own when it has one, else the heuristic's."""
+    workloads = {name: with_tails(w) for name, w in fast.workloads.items()} if fast.workloads is not None else None
+    if fast.latency_p99_us is not None and fast.latency_p999_us is not None and fast.tail_method:
+        return fast if workloads is None else replace(fast, workloads=workloads)
+    return replace(fast, workloads=workloads, latency_p99_us=heuristic_quantile_us(fast, 0.99),
+                   latency_p999_us=heuristic_quantile_us(fast, 0.999), tail_method="heuristic")
+
+
+def _without_tails(fast: FastResult) -> FastResult:
+    """``fast`` and its workloads with no tail estimate: a class solved alone has die tails without the other
+    classes' load at its dies, so several workloads take the heuristic (``TAIL_METHODS``)."""
+    workloads = {name: _without_tails(w) for name, w in fast.workloads.items()} if fast.workloads is not None else None
+    return replace(fast, workloads=workloads, latency_p99_us=None, latency_p999_us=None, tail_method="")
+
+
+def _die_tails(c: Compiler, scenario: Scenario, ev: Evaluation, ev0: Evaluation, latency: list[float],
+               stable: bool) -> tuple[float, float, str] | None:
+    """The die-level p99, p99.9 and method of a solved route (``TAIL_METHODS``); None without die groups."""
+    if not c.die_devices:
+        return None
+    if not stable or not all(math.isfinite(v) for v in latency):
+        return math.inf, math.inf, "dies"
+    net = c.net
+    wl = scenario.workload
+    x = ev.x
+    if isinstance(wl, ClosedWorkload) and net.op_prob[WRITE] <= 0 and len(c.die_devices) == 1:
+        device = c.die_devices[0]
+        groups = [g for g, _ in device.dies]
+        if len(groups) == 1 and len(groups[0].names) == device.d.dies and not device.spans_pages:
+            qd = wl.jobs * wl.queue_depth
+            return (closed_read_quantile_us(device.d, qd, latency[READ], 0.99),
+                    closed_read_quantile_us(device.d, qd, latency[READ], 0.999), "dies, closed reads")
+    write_kinds = [k for k in net.kinds if k.op == WRITE]
+    write_prob = sum((k.prob for k in write_kinds), 0.0)
+    write_bytes = sum((k.prob * k.nbytes for k in write_kinds), 0.0) / write_prob if write_prob > 0 else 4096.0
+    population = float(wl.jobs * wl.queue_depth) if isinstance(wl, ClosedWorkload) else INF
+    laws: list[DieWaitLaw] = []
+    for device in c.die_devices:
+        p, d = device.p, device.d
+        if p.shared_dies:
+            program_us = p.die_program_time_us(write_bytes) * d.dies / p.read_units
+        else:
+            program_us = p.program_time_us * d.dies / p.program_units
+        program_cv = p.service_cv if p.law == "lognormal" else 0.0
+        for (g, _), (h, _) in zip(device.dies, device.programs, strict=True):
+            n = len(g.names)
+            reads = _op_visits(net, g)[READ] if net.op_prob[READ] > 0 else 0.0
+            # the die station's own work is its reads (and a rebuild's share); the programs are the locks that
+            # share its servers (``DieGroups.programs``, ``Group.shares_with``): a read waits in the die's queue
+            # and behind a program met at random
+            read_load = x * g.work / n + g.background_util
+            program_load = x * h.work / n
+            # a closed loop's read sees the other reads with population N - 1 (the arrival theorem); programs run
+            # behind the acknowledgement, outside the population
+            seen = max(0.0, 1.0 - 1.0 / (population * g.reach)) if population * g.reach >= 1 else 0.0
+            laws.append(DieWaitLaw(share=reads, mean_wait_us=ev.waits[g.index] + ev.waits[h.index], read_us=d.die_read_us,
+                                   read_cv=d.die_read_cv, read_load=read_load, program_load=program_load,
+                                   program_us=program_us, program_cv=program_cv,
+                                   busy=min(1.0, program_load + read_load * seen)))
+    read_share = net.op_prob[READ]
+    tails = route_quantiles_us((0.99, 0.999), read_share, latency[READ], laws, ev0.latency[WRITE], latency[WRITE])
+    return tails[0], tails[1], "dies"
+
+
 def evaluate(scenario: Scenario) -> FastResult:
     """The analytic fast path's prediction for ``scenario`` (no simulation; ~0.1-0.2 ms, bench/fastpath.py).
     A scenario with a ``workloads`` list is solved as a multi-class network (sim/analytic/classes.py).
@@ -279,8 +400,8 @@ def evaluate(scenario: Scenario) -> FastResult:
         raise NotImplementedError("a profile workload changes over time: evaluate it interval by interval "
                                   "(sim.plan.profile_fast.evaluate_profile, `flashplan analyze` does)")
     if scenario.consolidated:
-        return solve_classes(scenario, _evaluate_one, _network_of)
-    return _evaluate_one(scenario)
+        return with_tails(_without_tails(solve_classes(scenario, _evaluate_one, _network_of)))
+    return with_tails(_evaluate_one(scenario))
 
 
 def _network_of(scenario: Scenario) -> Network:
@@ -371,7 +492,9 @@ def _sequential_blend(spread: FastResult, pinned: FastResult, dwell: float, rate
         write = spread.write_latency_mean_us + (extra if spread.write_iops > 0 else 0.0)
     total = spread.iops or 1.0
     mean = (spread.read_iops * read + spread.write_iops * write) / total
-    return replace(spread, read_latency_mean_us=read, write_latency_mean_us=write, latency_mean_us=mean)
+    # the spread solution's tail estimate no longer matches these means: ``with_tails`` sets the heuristic's
+    return replace(spread, read_latency_mean_us=read, write_latency_mean_us=write, latency_mean_us=mean, latency_p99_us=None,
+                   latency_p999_us=None, tail_method="")
 
 
 def _solve(c: Compiler, scenario: Scenario, utilization: bool = True) -> FastResult:
@@ -431,6 +554,7 @@ def _solve(c: Compiler, scenario: Scenario, utilization: bool = True) -> FastRes
     cpu_us = sum([g.work for g, _ in c.cpu.station], 0.0) if c.cpu else 0.0
     mean_bytes = sum([k.prob * k.nbytes for k in net.kinds])
     bound_name = net.groups[bottleneck_index].names[0] if bottleneck_index >= 0 else "none"
+    tails = _die_tails(c, scenario, ev, ev0, latency, stable) if utilization else None
     return FastResult(
         iops=x * 1e6,
         read_iops=x * 1e6 * net.op_prob[READ],
@@ -444,6 +568,9 @@ def _solve(c: Compiler, scenario: Scenario, utilization: bool = True) -> FastRes
         bounds=Bounds(x_max_iops=x_max * 1e6, r_min_us=r_min, n_star=(r_min + think) * x_max, bottleneck=bound_name),
         cpu_us_per_io=cpu_us,
         stable=stable,
+        latency_p99_us=tails[0] if tails else None,
+        latency_p999_us=tails[1] if tails else None,
+        tail_method=tails[2] if tails else "",
     )
 
 

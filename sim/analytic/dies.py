@@ -147,3 +147,253 @@ def closed_read_quantile_us(layout: DieLayout, qd: int, mean_us: float, q: float
     MVA mean)."""
     point = die_level_closed(layout, qd)
     return max(0.0, mean_us - point.mean_us) + die_level_quantile_us(layout, qd, q)
+
+
+# -- the die-level tail of any route (issue 18): open arrivals, mixes, several devices ---------------------
+
+WAIT_STEPS = 600
+"""Most grid steps of a die wait's distribution (``die_wait_above``): the step grows for long waits."""
+SERVICE_POINTS = 24
+"""Equally likely points of a die read's lognormal time added to a wait that is not zero (``DieWaitLaw.above``)."""
+
+
+@dataclass(frozen=True)
+class DieWaitLaw:
+    """One die group's wait as a read arriving there sees it (a die of a ``dies`` device in the fast path).
+
+    The die is a FIFO server of reads (tR, lognormal cv ``read_cv``) and programs (``program_us``, lognormal
+    cv ``program_cv``) with ``read_load`` and ``program_load`` its utilisation by each (a rebuild's share
+    counted as programs). The wait W is taken as an M/G/1 FIFO's (Pollaczek-Khinchine / Benes: W = the sum
+    of K residuals, a residual drawn from the load-weighted equilibrium law of the service, uniform on
+    (0, s) for a service of length s), K = 0 unless the die is busy (chance ``busy``), then geometric with
+    the ratio r that gives the fast path's own mean wait at the die ``mean_wait_us``:
+    w = busy E[R] / (1 - r) (r = 0 where even one residual exceeds w: the mean is then not matched).
+    For open (Poisson) arrivals busy is the die's utilisation and r comes out the M/G/1's rho (the network's
+    die wait is Pollaczek-Khinchine). A closed loop's reads see the other reads at their die with the
+    arrival theorem's population N - 1 (busy = program load + read load x (N - 1) / N) and its shorter mean
+    wait shortens the queue behind; programs run behind the acknowledgement, outside the closed population.
+    ``share``: this group's part of the route's device reads.
+    """
+
+    share: float
+    mean_wait_us: float
+    read_us: float
+    read_cv: float
+    read_load: float
+    program_load: float
+    program_us: float
+    program_cv: float
+    busy: float = -1.0
+    """The chance a read finds its die busy (below 0: taken as w / (w + E[R]), the M/G/1's rho from the mean)."""
+
+    def residuals(self) -> list[tuple[float, float]]:
+        """(weight, length) of the equilibrium residual's uniform parts (weights sum to 1)."""
+        total = self.read_load + self.program_load
+        out: list[tuple[float, float]] = []
+        if total <= 0:
+            return out
+        if self.read_load > 0:
+            out.append((self.read_load / total, self.read_us))
+        if self.program_load > 0 and self.program_us > 0:
+            points = _lognormal_points(self.program_us, self.program_cv, 4)
+            whole = sum(points, 0.0)
+            for s in points:
+                out.append((self.program_load / total * s / whole, s))
+        return out
+
+    def wait_table(self) -> tuple[float, list[float]]:
+        """(step h, P(W > n h) for n = 0, 1, ...) (``die_wait_above``)."""
+        return die_wait_above(self.residuals(), self.mean_wait_us, self.busy)
+
+    def above(self, t: float, table: tuple[float, list[float]]) -> float:
+        """P(W + S > t): the wait plus the die's own read time S (lognormal): P(S > t) exactly, plus
+        E[P(W > t - S); S <= t] over ``SERVICE_POINTS`` equally likely points of S."""
+        points = _service_points(self.read_us, self.read_cv)
+        beyond = _lognormal_above(self.read_us, self.read_cv, t)
+        step, tail = table
+        if step <= 0:
+            return beyond
+        last = len(tail) - 1
+        acc = 0.0
+        for s in points:
+            if s > t:
+                break  # the points ascend
+            f = (t - s) / step
+            n = int(f)
+            if n < last:
+                a = tail[n]
+                acc += a + (tail[n + 1] - a) * (f - n)
+        return beyond + acc / len(points)
+
+
+def _lognormal_points(mean: float, cv: float, n: int) -> list[float]:
+    """``n`` equally likely points of a lognormal law of ``mean`` and ``cv`` (its quantiles at (i + 0.5) / n)."""
+    if cv <= 0 or n <= 1:
+        return [mean] * max(1, n)
+    sigma = math.sqrt(math.log1p(cv * cv))
+    mu = math.log(mean) - sigma * sigma / 2
+    normal = NormalDist()
+    return [math.exp(mu + sigma * normal.inv_cdf((i + 0.5) / n)) for i in range(n)]
+
+
+_POINTS: dict[tuple[float, float], list[float]] = {}
+
+
+def _service_points(mean: float, cv: float) -> list[float]:
+    """``_lognormal_points(mean, cv, SERVICE_POINTS)``, remembered (a few die read laws per catalog)."""
+    key = (mean, cv)
+    points = _POINTS.get(key)
+    if points is None:
+        if len(_POINTS) > 256:
+            _POINTS.clear()
+        points = _POINTS[key] = _lognormal_points(mean, cv, SERVICE_POINTS)
+    return points
+
+
+def _lognormal_above(mean: float, cv: float, t: float) -> float:
+    """P(S > t) for S lognormal of ``mean`` and ``cv`` (deterministic when cv is 0)."""
+    if t <= 0:
+        return 1.0
+    if cv <= 0:
+        return 1.0 if mean > t else 0.0
+    sigma = math.sqrt(math.log1p(cv * cv))
+    mu = math.log(mean) - sigma * sigma / 2
+    return 1.0 - NormalDist().cdf((math.log(t) - mu) / sigma)
+
+
+def _table_above(table: tuple[float, list[float]], x: float) -> float:
+    """P(W > x) from a ``die_wait_above`` table (1 below 0, linear between points, 0 past its end)."""
+    step, above = table
+    if x < 0:
+        return 1.0
+    if step <= 0:
+        return 0.0
+    f = x / step
+    n = int(f)
+    if n + 1 >= len(above):
+        return 0.0
+    a = above[n]
+    return a + (above[n + 1] - a) * (f - n)
+
+
+def die_wait_above(residuals: list[tuple[float, float]], mean_wait_us: float, busy: float = -1.0) -> tuple[float, list[float]]:
+    """The tail P(W > t) of a FIFO wait W = R_1 + ... + R_K (each R drawn from ``residuals``: weight, uniform
+    on (0, length)) whose mean is ``mean_wait_us``. K is geometric, P(K >= k) = rho^k, rho = w / (w + E[R])
+    (an M/G/1's wait); with ``busy`` (0..1) P(K >= k) = busy r^(k - 1) instead, r = 1 - busy E[R] / w
+    (at least 0), so that P(W > t) = (busy / r) P(W_r > t), W_r the geometric sum with ratio r (r = 0:
+    busy P(R > t)).
+
+    Solved on a grid from Benes' equation F(t) = 1 - rho + rho int_0^t F(t - x) r(x) dx (F = P(W <= t), r the
+    residual's density), which for uniform parts needs only the running integral G of F:
+    F(t) = 1 - rho + rho sum_c (weight_c / length_c) (G(t) - G(t - length_c)) (trapezoids, G linear between
+    points). Returns (step, [P(W > n step)]) down to 1e-5 (at most ``WAIT_STEPS`` steps). No residual or
+    no wait: (0, [0]).
+    """
+    parts = [(wgt, length) for wgt, length in residuals if wgt > 0 and length > 0]
+    if (mean_wait_us <= 0 and busy < 0) or busy == 0 or not parts:
+        return 0.0, [0.0]
+    mean_r = sum((wgt * length / 2 for wgt, length in parts), 0.0)
+    if busy < 0:
+        return _geometric_wait(parts, mean_wait_us / (mean_wait_us + mean_r))
+    u = min(busy, 0.999)
+    r = 1.0 - u * mean_r / mean_wait_us if mean_wait_us > 0 else 0.0
+    if r <= 1e-3:  # one residual: busy P(R > t)
+        longest = max(length for _, length in parts)
+        step = max(min(length for _, length in parts) / 4.0, longest / WAIT_STEPS)
+        return step, [u * sum((wgt * max(0.0, 1.0 - n * step / length) for wgt, length in parts), 0.0)
+                      for n in range(int(longest / step) + 2)]
+    step, above = _geometric_wait(parts, min(r, 0.999))
+    scale = u / min(r, 0.999)
+    return step, [scale * a for a in above]
+
+
+def _geometric_wait(parts: list[tuple[float, float]], rho: float) -> tuple[float, list[float]]:
+    """``die_wait_above`` with P(K >= k) = rho^k."""
+    longest = max(length for _, length in parts)
+    shortest = min(length for _, length in parts)
+    # the wait's reach: K's 1e-6 quantile (geometric) residuals of at most the longest part
+    reach = longest * (1.0 + math.log(1e-6) / math.log(rho)) if rho < 1 else longest * 1e6
+    step = max(shortest / 2.0, reach / WAIT_STEPS)
+    if step > shortest / 2.0:  # a part shorter than two steps: the grid reads G between known points only
+        parts = [(wgt, max(length, 2.0 * step)) for wgt, length in parts]
+    a = [wgt / length for wgt, length in parts]
+    lags = [length / step for _, length in parts]
+    sum_a = sum(a, 0.0)
+    base = 1.0 - rho
+    f_prev = base
+    g = [0.0]
+    above = [rho]
+    denom = 1.0 - rho * step / 2.0 * sum_a
+    for n in range(1, WAIT_STEPS + 1):
+        g_prev = g[n - 1]
+        acc = 0.0
+        for ac, lag in zip(a, lags, strict=True):
+            back = n - lag
+            if back <= 0:
+                g_back = 0.0
+            else:
+                k = int(back)
+                g_back = g[k] + (g[k + 1] - g[k]) * (back - k) if k + 1 < n else g[k]
+            acc += ac * (g_prev + step / 2.0 * f_prev - g_back)
+        f = (base + rho * acc) / denom
+        if f > 1.0:
+            f = 1.0
+        g.append(g_prev + step / 2.0 * (f_prev + f))
+        above.append(1.0 - f)
+        f_prev = f
+        if 1.0 - f < 1e-5:
+            break
+    return step, above
+
+
+def route_quantiles_us(qs: tuple[float, ...], read_share: float, read_mean_us: float, laws: list[DieWaitLaw],
+                       write_zero_us: float, write_mean_us: float) -> list[float]:
+    """The ``qs`` quantiles of a route's latency under the ``dies`` device model (the fast path's p99 / p99.9).
+
+    A read's latency is its mean outside the dies (``read_mean_us`` less the dies' mean wait and read time,
+    each group's by its share; a read is taken to wait at one die: a read over several pages waits as for
+    one, as in the mean) plus the wait and read at its die (``DieWaitLaw``; a mixture over the groups
+    by their shares of the reads). A write (acknowledged from the device's cache under ``dies``) is its
+    zero-load latency plus an exponential wait of the fast path's mean (none when the mean is the zero-load
+    latency). Each quantile of the mixture (reads ``read_share`` of the I/Os) is found by bisection
+    (to 1e-3 relative).
+    """
+    for q in qs:
+        if not 0 < q < 1:
+            raise ValueError(f"q must be in (0, 1), got {q}")
+    reads = [w for w in laws if w.share > 0] if read_share > 0 else []
+    total_share = sum((w.share for w in reads), 0.0)
+    die_mean = sum((w.share * (w.mean_wait_us + w.read_us) for w in reads), 0.0) / total_share if reads else 0.0
+    outside = max(0.0, read_mean_us - die_mean)
+    tables = [w.wait_table() for w in reads]
+    write_share = 1.0 - read_share if reads else 1.0
+    write_wait = max(0.0, write_mean_us - write_zero_us)
+    write_base = write_zero_us if write_wait > 0 else write_mean_us
+
+    def above(t: float) -> float:
+        p = 0.0
+        if reads:
+            p += read_share * sum((w.share * w.above(t - outside, tab) for w, tab in zip(reads, tables, strict=True)),
+                                  0.0) / total_share
+        if write_share > 0:
+            if t < write_base:
+                p += write_share
+            elif write_wait > 0:
+                p += write_share * math.exp(-(t - write_base) / write_wait)
+        return p
+
+    out: list[float] = []
+    for q in qs:
+        target = 1.0 - q
+        lo = out[-1] if out and out[-1] <= max(1.0, read_mean_us, write_mean_us) * 2.0 else 0.0
+        hi = max(1.0, read_mean_us, write_mean_us, lo) * 2.0
+        while above(hi) > target:
+            lo, hi = hi, hi * 2.0
+        while hi - lo > 1e-3 * hi:
+            mid = 0.5 * (lo + hi)
+            if above(mid) > target:
+                lo = mid
+            else:
+                hi = mid
+        out.append(hi)
+    return out

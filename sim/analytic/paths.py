@@ -376,6 +376,8 @@ class Compiler:
         """A degraded array: each member's share of the device I/Os (``member_weights``); None: all alike."""
         self.background: dict[str, float] = {}
         """Instance name -> utilization a rebuild adds there (``rebuild_background``)."""
+        self.die_devices: list[DieGroups] = []
+        """The route's flash devices under the ``dies`` device model (the fast path's die-level tail reads them)."""
 
     def groups(self, labels: tuple[str, ...], servers: int, mapping: Mapping, pool: bool = False, ca2: float = 1.0,
                display: str | None = None, shares: tuple[float, ...] | None = None) -> Choice:
@@ -926,7 +928,9 @@ def _network_part(c: Compiler, element: Element) -> object:
         return _port_groups(c, element)
     if isinstance(element, DeviceBank):
         if element.dies is not None:
-            return DieGroups(c, element, element.dies)
+            dies = DieGroups(c, element, element.dies)
+            c.die_devices.append(dies)
+            return dies
         return FlashGroups(c, element)
     if isinstance(element, StationBank):
         return c.groups(element.names, element.servers, element.of)

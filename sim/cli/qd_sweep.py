@@ -82,7 +82,7 @@ def _print(args: argparse.Namespace, points: list[Any], published: list[Any], ou
     if any(p.validity != "precise" for p in points):
         out.print("CUT SHORT / UNSTABLE / UNKNOWN rows are not final: their figures are indicative (raise --max-ios)", markup=False)
     if any(p.tail == "estimate" for p in points):
-        dies = getattr(args, "device_model", "pooled") == "dies" and args.read_fraction >= 1.0
+        dies = getattr(args, "device_model", "pooled") == "dies"
         out.print("(est.) = the die-level tail estimate (sim.analytic.dies); run --solver des for measured tails" if dies else
                   "(est.) = the fast path's p99 screening estimate (the planner's); run --solver des for measured tails",
                   markup=False)

@@ -16,7 +16,7 @@ DES), its wide candidate space, and parameter sweeps.
   4, ... 256.
 * ``screen``: The planner's screening and DES verification over worker processes (issue 23, item 3).
 * ``slo_check``: Objectives per workload (models/slo.py) against a solver's figures: the DES's (with
-  intervals) or the fast path's (means; p99 by the planner's screening estimate). Used by ``simulate``,
+  intervals) or the fast path's (means; p99 by its own estimate, ``FastResult.latency_p99_us``). Used by ``simulate``,
   ``analyze``, the Consolidation page and the consolidated planner (sim/plan/consolidated.py).
 * ``space``: The planner's wide candidate space: the configurations a sizer would ask about (issue 23, item
   3).

@@ -5,13 +5,14 @@
 1. Fast path: the load multiplier g (every arrival rate x g; a closed workload's jobs, a profile
    interval's queue depth x g, rounded; with several workloads, every one x g and the SLO judged on the
    p99 of all their I/Os) is bracketed by doubling (or halving, when the SLO is
-   already broken today), then bisected until the bracket is 0.1% wide, on the p99 estimate of
-   the planner (``sim.plan.planner.p99_estimate_us``; a profile: the worst interval's,
-   ``sim.plan.profile_fast``). An overloaded point has an infinite p99.
+   already broken today), then bisected until the bracket is 0.1% wide, on the fast path's p99 estimate
+   as the planner screens with it (``sim.plan.planner.p99_estimate_us``: ``FastResult.latency_p99_us``, the
+   die-level mechanism under ``device_model: dies``, the pooled model's heuristic otherwise; a profile:
+   the worst interval's, ``sim.plan.profile_fast``). An overloaded point has an infinite p99.
 2. DES: the scenario at g is simulated and its p99 (a profile: the worst interval's) with its
    95% interval is compared with the SLO: "confirmed" when the interval holds the SLO. When it
    does not, up to ``des_steps`` more DES runs walk and bisect a bracket around g (the DES is the
-   reference; the fast-path p99 is a screening heuristic) and the DES bracket is reported.
+   reference; the fast-path p99 is a screening estimate) and the DES bracket is reported.
 3. Date: with a growth rate r per year the load is (1 + r)^t times today's after t years, so the
    SLO breaks after t = ln(g) / ln(1 + r) years.
 

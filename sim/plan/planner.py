@@ -12,9 +12,10 @@
    mix and arrives as an open (Poisson) stream at the design rate, target x (1 + growth
    headroom); a bursty preset keeps its on/off shape, scaled to that mean rate.
 2. **Screen** each candidate, cheapest checks first: usable capacity, budget, then the
-   analytic fast path (sim/analytic.py) at the design rate: it must be stable, its
+   analytic fast path (sim/analytic) at the design rate: it must be stable, its
    throughput bound above the design rate and its latency within the SLO. A p99 SLO is
-   screened with a heuristic tail estimate (``p99_estimate_us``) and a slack factor, so
+   screened with the fast path's p99 estimate (``p99_estimate_us``: the die-level mechanism
+   under ``device_model: dies``, a named heuristic under ``pooled``) and a slack factor, so
    that the screen errs towards keeping candidates; the DES decides.
 3. **Verify** the survivors with the discrete-event simulator in order of cost (then
    $/KIOPS): a candidate whose DES latency misses the SLO is rejected with the measured
@@ -42,12 +43,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from models.catalog import lookup, parameter
+from models.catalog import lookup
 from models.cost import CostError, capex
 from models.hardware import FlashDeviceSpec
 from models.requirements import PLATFORMS, PROTECTION_LAYOUTS, PlatformOptions, Requirements, SurviveFailures
 from models.scenario import Scenario
-from sim.analytic import FastResult, evaluate
+from sim.analytic import FastResult, evaluate, with_tails
 from sim.des.engine import simulate
 from sim.plan.candidate import Candidate, FailureState
 from sim.plan.screen import Progress, Verification, cpu_seconds, screen_all, verify_in_order
@@ -299,26 +300,15 @@ def enumerate_candidates(req: Requirements) -> tuple[list[Candidate], int]:
 
 # -- screening and verification -----------------------------------------------------------
 
-def _lognormal_q99(cv: float) -> float:
-    """99th percentile of a lognormal with mean 1 and coefficient of variation ``cv``."""
-    if cv <= 0:
-        return 1.0
-    sigma = math.sqrt(math.log1p(cv * cv))
-    return math.exp(-sigma * sigma / 2 + 2.3263478740408408 * sigma)
-
-
 def p99_estimate_us(fast: FastResult) -> float:
-    """Screening estimate of the p99 latency from the fast path's mean and unloaded latency.
-
-    Service part: the unloaded latency r_min scaled by the 99th percentile of the engine's
-    lognormal service law (parameters.yaml ``device_behaviour.service_cv``). Queueing part:
-    the mean wait (mean - r_min) times ln(100), the p99 of an exponential wait (M/M/1's
-    tail). A heuristic for ranking and screening only; the DES measures the real p99.
-    """
-    cv = float(parameter("device_behaviour.service_cv"))
-    service = fast.bounds.r_min_us
-    wait = max(0.0, fast.latency_mean_us - service)
-    return service * _lognormal_q99(cv) + wait * math.log(100.0)
+    """The fast path's own p99 estimate (``FastResult.latency_p99_us``, ``sim.analytic.TAIL_METHODS``): under
+    ``device_model: dies`` the die-level mechanism, under ``pooled`` the named screening heuristic
+    (``sim.analytic.heuristic_quantile_us``). A result built outside ``sim.analytic.evaluate`` without one
+    gets the heuristic (``sim.analytic.with_tails``). Infinite when unstable; the DES measures the real p99."""
+    if fast.latency_p99_us is None:
+        fast = with_tails(fast)
+    assert fast.latency_p99_us is not None
+    return fast.latency_p99_us
 
 
 def _fmt_iops(x: float) -> str:

@@ -23,7 +23,8 @@ and renews itself every mean response time R, so it settles in SETTLING_FACTOR x
 
 An open interval at or above Xmax has no steady state: its backlog grows by (lambda - Xmax) x
 duration and the last I/O of the interval waits that backlog / Xmax more; the estimate says so.
-The p99 of an interval is the planner's screening estimate (``sim.plan.planner.p99_estimate_us``).
+The p99 of an interval is the fast path's estimate as the planner screens with it
+(``sim.plan.planner.p99_estimate_us``, ``FastResult.latency_p99_us``).
 
 A profile among several workloads (a ``workloads`` list): each interval is the steady scenario with the
 profile's interval in the profile's place and the steady workloads as the other classes of the

@@ -4,8 +4,9 @@
 the public solver entry points only, so it reads whatever device model they implement:
 
 * ``solver="fast"``: the analytic fast path (``sim.analytic.evaluate``), milliseconds per point. It
-  gives means; its tail figures are the ones the planner screens with (a p50/p99/p99.9 the fast
-  path reports itself, else the planner's ``p99_estimate_us``), marked ``tail="estimate"``;
+  gives means; its tail figures are the ones the planner screens with (``FastResult.latency_p99_us``: the
+  die-level estimate under ``dies``, with its p99.9; the pooled model's heuristic p99 otherwise),
+  marked ``tail="estimate"``;
 * ``solver="des"``: the discrete-event simulator through ``sim.plan.sweep.sweep_frame`` (each point's
   seed derived from its queue depth), every run stopping on its precision (``target_rel_ci``) or on
   ``max_ios`` completions, never on the clock, so the rows are the same on any machine.
@@ -142,13 +143,17 @@ def _finite(v: Any) -> float | None:
 
 
 def fast_tails(fast: Any) -> dict[str, float | None]:
-    """p50, p99, p99.9 of a fast-path result: the ones it reports itself (a device model with percentiles), else the
-    planner's p99 screening estimate (``sim.plan.planner.p99_estimate_us``) and no p50 or p99.9."""
+    """p50, p99, p99.9 of a fast-path result: its own estimate (``FastResult.latency_p99_us``, the planner's screening
+    figure too); the p99.9 only from the die-level mechanism (``tail_method`` ``dies...``; the pooled model's
+    heuristic is a p99 screening figure, not offered as a p99.9); no p50. None when unstable."""
     from sim.plan.planner import p99_estimate_us
 
-    tails = {k: _finite(getattr(fast, k, None)) for k in TAIL_METRICS}
-    if tails["latency_p99_us"] is None and fast.stable:
-        tails["latency_p99_us"] = _finite(p99_estimate_us(fast))
+    tails: dict[str, float | None] = {k: None for k in TAIL_METRICS}
+    if not fast.stable:
+        return tails
+    tails["latency_p99_us"] = _finite(p99_estimate_us(fast))
+    if str(getattr(fast, "tail_method", "")).startswith("dies"):
+        tails["latency_p999_us"] = _finite(fast.latency_p999_us)
     return tails
 
 
@@ -162,31 +167,13 @@ def _fast_validity(fast: Any) -> tuple[str, str]:
     return "precise", ""
 
 
-def die_tails(scenario: Scenario, mean_us: float) -> dict[str, float | None] | None:
-    """Under the ``dies`` device model, a reads-only sweep's p99 / p99.9 from the die-level estimate
-    (``sim.analytic.dies.closed_read_quantile_us``); None otherwise."""
-    from sim.analytic.dies import closed_read_quantile_us
-    from sim.route.describe import describe
-
-    wl = scenario.workload
-    if scenario.device_model != "dies" or wl.read_fraction < 1.0 or not math.isfinite(mean_us):
-        return None
-    layout = describe(scenario).devices.dies  # type: ignore[union-attr]
-    if layout is None:
-        return None
-    qd = wl.queue_depth  # type: ignore[union-attr]
-    return {"latency_p50_us": None, "latency_p99_us": closed_read_quantile_us(layout, qd, mean_us, 0.99),
-            "latency_p999_us": closed_read_quantile_us(layout, qd, mean_us, 0.999)}
-
-
 def fast_point(scenario: Scenario) -> QdPoint:
     """The fast path's prediction for one queue depth's scenario."""
     from sim.analytic import evaluate
 
     fast = evaluate(scenario)
     qd = scenario.workload.queue_depth  # type: ignore[union-attr]
-    tails = die_tails(scenario, fast.latency_mean_us) if fast.stable else None
-    tails = tails or fast_tails(fast)
+    tails = fast_tails(fast)
     known = any(v is not None for v in tails.values())
     validity, note = _fast_validity(fast)
     return QdPoint(qd=qd, iops=fast.iops, latency_mean_us=fast.latency_mean_us, solver="fast", validity=validity, note=note,
@@ -241,8 +228,8 @@ def qd_sweep(device: str, depths: Any = DEFAULT_DEPTHS, solver: Solver = "fast",
     """One row per queue depth (ascending) for catalog drive or DIMM ``device``; BadInput names a bad argument.
 
     ``max_ios`` and ``target_rel_ci`` set each DES point's budget (the fast path ignores them).
-    ``device_model``: the flash device model (``pooled`` or ``dies``, issue 18); under ``dies`` a reads-only
-    fast sweep's p99 and p99.9 are the die-level estimate.
+    ``device_model``: the flash device model (``pooled`` or ``dies``, issue 18); under ``dies`` a fast sweep's
+    p99 and p99.9 are the die-level estimate (``FastResult.latency_p99_us``, ``sim.analytic.TAIL_METHODS``).
     """
     if solver not in SOLVERS:
         raise BadInput([("solver", f"must be one of {', '.join(SOLVERS)}, got {solver!r}")])

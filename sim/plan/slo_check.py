@@ -1,6 +1,9 @@
 """Objectives per workload (models/slo.py) against a solver's figures: the DES's (with intervals) or the
-fast path's (means; p99 by the planner's screening estimate). Used by ``simulate``, ``analyze``, the
-Consolidation page and the consolidated planner (sim/plan/consolidated.py)."""
+fast path's (means; p99 by its own estimate, ``FastResult.latency_p99_us``). Used by ``simulate``, ``analyze``,
+the Consolidation page and the consolidated planner (sim/plan/consolidated.py).
+
+The fast path's p99 is the die-level mechanism under ``device_model: dies`` and the pooled model's screening
+heuristic otherwise (``sim.analytic.TAIL_METHODS``); its p99.9 is offered only from the die-level mechanism."""
 
 from __future__ import annotations
 
@@ -42,14 +45,19 @@ def des_figure(result: Result) -> Figure:
 
 
 def fast_figure(fast: FastResult) -> Figure:
-    """The fast path's figures: means, and p99 by the planner's screening estimate (no interval; other
-    percentiles unknown)."""
+    """The fast path's figures: means, and p99 by its own estimate (the planner's ``p99_estimate_us``, no interval);
+    p99.9 where the die-level mechanism gave it (``tail_method`` ``dies...``); other percentiles unknown."""
     from sim.plan.planner import p99_estimate_us
 
     def figure(name: str, key: str) -> tuple[float | None, float | None, float | None]:
         source = fast.workloads.get(name) if fast.workloads is not None else fast
         if source is None:
             return None, None, None
-        value = p99_estimate_us(source) if key == "latency_p99_us" else getattr(source, key, None)
+        if key == "latency_p99_us":
+            value: float | None = p99_estimate_us(source)
+        elif key == "latency_p999_us":
+            value = source.latency_p999_us if source.tail_method.startswith("dies") else None
+        else:
+            value = getattr(source, key, None)
         return (value if value is not None and math.isfinite(value) else None), None, None
     return figure

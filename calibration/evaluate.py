@@ -1,13 +1,16 @@
 """Run calibration records through the simulator and compare with the measurements.
 
-Every distinct scenario (file + overrides) is simulated once, in worker processes when
-``workers > 1``, and every record reads its metric from those results. A ratio's 95%
-interval combines the two relative half-widths (independent runs).
+Every distinct scenario is simulated once, in worker processes when ``workers > 1``, and every
+record reads its metric from those results. Distinct means the loaded scenario, not the way a
+record spells it: two references (file + overrides) that load to the same scenario (an override
+equal to the file's value, a fitted ``@fit:`` value) share one run (``scenario_identity``). A
+ratio's 95% interval combines the two relative half-widths (independent runs).
 """
 
 from __future__ import annotations
 
 import fnmatch
+import json
 import math
 import os
 import time
@@ -116,11 +119,22 @@ def _resolve(value: Any) -> Any:
     return value
 
 
-def load_ref(ref: ScenarioRef, run: dict[str, Any] | None = None, base: Path = SCENARIO_DIR) -> Scenario:
-    """The scenario a record names, with its overrides (``@fit:name`` values resolved) and the run budget applied."""
-    data = read_scenario_data(str(ref.path(base)))
-    overrides = {**(run or {}), **{k: _resolve(v) for k, v in ref.set.items()}}
+def load_ref(ref: ScenarioRef, run: dict[str, Any] | None = None, base: Path = SCENARIO_DIR, *,
+             data: dict[str, Any] | None = None, resolve: Callable[[Any], Any] = _resolve) -> Scenario:
+    """The scenario a record names, with its overrides (``@fit:name`` values resolved) and the run budget applied.
+
+    ``data``: the scenario file's raw data when already read (it is copied, never changed); ``resolve``:
+    how an override value is resolved (``_load_all`` passes one that reads the fitted file once)."""
+    if data is None:
+        data = read_scenario_data(str(ref.path(base)))
+    overrides = {**(run or {}), **{k: resolve(v) for k, v in ref.set.items()}}
     return scenario_from_data(data, overrides)
+
+
+def scenario_identity(scenario: Scenario) -> str:
+    """The scenario as canonical JSON (sorted keys): what one run of it depends on besides the catalog, which
+    is the same for every scenario of one evaluation. Two references with the same identity share a run."""
+    return json.dumps(scenario.model_dump(mode="json"), sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
 class WallSafetyNet(RuntimeError):
@@ -234,10 +248,14 @@ class Schedule:
     hints: dict[str, float] = field(default_factory=dict)
     costs: dict[str, float] = field(default_factory=dict)
 
-    def order(self, keys: Iterable[str]) -> list[str]:
-        """Keys longest first by the hints (unknown first), ties in the given order."""
-        keyed = list(keys)
-        return sorted(keyed, key=lambda k: -self.hints.get(k, math.inf))
+    def order(self, keys: Iterable[str], same: dict[str, list[str]] | None = None) -> list[str]:
+        """Keys longest first by the hints (unknown first), ties in the given order. ``same``: other keys of the
+        same scenario (``scenario_identity``), whose hint stands for the key's when it has none."""
+        def hint(k: str) -> float:
+            known = [self.hints[x] for x in (k, *(same or {}).get(k, [])) if x in self.hints]
+            return known[0] if known else math.inf
+
+        return sorted(keys, key=lambda k: -hint(k))
 
 
 def _timed(scenario: Scenario) -> tuple[Result, float]:
@@ -248,38 +266,72 @@ def _timed(scenario: Scenario) -> tuple[Result, float]:
 
 
 def _load_all(refs: Iterable[ScenarioRef], run: dict[str, Any] | None, base: Path) -> dict[str, Scenario | Exception]:
-    """Each distinct scenario of ``refs``, loaded (or the error that stopped it), in first-seen order."""
+    """Each distinct reference of ``refs``, loaded (or the error that stopped it), in first-seen order; every
+    scenario file and fitted value is read once (the files do not change during one evaluation)."""
     unique: dict[str, ScenarioRef] = {}
     for ref in refs:
         unique.setdefault(ref.key(), ref)
+    files: dict[Path, dict[str, Any] | Exception] = {}
+    fitted: dict[str, Any] = {}
+
+    def resolve(value: Any) -> Any:
+        if isinstance(value, str) and value.startswith(FIT_PREFIX):
+            if value not in fitted:
+                fitted[value] = _resolve(value)
+            return fitted[value]
+        return value
+
     scenarios: dict[str, Scenario | Exception] = {}
     for key, ref in unique.items():
+        path = ref.path(base)
         try:
-            scenarios[key] = load_ref(ref, run, base)
+            if path not in files:
+                try:
+                    files[path] = read_scenario_data(str(path))
+                except Exception as exc:
+                    files[path] = exc
+            data = files[path]
+            if isinstance(data, Exception):
+                raise data
+            scenarios[key] = load_ref(ref, run, base, data=data, resolve=resolve)
         except Exception as exc:
             scenarios[key] = exc
     return scenarios
 
 
+def _same_scenarios(scenarios: dict[str, Scenario | Exception]) -> dict[str, list[str]]:
+    """The loaded references grouped by ``scenario_identity``: the first key of each group (first-seen order)
+    and the keys that load to the same scenario after it."""
+    groups: dict[str, list[str]] = {}
+    for key, s in scenarios.items():
+        if isinstance(s, Scenario):
+            groups.setdefault(scenario_identity(s), []).append(key)
+    return {keys[0]: keys[1:] for keys in groups.values()}
+
+
 def simulate_refs(refs: Iterable[ScenarioRef], run: dict[str, Any] | None = None, workers: int = 1,
                   base: Path = SCENARIO_DIR, on_done: Callable[[str], None] | None = None,
                   schedule: Schedule | None = None) -> dict[str, Result | Exception]:
-    """Simulate each distinct scenario once; errors are returned, not raised. With ``workers > 1``, in that many
-    processes, longest first by ``schedule``'s hints; the results do not depend on either."""
+    """Simulate each distinct scenario once (``scenario_identity``); every reference's key gets its scenario's
+    result, errors are returned, not raised. With ``workers > 1``, in that many processes, longest first by
+    ``schedule``'s hints (its costs are filed under the first key of each scenario); the results do not depend
+    on either."""
     schedule = schedule or Schedule()
     scenarios = _load_all(refs, run, base)
-    todo = {k: s for k, s in scenarios.items() if isinstance(s, Scenario)}
+    same = _same_scenarios(scenarios)
+    todo = {k: s for k, s in scenarios.items() if k in same and isinstance(s, Scenario)}
     out: dict[str, Result | Exception] = {k: s for k, s in scenarios.items() if isinstance(s, Exception)}
     workers = max(1, min(workers, len(todo)))
     if workers == 1:
         for k, s in todo.items():
-            _keep(k, _call(_timed, s), out, schedule, on_done)
+            _keep(k, _call(_timed, s), out, schedule, on_done, same[k])
         return {k: out[k] for k in scenarios}
+    import sim.des.engine  # noqa: F401  # once here, not in each worker: the forked workers inherit it
     pool = ProcessPoolExecutor(max_workers=workers, initializer=_ignore_ctrl_c)
     try:
-        futures = {k: pool.submit(_timed, todo[k]) for k in schedule.order(todo)}
+        futures = {k: pool.submit(_timed, todo[k]) for k in schedule.order(todo, same)}
         for k, fut in futures.items():
-            _keep(k, _call(fut.result), out, schedule, on_done)
+            _keep(k, _call(fut.result), out, schedule, on_done, same[k])
     except BaseException:
         # Ctrl-C: the queued runs are cancelled and the running ones ended, not waited for
         pool.shutdown(wait=False, cancel_futures=True)
@@ -298,14 +350,17 @@ def _call(fn: Callable[..., tuple[Result, float]], *args: Any) -> tuple[Result, 
 
 
 def _keep(key: str, done: tuple[Result, float] | Exception, out: dict[str, Result | Exception], schedule: Schedule,
-          on_done: Callable[[str], None] | None) -> None:
-    """File one scenario's result (or error) and its cost; tell ``on_done``."""
+          on_done: Callable[[str], None] | None, same: Sequence[str] = ()) -> None:
+    """File one scenario's result (or error) under its key and the keys of the ``same`` scenario, and its cost
+    under its key; tell ``on_done`` of each key."""
     if isinstance(done, Exception):
         out[key] = done
     else:
         out[key], schedule.costs[key] = done
-    if on_done:
-        on_done(key)
+    for k in (key, *same):
+        out[k] = out[key]
+        if on_done:
+            on_done(k)
 
 
 def _ignore_ctrl_c() -> None:

@@ -30,6 +30,11 @@ from models.scenario import Scenario, read_scenario_data, scenario_from_data
 SAFETY_WALL_S = 300.0
 FULL_RUN = {"run.target_rel_ci": 0.02, "run.max_ios": 3_000_000, "run.max_wall_s": SAFETY_WALL_S}
 QUICK_RUN = {"run.target_rel_ci": 0.04, "run.max_ios": 1_000_000, "run.max_wall_s": SAFETY_WALL_S}
+SCREEN_RUN = {"run.min_batches": 8}
+"""The first pass of a screened evaluation (``evaluate(screen=...)``): the run's own precision target, warm-up and
+batch sizes, with 8 batches at least instead of the default 20 before the precision rule may stop it (the t
+quantile of 7 degrees of freedom widens the interval for the fewer batches). A record whose verdict this pass does
+not settle (``verdict_settled``) has its scenarios run again at the full budget: its value is the full run's."""
 
 
 @dataclass
@@ -43,6 +48,9 @@ class Outcome:
     details: dict[str, Any] = field(default_factory=dict)
     settled_by: str | None = None
     """A record of ``conflicts_with`` that holds, when this one does not (``settle_conflicts``)."""
+    budget: str = "full"
+    """Which pass gave the value: ``full`` (the run budget as given), ``screen`` (``SCREEN_RUN``, verdict settled) or
+    ``screen+full`` (a ratio whose one scenario ran again for another record)."""
 
     @property
     def rel_error(self) -> float:
@@ -86,6 +94,7 @@ class Outcome:
             "conflict": r.conflict,
             "known_gap": None if r.known_gap is None else r.known_gap.model_dump(mode="json"),
             "error": self.error,
+            "budget": self.budget,
         }
 
 
@@ -420,14 +429,36 @@ def with_conflict_partners(chosen: Sequence[Record], records: Sequence[Record]) 
     return [r for r in records if r.id in ids]
 
 
-def evaluate(records: Sequence[Record], run: dict[str, Any] | None = None, workers: int | None = None,
-             base: Path = SCENARIO_DIR, on_done: Callable[[str], None] | None = None,
-             schedule: Schedule | None = None) -> list[Outcome]:
-    """Simulate what the records need and compare every record with its measurement (``schedule``: see ``Schedule``)."""
-    if workers is None:
-        workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    refs = [ref for r in records for ref in r.scenarios()]
-    raw = simulate_refs(refs, FULL_RUN if run is None else run, workers, base, on_done, schedule)
+def _run_rel_half(result: Result) -> float:
+    """The larger relative 95% half-width of a run's IOPS and mean latency (what its stop rule bounds)."""
+    return max(_rel_half(m.value, m.ci95) if m.value else math.inf for m in (result.iops, result.latency_mean_us))
+
+
+def verdict_settled(record: Record, outcome: Outcome, results: dict[str, Result]) -> bool:
+    """Whether the record's 95% interval lies wholly on one side of each edge of its tolerance band (within it,
+    or outside it), or of its bound: a longer run of the same scenarios is then not expected to change whether
+    the record holds. Not settled: a record that could not be predicted, an "up to" record (the largest of
+    several ratios), and any interval that reaches across an edge. ``busy:`` / ``util:`` metrics carry no
+    interval of their own: the run's relative half-width of IOPS and mean latency stands for theirs."""
+    if outcome.error is not None or len(record.pairs) > 1:
+        return False
+    p, (lo, hi) = outcome.predicted, outcome.ci95
+    if record.metric.startswith(("busy:", "util:")):
+        rel = max(_run_rel_half(results[ref.key()]) for ref in record.scenarios())
+        lo, hi = p - rel * abs(p), p + rel * abs(p)
+    if not all(math.isfinite(x) for x in (p, lo, hi)):
+        return False
+    m = record.measured
+    if record.kind == "bound":
+        return (lo >= m or hi < m) if record.at_least else (hi <= m or lo > m)
+    assert record.tolerance is not None
+    width = record.tolerance.rel * abs(m) if record.tolerance.rel is not None else record.tolerance.abs
+    assert width is not None
+    return (m - width <= lo and hi <= m + width) or hi < m - width or lo > m + width
+
+
+def _outcomes(records: Sequence[Record], raw: dict[str, Result | Exception]) -> list[Outcome]:
+    """Every record's outcome from the simulated scenarios (a record whose scenario failed carries the error)."""
     results = {k: v for k, v in raw.items() if isinstance(v, Result)}
     outcomes = []
     for r in records:
@@ -437,5 +468,47 @@ def evaluate(records: Sequence[Record], run: dict[str, Any] | None = None, worke
             outcomes.append(Outcome(r, error=f"{type(exc).__name__}: {exc}"))
         else:
             outcomes.append(predict(r, results))
+    return outcomes
+
+
+FULL_COST_SUFFIX = " [full]"
+"""A screened evaluation files a second-pass run's cost under its key plus this (``Schedule.costs``)."""
+
+
+def evaluate(records: Sequence[Record], run: dict[str, Any] | None = None, workers: int | None = None,
+             base: Path = SCENARIO_DIR, on_done: Callable[[str], None] | None = None,
+             schedule: Schedule | None = None, screen: dict[str, Any] | None = None) -> list[Outcome]:
+    """Simulate what the records need and compare every record with its measurement (``schedule``: see ``Schedule``).
+
+    ``screen`` (e.g. ``SCREEN_RUN``): first run every scenario with these settings over ``run``; every record whose
+    verdict that pass settles (``verdict_settled``) keeps the value; the scenarios of the others (and every other
+    reference to the same scenario) run again with ``run`` alone, and the records that use them take those values.
+    Both passes stop on precision or I/O counts: the outcome is the same on any machine and for any ``workers``."""
+    if workers is None:
+        workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    run = FULL_RUN if run is None else run
+    refs = [ref for r in records for ref in r.scenarios()]
+    if not screen:
+        outcomes = _outcomes(records, simulate_refs(refs, run, workers, base, on_done, schedule))
+        settle_conflicts(outcomes)
+        return outcomes
+    raw = simulate_refs(refs, run | screen, workers, base, on_done, schedule)
+    results = {k: v for k, v in raw.items() if isinstance(v, Result)}
+    first = _outcomes(records, raw)
+    again = {ref.key() for r, o in zip(records, first, strict=True) if not verdict_settled(r, o, results) for ref in r.scenarios()}
+    # every reference to a scenario run again takes the full run (one scenario, one value)
+    identity = {k: scenario_identity(v.scenario) for k, v in results.items()}
+    rerun = {identity[k] for k in again if k in identity}
+    again |= {k for k, i in identity.items() if i in rerun}
+    if again:
+        full = None if schedule is None else Schedule(hints={**schedule.hints, **{
+            k.removesuffix(FULL_COST_SUFFIX): v for k, v in schedule.hints.items() if k.endswith(FULL_COST_SUFFIX)}})
+        raw.update(simulate_refs([ref for ref in refs if ref.key() in again], run, workers, base, on_done, full))
+        if schedule is not None and full is not None:
+            schedule.costs.update({k + FULL_COST_SUFFIX: v for k, v in full.costs.items()})
+    outcomes = _outcomes(records, raw)
+    for o in outcomes:
+        passes = {ref.key() in again for ref in o.record.scenarios()}
+        o.budget = "screen+full" if len(passes) > 1 else ("full" if True in passes else "screen")
     settle_conflicts(outcomes)
     return outcomes

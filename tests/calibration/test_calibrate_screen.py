@@ -72,3 +72,30 @@ def test_settled_records_keep_the_screen_value_and_the_others_take_the_full_runs
     assert any(k.endswith(" [full]") for k in schedule.costs)
     alone = {o.record.id: o for o in evaluate([far], run=RUN, workers=1, screen=SCREEN)}
     assert alone["far"].budget == "screen" and alone["far"].predicted == screened and alone["far"].status == "outside"
+
+
+def test_the_cli_screens_by_default_and_full_budget_runs_everything_at_the_full_budget(tmp_path: Any) -> None:
+    """S5 (10 records, 4 scenarios): the default run says its screen in the results and which pass gave each value;
+    --full-budget gives every value from the full budget, and every record the same status."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent.parent
+
+    def run(*extra: str) -> dict[str, Any]:
+        out = tmp_path / f"results{len(extra)}.json"
+        done = subprocess.run([sys.executable, "-m", "sim.cli", "calibrate", "--only", "S5", "--jobs", "1", "--results", str(out),
+                               "--parity", str(tmp_path / "parity.html"), *extra],
+                              capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(root)}, cwd=root, timeout=900)
+        assert done.returncode in (0, 1), done.stderr
+        doc: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+        return doc
+
+    screened, full = run(), run("--full-budget")
+    assert screened["screen"] == {"run.min_batches": 8} and full["screen"] is None
+    assert {r["budget"] for r in full["records"]} == {"full"}
+    assert {r["budget"] for r in screened["records"]} <= {"screen", "full", "screen+full"}
+    assert [(r["id"], r["status"]) for r in screened["records"]] == [(r["id"], r["status"]) for r in full["records"]]

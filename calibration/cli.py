@@ -1,4 +1,5 @@
-"""``flashplan calibrate [--json] [--only S1..S5] [--fit] [--quick] [--strict] [--parity FILE] [--jobs N] [--results FILE]``.
+"""``flashplan calibrate [--json] [--only S1..S5] [--fit] [--quick] [--strict] [--parity FILE] [--jobs N] [--results FILE]
+[--full-budget]``.
 
 Runs every calibration record, prints record / measured / predicted (95% CI) / relative
 error / tolerance / pass and a per-system summary, writes the parity plot and
@@ -8,6 +9,9 @@ documented, ``conflicts_with``; the model cannot meet both): that one is shown a
 the conflict; and a declared known gap (``known_gap``: the hypotheses tried with their figures and
 the data that would settle it). ``--strict`` exits 1 on those too, and on a known-gap declaration
 whose record is now within tolerance (always reported: remove the declaration).
+A full run screens (``--full-budget`` does not, and never writes latest.json): every scenario first runs with
+8 batches at least (calibration.evaluate.SCREEN_RUN); a record whose 95% interval lies wholly inside or outside
+its tolerance keeps that value, the scenarios of the others run again at the full budget (``budget`` of a row).
 ``--fit [--fit-steps N]`` first refits the free parameters (calibration/fit.py) and saves them to
 models/catalog/fitted.yaml.
 """
@@ -26,7 +30,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from calibration.evaluate import FULL_RUN, QUICK_RUN, Schedule, evaluate, stale_known_gap, with_conflict_partners
+from calibration.evaluate import FULL_RUN, QUICK_RUN, SCREEN_RUN, Schedule, evaluate, stale_known_gap, with_conflict_partners
 from calibration.records import SYSTEMS, load_records
 from calibration.report import summary, write_parity, write_results, write_run_info
 from models.common import dumps_json
@@ -57,6 +61,10 @@ def register(sub: Any) -> None:
                         "is the same for any N (runs stop on precision or I/O counts)")
     p.add_argument("--workers", dest="workers", type=int, default=None, metavar="N",
                    help="the older name of --jobs (kept for scripts; an error names the option given)")
+    p.add_argument("--full-budget", action="store_true",
+                   help="run every scenario at the full budget (20 batches at least); by default a first pass with 8 "
+                        "batches at least settles every record whose 95%% interval lies wholly inside or outside its "
+                        "tolerance, and only the scenarios of the others run again at the full budget")
     p.add_argument("--results", type=Path, default=None, metavar="FILE",
                    help="also write the results JSON (latest.json's format) here, for any subset (--only, --quick)")
     p.add_argument("--fit-steps", type=int, default=FIT_STEPS,
@@ -172,13 +180,21 @@ def cmd_calibrate(args: argparse.Namespace, out: Console) -> int:
         n = len({ref.key() for r in records for ref in r.scenarios()})
         task = progress.add_task("scenarios", total=n)
         schedule = _schedule(RESULTS_DIR / "latest.run.json")
-        outcomes = evaluate(records, run=_run_settings(args), workers=workers,
-                            on_done=lambda _k: progress.advance(task), schedule=schedule)
+
+        def done(_key: str) -> None:  # the screened second pass adds runs: the total grows with them
+            state = progress.tasks[0]
+            if state.total is not None and state.completed >= state.total:
+                progress.update(task, total=state.completed + 1)
+            progress.advance(task)
+
+        outcomes = evaluate(records, run=_run_settings(args), workers=workers, on_done=done, schedule=schedule,
+                            screen=None if args.full_budget or args.quick else SCREEN_RUN)
     wall = time.perf_counter() - t0
     rows = [o.as_dict() for o in outcomes]
-    meta: dict[str, Any] = {"quick": args.quick, "only": args.only} | (
+    meta: dict[str, Any] = {"quick": args.quick, "only": args.only,
+                            "screen": None if args.full_budget or args.quick else SCREEN_RUN} | (
         {"device_model": args.device_model} if args.device_model != "pooled" else {})
-    if not args.quick and not args.only and args.device_model == "pooled":
+    if not args.quick and not args.only and args.device_model == "pooled" and not args.full_budget:
         # latest.json holds only what the commit determines (byte-identical run to run); when and how long beside it
         write_results(rows, RESULTS_DIR / "latest.json", meta)
         write_run_info(RESULTS_DIR / "latest.run.json",

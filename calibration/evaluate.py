@@ -1,13 +1,16 @@
 """Run calibration records through the simulator and compare with the measurements.
 
-Every distinct scenario (file + overrides) is simulated once, in worker processes when
-``workers > 1``, and every record reads its metric from those results. A ratio's 95%
-interval combines the two relative half-widths (independent runs).
+Every distinct scenario is simulated once, in worker processes when ``workers > 1``, and every
+record reads its metric from those results. Distinct means the loaded scenario, not the way a
+record spells it: two references (file + overrides) that load to the same scenario (an override
+equal to the file's value, a fitted ``@fit:`` value) share one run (``scenario_identity``). A
+ratio's 95% interval combines the two relative half-widths (independent runs).
 """
 
 from __future__ import annotations
 
 import fnmatch
+import json
 import math
 import os
 import time
@@ -27,6 +30,11 @@ from models.scenario import Scenario, read_scenario_data, scenario_from_data
 SAFETY_WALL_S = 300.0
 FULL_RUN = {"run.target_rel_ci": 0.02, "run.max_ios": 3_000_000, "run.max_wall_s": SAFETY_WALL_S}
 QUICK_RUN = {"run.target_rel_ci": 0.04, "run.max_ios": 1_000_000, "run.max_wall_s": SAFETY_WALL_S}
+SCREEN_RUN = {"run.min_batches": 8}
+"""The first pass of a screened evaluation (``evaluate(screen=...)``): the run's own precision target, warm-up and
+batch sizes, with 8 batches at least instead of the default 20 before the precision rule may stop it (the t
+quantile of 7 degrees of freedom widens the interval for the fewer batches). A record whose verdict this pass does
+not settle (``verdict_settled``) has its scenarios run again at the full budget: its value is the full run's."""
 
 
 @dataclass
@@ -40,6 +48,9 @@ class Outcome:
     details: dict[str, Any] = field(default_factory=dict)
     settled_by: str | None = None
     """A record of ``conflicts_with`` that holds, when this one does not (``settle_conflicts``)."""
+    budget: str = "full"
+    """Which pass gave the value: ``full`` (the run budget as given), ``screen`` (``SCREEN_RUN``, verdict settled) or
+    ``screen+full`` (a ratio whose one scenario ran again for another record)."""
 
     @property
     def rel_error(self) -> float:
@@ -83,6 +94,7 @@ class Outcome:
             "conflict": r.conflict,
             "known_gap": None if r.known_gap is None else r.known_gap.model_dump(mode="json"),
             "error": self.error,
+            "budget": self.budget,
         }
 
 
@@ -116,11 +128,22 @@ def _resolve(value: Any) -> Any:
     return value
 
 
-def load_ref(ref: ScenarioRef, run: dict[str, Any] | None = None, base: Path = SCENARIO_DIR) -> Scenario:
-    """The scenario a record names, with its overrides (``@fit:name`` values resolved) and the run budget applied."""
-    data = read_scenario_data(str(ref.path(base)))
-    overrides = {**(run or {}), **{k: _resolve(v) for k, v in ref.set.items()}}
+def load_ref(ref: ScenarioRef, run: dict[str, Any] | None = None, base: Path = SCENARIO_DIR, *,
+             data: dict[str, Any] | None = None, resolve: Callable[[Any], Any] = _resolve) -> Scenario:
+    """The scenario a record names, with its overrides (``@fit:name`` values resolved) and the run budget applied.
+
+    ``data``: the scenario file's raw data when already read (it is copied, never changed); ``resolve``:
+    how an override value is resolved (``_load_all`` passes one that reads the fitted file once)."""
+    if data is None:
+        data = read_scenario_data(str(ref.path(base)))
+    overrides = {**(run or {}), **{k: resolve(v) for k, v in ref.set.items()}}
     return scenario_from_data(data, overrides)
+
+
+def scenario_identity(scenario: Scenario) -> str:
+    """The scenario as canonical JSON (sorted keys): what one run of it depends on besides the catalog, which
+    is the same for every scenario of one evaluation. Two references with the same identity share a run."""
+    return json.dumps(scenario.model_dump(mode="json"), sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
 class WallSafetyNet(RuntimeError):
@@ -234,10 +257,14 @@ class Schedule:
     hints: dict[str, float] = field(default_factory=dict)
     costs: dict[str, float] = field(default_factory=dict)
 
-    def order(self, keys: Iterable[str]) -> list[str]:
-        """Keys longest first by the hints (unknown first), ties in the given order."""
-        keyed = list(keys)
-        return sorted(keyed, key=lambda k: -self.hints.get(k, math.inf))
+    def order(self, keys: Iterable[str], same: dict[str, list[str]] | None = None) -> list[str]:
+        """Keys longest first by the hints (unknown first), ties in the given order. ``same``: other keys of the
+        same scenario (``scenario_identity``), whose hint stands for the key's when it has none."""
+        def hint(k: str) -> float:
+            known = [self.hints[x] for x in (k, *(same or {}).get(k, [])) if x in self.hints]
+            return known[0] if known else math.inf
+
+        return sorted(keys, key=lambda k: -hint(k))
 
 
 def _timed(scenario: Scenario) -> tuple[Result, float]:
@@ -248,38 +275,72 @@ def _timed(scenario: Scenario) -> tuple[Result, float]:
 
 
 def _load_all(refs: Iterable[ScenarioRef], run: dict[str, Any] | None, base: Path) -> dict[str, Scenario | Exception]:
-    """Each distinct scenario of ``refs``, loaded (or the error that stopped it), in first-seen order."""
+    """Each distinct reference of ``refs``, loaded (or the error that stopped it), in first-seen order; every
+    scenario file and fitted value is read once (the files do not change during one evaluation)."""
     unique: dict[str, ScenarioRef] = {}
     for ref in refs:
         unique.setdefault(ref.key(), ref)
+    files: dict[Path, dict[str, Any] | Exception] = {}
+    fitted: dict[str, Any] = {}
+
+    def resolve(value: Any) -> Any:
+        if isinstance(value, str) and value.startswith(FIT_PREFIX):
+            if value not in fitted:
+                fitted[value] = _resolve(value)
+            return fitted[value]
+        return value
+
     scenarios: dict[str, Scenario | Exception] = {}
     for key, ref in unique.items():
+        path = ref.path(base)
         try:
-            scenarios[key] = load_ref(ref, run, base)
+            if path not in files:
+                try:
+                    files[path] = read_scenario_data(str(path))
+                except Exception as exc:
+                    files[path] = exc
+            data = files[path]
+            if isinstance(data, Exception):
+                raise data
+            scenarios[key] = load_ref(ref, run, base, data=data, resolve=resolve)
         except Exception as exc:
             scenarios[key] = exc
     return scenarios
 
 
+def _same_scenarios(scenarios: dict[str, Scenario | Exception]) -> dict[str, list[str]]:
+    """The loaded references grouped by ``scenario_identity``: the first key of each group (first-seen order)
+    and the keys that load to the same scenario after it."""
+    groups: dict[str, list[str]] = {}
+    for key, s in scenarios.items():
+        if isinstance(s, Scenario):
+            groups.setdefault(scenario_identity(s), []).append(key)
+    return {keys[0]: keys[1:] for keys in groups.values()}
+
+
 def simulate_refs(refs: Iterable[ScenarioRef], run: dict[str, Any] | None = None, workers: int = 1,
                   base: Path = SCENARIO_DIR, on_done: Callable[[str], None] | None = None,
                   schedule: Schedule | None = None) -> dict[str, Result | Exception]:
-    """Simulate each distinct scenario once; errors are returned, not raised. With ``workers > 1``, in that many
-    processes, longest first by ``schedule``'s hints; the results do not depend on either."""
+    """Simulate each distinct scenario once (``scenario_identity``); every reference's key gets its scenario's
+    result, errors are returned, not raised. With ``workers > 1``, in that many processes, longest first by
+    ``schedule``'s hints (its costs are filed under the first key of each scenario); the results do not depend
+    on either."""
     schedule = schedule or Schedule()
     scenarios = _load_all(refs, run, base)
-    todo = {k: s for k, s in scenarios.items() if isinstance(s, Scenario)}
+    same = _same_scenarios(scenarios)
+    todo = {k: s for k, s in scenarios.items() if k in same and isinstance(s, Scenario)}
     out: dict[str, Result | Exception] = {k: s for k, s in scenarios.items() if isinstance(s, Exception)}
     workers = max(1, min(workers, len(todo)))
     if workers == 1:
         for k, s in todo.items():
-            _keep(k, _call(_timed, s), out, schedule, on_done)
+            _keep(k, _call(_timed, s), out, schedule, on_done, same[k])
         return {k: out[k] for k in scenarios}
+    import sim.des.engine  # noqa: F401  # once here, not in each worker: the forked workers inherit it
     pool = ProcessPoolExecutor(max_workers=workers, initializer=_ignore_ctrl_c)
     try:
-        futures = {k: pool.submit(_timed, todo[k]) for k in schedule.order(todo)}
+        futures = {k: pool.submit(_timed, todo[k]) for k in schedule.order(todo, same)}
         for k, fut in futures.items():
-            _keep(k, _call(fut.result), out, schedule, on_done)
+            _keep(k, _call(fut.result), out, schedule, on_done, same[k])
     except BaseException:
         # Ctrl-C: the queued runs are cancelled and the running ones ended, not waited for
         pool.shutdown(wait=False, cancel_futures=True)
@@ -298,14 +359,17 @@ def _call(fn: Callable[..., tuple[Result, float]], *args: Any) -> tuple[Result, 
 
 
 def _keep(key: str, done: tuple[Result, float] | Exception, out: dict[str, Result | Exception], schedule: Schedule,
-          on_done: Callable[[str], None] | None) -> None:
-    """File one scenario's result (or error) and its cost; tell ``on_done``."""
+          on_done: Callable[[str], None] | None, same: Sequence[str] = ()) -> None:
+    """File one scenario's result (or error) under its key and the keys of the ``same`` scenario, and its cost
+    under its key; tell ``on_done`` of each key."""
     if isinstance(done, Exception):
         out[key] = done
     else:
         out[key], schedule.costs[key] = done
-    if on_done:
-        on_done(key)
+    for k in (key, *same):
+        out[k] = out[key]
+        if on_done:
+            on_done(k)
 
 
 def _ignore_ctrl_c() -> None:
@@ -365,14 +429,36 @@ def with_conflict_partners(chosen: Sequence[Record], records: Sequence[Record]) 
     return [r for r in records if r.id in ids]
 
 
-def evaluate(records: Sequence[Record], run: dict[str, Any] | None = None, workers: int | None = None,
-             base: Path = SCENARIO_DIR, on_done: Callable[[str], None] | None = None,
-             schedule: Schedule | None = None) -> list[Outcome]:
-    """Simulate what the records need and compare every record with its measurement (``schedule``: see ``Schedule``)."""
-    if workers is None:
-        workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    refs = [ref for r in records for ref in r.scenarios()]
-    raw = simulate_refs(refs, FULL_RUN if run is None else run, workers, base, on_done, schedule)
+def _run_rel_half(result: Result) -> float:
+    """The larger relative 95% half-width of a run's IOPS and mean latency (what its stop rule bounds)."""
+    return max(_rel_half(m.value, m.ci95) if m.value else math.inf for m in (result.iops, result.latency_mean_us))
+
+
+def verdict_settled(record: Record, outcome: Outcome, results: dict[str, Result]) -> bool:
+    """Whether the record's 95% interval lies wholly on one side of each edge of its tolerance band (within it,
+    or outside it), or of its bound: a longer run of the same scenarios is then not expected to change whether
+    the record holds. Not settled: a record that could not be predicted, an "up to" record (the largest of
+    several ratios), and any interval that reaches across an edge. ``busy:`` / ``util:`` metrics carry no
+    interval of their own: the run's relative half-width of IOPS and mean latency stands for theirs."""
+    if outcome.error is not None or len(record.pairs) > 1:
+        return False
+    p, (lo, hi) = outcome.predicted, outcome.ci95
+    if record.metric.startswith(("busy:", "util:")):
+        rel = max(_run_rel_half(results[ref.key()]) for ref in record.scenarios())
+        lo, hi = p - rel * abs(p), p + rel * abs(p)
+    if not all(math.isfinite(x) for x in (p, lo, hi)):
+        return False
+    m = record.measured
+    if record.kind == "bound":
+        return (lo >= m or hi < m) if record.at_least else (hi <= m or lo > m)
+    assert record.tolerance is not None
+    width = record.tolerance.rel * abs(m) if record.tolerance.rel is not None else record.tolerance.abs
+    assert width is not None
+    return (m - width <= lo and hi <= m + width) or hi < m - width or lo > m + width
+
+
+def _outcomes(records: Sequence[Record], raw: dict[str, Result | Exception]) -> list[Outcome]:
+    """Every record's outcome from the simulated scenarios (a record whose scenario failed carries the error)."""
     results = {k: v for k, v in raw.items() if isinstance(v, Result)}
     outcomes = []
     for r in records:
@@ -382,5 +468,47 @@ def evaluate(records: Sequence[Record], run: dict[str, Any] | None = None, worke
             outcomes.append(Outcome(r, error=f"{type(exc).__name__}: {exc}"))
         else:
             outcomes.append(predict(r, results))
+    return outcomes
+
+
+FULL_COST_SUFFIX = " [full]"
+"""A screened evaluation files a second-pass run's cost under its key plus this (``Schedule.costs``)."""
+
+
+def evaluate(records: Sequence[Record], run: dict[str, Any] | None = None, workers: int | None = None,
+             base: Path = SCENARIO_DIR, on_done: Callable[[str], None] | None = None,
+             schedule: Schedule | None = None, screen: dict[str, Any] | None = None) -> list[Outcome]:
+    """Simulate what the records need and compare every record with its measurement (``schedule``: see ``Schedule``).
+
+    ``screen`` (e.g. ``SCREEN_RUN``): first run every scenario with these settings over ``run``; every record whose
+    verdict that pass settles (``verdict_settled``) keeps the value; the scenarios of the others (and every other
+    reference to the same scenario) run again with ``run`` alone, and the records that use them take those values.
+    Both passes stop on precision or I/O counts: the outcome is the same on any machine and for any ``workers``."""
+    if workers is None:
+        workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    run = FULL_RUN if run is None else run
+    refs = [ref for r in records for ref in r.scenarios()]
+    if not screen:
+        outcomes = _outcomes(records, simulate_refs(refs, run, workers, base, on_done, schedule))
+        settle_conflicts(outcomes)
+        return outcomes
+    raw = simulate_refs(refs, run | screen, workers, base, on_done, schedule)
+    results = {k: v for k, v in raw.items() if isinstance(v, Result)}
+    first = _outcomes(records, raw)
+    again = {ref.key() for r, o in zip(records, first, strict=True) if not verdict_settled(r, o, results) for ref in r.scenarios()}
+    # every reference to a scenario run again takes the full run (one scenario, one value)
+    identity = {k: scenario_identity(v.scenario) for k, v in results.items()}
+    rerun = {identity[k] for k in again if k in identity}
+    again |= {k for k, i in identity.items() if i in rerun}
+    if again:
+        full = None if schedule is None else Schedule(hints={**schedule.hints, **{
+            k.removesuffix(FULL_COST_SUFFIX): v for k, v in schedule.hints.items() if k.endswith(FULL_COST_SUFFIX)}})
+        raw.update(simulate_refs([ref for ref in refs if ref.key() in again], run, workers, base, on_done, full))
+        if schedule is not None and full is not None:
+            schedule.costs.update({k + FULL_COST_SUFFIX: v for k, v in full.costs.items()})
+    outcomes = _outcomes(records, raw)
+    for o in outcomes:
+        passes = {ref.key() in again for ref in o.record.scenarios()}
+        o.budget = "screen+full" if len(passes) > 1 else ("full" if True in passes else "screen")
     settle_conflicts(outcomes)
     return outcomes

@@ -1,0 +1,101 @@
+"""The screened calibration (``evaluate(screen=...)``): a first pass with fewer batches settles the records whose
+95% interval lies wholly inside or outside their tolerance; the others take the full budget's value, exactly."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from calibration.evaluate import Outcome, Schedule, evaluate, verdict_settled
+from calibration.records import Record
+
+# small budgets so the test is quick; the screen lowers the batches needed, as SCREEN_RUN does
+RUN = {"run.max_ios": 6_000, "run.warmup_ios": 500, "run.batch_ios": 200, "run.min_batches": 12, "run.target_rel_ci": 0.02}
+SCREEN = {"run.min_batches": 6}
+MINIDISK = {"file": "s4_minidisk.yaml", "set": {"workload.read_fraction": 1.0}}
+MINIDISK_ALIASES = {"file": "s4_minidisk.yaml", "set": {"workload.read_fraction": 1.0, "topology.aliases": 3}}
+
+
+def _record(**kw: Any) -> Record:
+    base: dict[str, Any] = {"id": "t", "system": "S4", "source": {"seed": "x", "where": "y"}, "scenario": MINIDISK,
+                            "metric": "iops", "measured": 100.0, "unit": "IOPS", "tolerance": {"rel": 0.1, "why": "test"}}
+    base.update(kw)
+    return Record.model_validate(base)
+
+
+def test_a_verdict_is_settled_only_when_the_interval_is_wholly_inside_or_outside_the_tolerance() -> None:
+    r = _record()  # 100 +- 10%: the band is 90..110
+    assert verdict_settled(r, Outcome(r, 100.0, (98.0, 102.0)), {})  # wholly inside
+    assert verdict_settled(r, Outcome(r, 130.0, (128.0, 132.0)), {})  # wholly outside
+    assert not verdict_settled(r, Outcome(r, 109.0, (107.0, 111.0)), {})  # across the upper edge
+    assert not verdict_settled(r, Outcome(r, 89.5, (88.0, 91.0)), {})  # across the lower edge
+    assert not verdict_settled(r, Outcome(r, error="KeyError: x"), {})
+    assert not verdict_settled(r, Outcome(r, 100.0, (math.nan, math.nan)), {})
+    points = _record(tolerance={"abs": 10.0, "why": "test"}, metric="cpu_cores", measured=50.0)  # 40..60
+    assert verdict_settled(points, Outcome(points, 55.0, (52.0, 58.0)), {})
+    assert not verdict_settled(points, Outcome(points, 59.0, (57.0, 61.0)), {})
+
+
+def test_a_bound_is_settled_when_the_interval_is_on_one_side_and_an_up_to_record_never() -> None:
+    at_least = _record(kind="bound", at_least=True, tolerance=None, measured=1.0, baseline=MINIDISK_ALIASES)
+    assert verdict_settled(at_least, Outcome(at_least, 1.05, (1.01, 1.09)), {})  # holds for sure
+    assert verdict_settled(at_least, Outcome(at_least, 0.9, (0.85, 0.95)), {})  # misses for sure
+    assert not verdict_settled(at_least, Outcome(at_least, 1.02, (0.98, 1.06)), {})
+    at_most = _record(kind="bound", at_most=True, tolerance=None, measured=1.0, baseline=MINIDISK_ALIASES)
+    assert verdict_settled(at_most, Outcome(at_most, 0.9, (0.85, 0.95)), {})
+    assert not verdict_settled(at_most, Outcome(at_most, 0.99, (0.95, 1.03)), {})
+    pair = {"scenario": MINIDISK_ALIASES, "baseline": MINIDISK}
+    up_to = _record(kind="ratio", scenario=None, alternatives=[pair, {**pair, "label": "b"}], measured=2.0)
+    assert not verdict_settled(up_to, Outcome(up_to, 2.0, (1.99, 2.01)), {})
+
+
+def test_settled_records_keep_the_screen_value_and_the_others_take_the_full_runs_exactly() -> None:
+    """A record far outside its tolerance is settled by the screen; a bound set at the screen's own value is not, so
+    its scenarios run again: its value is then the full budget's, bit for bit, as is every record on those scenarios."""
+    probe = _record(id="probe")
+    screened = evaluate([probe], run=RUN | SCREEN, workers=1)[0].predicted
+    full = evaluate([probe], run=RUN, workers=1)[0].predicted
+    assert screened != full  # the passes differ, or the test shows nothing
+    far = _record(id="far", measured=screened * 10)
+    edge = _record(id="edge", kind="bound", at_least=True, tolerance=None, measured=screened, scenario=MINIDISK_ALIASES,
+                   baseline=MINIDISK)
+    near = _record(id="near", scenario={"file": "s4_minidisk.yaml", "set": {"workload.read_fraction": 1.0,
+                                                                            "topology.aliases": 0}})
+    schedule = Schedule()
+    edge_ratio = evaluate([edge], run=RUN | SCREEN, workers=1)[0]
+    edge_at = edge.model_copy(update={"measured": edge_ratio.predicted})  # the bound right at the screen's ratio
+    outcomes = {o.record.id: o for o in evaluate([far, edge_at, near], run=RUN, workers=1, schedule=schedule, screen=SCREEN)}
+    assert outcomes["far"].budget == "full" and outcomes["far"].predicted == full  # shares MINIDISK with edge
+    assert outcomes["near"].budget == "full" and outcomes["near"].predicted == full  # the same scenario, spelt apart
+    assert outcomes["edge"].budget == "full"
+    assert outcomes["edge"].predicted == evaluate([edge_at], run=RUN, workers=1)[0].predicted
+    assert any(k.endswith(" [full]") for k in schedule.costs)
+    alone = {o.record.id: o for o in evaluate([far], run=RUN, workers=1, screen=SCREEN)}
+    assert alone["far"].budget == "screen" and alone["far"].predicted == screened and alone["far"].status == "outside"
+
+
+def test_the_cli_screens_by_default_and_full_budget_runs_everything_at_the_full_budget(tmp_path: Any) -> None:
+    """S5 (10 records, 4 scenarios): the default run says its screen in the results and which pass gave each value;
+    --full-budget gives every value from the full budget, and every record the same status."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent.parent
+
+    def run(*extra: str) -> dict[str, Any]:
+        out = tmp_path / f"results{len(extra)}.json"
+        done = subprocess.run([sys.executable, "-m", "sim.cli", "calibrate", "--only", "S5", "--jobs", "1", "--results", str(out),
+                               "--parity", str(tmp_path / "parity.html"), *extra],
+                              capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(root)}, cwd=root, timeout=900)
+        assert done.returncode in (0, 1), done.stderr
+        doc: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+        return doc
+
+    screened, full = run(), run("--full-budget")
+    assert screened["screen"] == {"run.min_batches": 8} and full["screen"] is None
+    assert {r["budget"] for r in full["records"]} == {"full"}
+    assert {r["budget"] for r in screened["records"]} <= {"screen", "full", "screen+full"}
+    assert [(r["id"], r["status"]) for r in screened["records"]] == [(r["id"], r["status"]) for r in full["records"]]

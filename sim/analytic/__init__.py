@@ -497,6 +497,22 @@ def _sequential_blend(spread: FastResult, pinned: FastResult, dwell: float, rate
                    latency_p999_us=None, tail_method="")
 
 
+def _saturation(net: Network, x: float) -> tuple[float, Evaluation]:
+    """The largest throughput below ``x`` (overloaded there) at which the network still has a steady state, to
+    1e-6 relative by bisection, with its evaluation: where a concurrency limit whose holding time grows with the
+    load fills its slots (below Xmax, which takes the zero-load holds)."""
+    lo, hi = 0.0, x
+    ev = net.evaluate(0.0)
+    while hi - lo > 1e-6 * hi:
+        mid = 0.5 * (lo + hi)
+        at = net.evaluate(mid)
+        if at.overloaded:
+            hi = mid
+        else:
+            lo, ev = mid, at
+    return lo, ev
+
+
 def _solve(c: Compiler, scenario: Scenario, utilization: bool = True) -> FastResult:
     """Solve the compiled network for the scenario's workload (without ``utilization``, the result's
     utilization and bottleneck are left empty)."""
@@ -531,6 +547,12 @@ def _solve(c: Compiler, scenario: Scenario, utilization: bool = True) -> FastRes
         if stable:
             ev = net.evaluate(x)
             latency = list(ev.latency)
+            if ev.overloaded:
+                # below Xmax (zero-load demands) yet a concurrency limit's slots are all held at this load (its holding
+                # time grows with the load): no steady state; the path runs at the rate where the slots fill
+                stable = False
+                x, ev = _saturation(net, x)
+                latency = [INF if net.op_prob[op] > 0 else 0.0 for op in (READ, WRITE)]
         else:
             x = x_max
             ev = net.evaluate(0.0)
@@ -542,6 +564,10 @@ def _solve(c: Compiler, scenario: Scenario, utilization: bool = True) -> FastRes
         if stable:
             x, latency = _bursty(net, wl, x_max, net.groups[bottleneck_index])
             ev = net.evaluate(x)
+            if ev.overloaded:  # a limit's slots fill at the mean rate (as for an open workload above)
+                stable = False
+                x, ev = _saturation(net, x)
+                latency = [INF if net.op_prob[op] > 0 else 0.0 for op in (READ, WRITE)]
         else:
             x = x_max
             ev = net.evaluate(0.0)

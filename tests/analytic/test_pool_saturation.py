@@ -1,0 +1,80 @@
+"""A namespace pool whose holding time grows with the load (issue 18 follow-up, the planner's "4 x ES5F, 1 ns/drive,
+ibmi_mirror, 1 x EJ1X" at 750K IOPS open 70/30 4 KiB under ``--device-model dies``).
+
+Under dies a read that finds its die programming waits out the rest of the program while it holds its namespace
+slot, so the slot's hold grows with the load (about 136 us at 750K against 50 us at zero load) and the 32 slots of
+each namespace fill near 735K IOPS, far below Xmax (1.67M IOPS: zero-load holds). The DES says unstable (102% of
+drive0.ns0); the fast path used to answer stable at 178 us: its pipeline blocking estimate stood in for a pool wait
+that was infinite. Small budgets (30,000 I/Os per DES run).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from models.scenario import Scenario, scenario_from_data
+from sim.analytic import evaluate
+from sim.des.engine import simulate
+
+CANDIDATE: dict[str, Any] = {
+    "name": "4 x ES5F, 1 ns/drive, ibmi_mirror, 1 x EJ1X",
+    "device_model": "dies",
+    "run": {"max_ios": 30000, "warmup_ios": 2000, "min_batches": 20, "seed": 1, "target_rel_ci": 0.05},
+    "topology": {"kind": "direct_nvme", "adapter": "EJ1X", "adapters": 1, "chunk_kib": 256, "drive": "ES5F", "drives": 4,
+                 "host": {"model": "Power10-S1024-LPAR32", "stack": "ibmi_nvme"}, "layout": "ibmi_mirror",
+                 "mirror_protection": "drive", "namespaces": {"per_drive": 1, "queue_depth": 32},
+                 "nvme_queues": {"count": 32, "depth": 1024}},
+    "workload": {"kind": "open", "access": "random", "block_size_kib": 4.0, "rate_iops": 750000.0, "read_fraction": 0.7},
+}
+
+
+def candidate(rate_iops: float, device_model: str = "dies") -> Scenario:
+    return scenario_from_data(CANDIDATE, {"workload.rate_iops": rate_iops, "device_model": device_model})
+
+
+def test_a_namespace_pool_that_fills_below_xmax_is_unstable_in_both_solvers() -> None:
+    """750K IOPS: both solvers unstable at drive*.ns0, the fast path's saturation rate (where the slots fill) within
+    3% of the throughput the DES sustains while its queue grows; Xmax stays far above (zero-load holds)."""
+    fast = evaluate(candidate(750_000))
+    assert not fast.stable
+    assert fast.bottleneck.endswith(".ns0")
+    assert fast.utilization[fast.bottleneck] == pytest.approx(1.0)
+    assert fast.bounds.x_max_iops > 1.5 * 750_000
+    assert 650_000 < fast.iops < 750_000
+    des = simulate(candidate(750_000))
+    assert des.validity == "unstable"
+    assert des.bottleneck.endswith(".ns0")
+    assert fast.iops == pytest.approx(des.iops.value, rel=0.03)
+
+
+def test_below_saturation_the_pool_wait_grows_as_in_the_des() -> None:
+    """700K IOPS (94% of the slots in the fast path, 93% in the DES): stable in both, the mean latency and the write
+    latency (a write holds its slot ~15 us, so it is mostly the wait for a slot) within 10% / 15% of the DES;
+    the fast path's wait keeps growing towards saturation (the write latency at 730K several times 700K's)."""
+    near = candidate(700_000)
+    fast, des = evaluate(near), simulate(near)
+    assert fast.stable and des.validity != "unstable"
+    assert fast.utilization["drive0.ns0"] > 0.9
+    assert fast.latency_mean_us == pytest.approx(des.latency_mean_us.value, rel=0.10)
+    assert fast.write_latency_mean_us == pytest.approx(des.write_latency_mean_us.value, rel=0.15)
+    closer = evaluate(candidate(730_000))
+    assert closer.stable
+    assert closer.write_latency_mean_us > 5 * fast.write_latency_mean_us
+
+
+def test_the_pooled_device_model_keeps_the_candidate_stable() -> None:
+    """Pooled, the same candidate is stable at 750K (no program met inside the read's hold: the DES's 84%)."""
+    fast = evaluate(candidate(750_000, "pooled"))
+    assert fast.stable
+    assert 0.75 < fast.utilization["drive0.ns0"] < 0.95
+
+
+def test_analyze_names_the_filling_pool_not_xmax() -> None:
+    """`flashplan analyze`'s first line for it: the rate where drive0.ns0's slots fill, not Xmax (which is not exceeded)."""
+    from sim.cli.analyze import unstable_line
+
+    line = unstable_line(evaluate(candidate(750_000)))
+    assert line.startswith("UNSTABLE: the offered rate exceeds the ")
+    assert "drive0.ns0's slots are all held" in line and "exceeds Xmax" not in line

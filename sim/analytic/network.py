@@ -964,7 +964,7 @@ class Network:
             scv = h2 / (h1 * h1) - 1.0 if h1 > 0 else 0.0
             wait, w2, pw = queue_wait(x * visits, h1, scv if scv > 0 else 0.0, servers, ca2 * burstiness, population, seen[i])
             if pipeline:
-                floor = self._floor(floors, waits) if wait == INF and population == INF else 0.0
+                floor = self._floor(floors, waits) if wait == INF else 0.0  # open or closed alike
                 wait, w2, pw = self._blocking(wait, w2, pw, x, servers, pipeline, burstiness, population, seen[i])
                 if floor > 0.0:
                     # slots x hold looks overloaded: the blocking estimate stands for the pipeline's queue (the one part

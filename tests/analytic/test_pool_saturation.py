@@ -78,3 +78,23 @@ def test_analyze_names_the_filling_pool_not_xmax() -> None:
     line = unstable_line(evaluate(candidate(750_000)))
     assert line.startswith("UNSTABLE: the offered rate exceeds the ")
     assert "drive0.ns0's slots are all held" in line and "exceeds Xmax" not in line
+
+
+def test_a_profile_interval_past_the_filling_pool_counts_its_backlog_from_that_rate() -> None:
+    """A profile interval at 750K: overloaded, its backlog (750K - the rate where the slots fill) x its length, not a
+    negative one from Xmax (which is not exceeded); the 600K interval beside it is stable."""
+    from models.workload import ProfileWorkload
+    from sim.plan.profile_fast import estimate_interval
+
+    data = {**CANDIDATE, "workload": {"kind": "profile", "access": "random", "block_size_kib": 4.0, "read_fraction": 0.7,
+                                      "intervals": [{"duration_s": 0.5, "rate_iops": 600000.0},
+                                                    {"duration_s": 0.5, "rate_iops": 750000.0}]}}
+    sc = scenario_from_data(data)
+    profile = sc.workload
+    assert isinstance(profile, ProfileWorkload)
+    calm, over = estimate_interval(sc, profile, 0), estimate_interval(sc, profile, 1)
+    assert calm.fast is not None and calm.fast.stable
+    assert over.fast is not None and not over.fast.stable
+    expected = (750_000 - over.fast.iops) * 0.5
+    assert 0 < expected < 750_000 * 0.5 * 0.1
+    assert f"~{expected:,.0f} I/Os" in over.note and "drive0.ns0's slots fill" in over.note

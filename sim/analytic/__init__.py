@@ -33,7 +33,12 @@ The asymptotic bounds: Xmax = 1 / Dmax, the largest demand per logical I/O of an
 component (a c-server station counts demand / c, a limit of c slots hold time / c);
 Rmin = the latency with no queueing anywhere (the sum of the demands along the critical
 path: parallel copies overlap and background destage is left out); N* = (Rmin + Z) / Dmax,
-the number of I/Os in flight beyond which the bottleneck saturates.
+the number of I/Os in flight beyond which the bottleneck saturates. A limit whose hold grows with
+the load (under dies, a read waits out the program on its die while it holds its namespace slot)
+can fill its slots below Xmax: an open or bursty workload is then unstable at the rate where they
+fill (``_saturation``). A pipeline's blocking estimate (the queue the slots bound) never hides that:
+the hold less the pipeline stations' waits (its floor) must keep the slots below full, and a slot's
+wait is at least the floor's (``Network._pool_waits``).
 
 Beyond textbook MVA the model knows: exact MVA on a skeleton of the network near the knee
 (Schweitzer's (N-1)/N is off by up to ~6% there); deterministic tandems where a faster
@@ -179,34 +184,43 @@ def _bursty(net: Network, wl: BurstyWorkload, x_max: float, bottleneck: Group) -
         if rate <= 0:
             continue
         arrivals = rate * share / mean_rate
+        mu = x_max
         if rate < x_max:
             ev = net.evaluate(rate)
-            w = period / (period + _relaxation_us(service, scv, 1.0, rate / x_max))
-            for op in (READ, WRITE):
-                latency[op] += arrivals * (w * ev.latency[op] + (1.0 - w) * at_mean.latency[op])
-            continue
-        # overloaded on period: the path runs at Xmax, the excess queues
-        mu = x_max
+            if ev.overloaded:
+                # below Xmax, a concurrency limit whose hold grows with the load fills its slots: the path runs there
+                mu = _saturation(net, rate)[0]
+            else:
+                w = period / (period + _relaxation_us(service, scv, 1.0, rate / x_max))
+                for op in (READ, WRITE):
+                    latency[op] += arrivals * (w * ev.latency[op] + (1.0 - w) * at_mean.latency[op])
+                continue
+        # overloaded on period: the path runs at Xmax (or where a limit fills), the excess queues
         ev = net.evaluate(0.95 * mu)
         for op in (READ, WRITE):
             latency[op] += arrivals * ev.latency[op]
-        excess = rate - mu
-        if excess <= 0.0:  # exactly at Xmax: no backlog builds (the limit of the terms below as excess -> 0)
-            continue
-        buffer = 0.0
-        if bottleneck.background:
-            for g in net.groups:
-                if g.pool and any(bottleneck.index in span.terms for _, span, _ in g.holding.values()):
-                    buffer += g.servers * len(g.names) / max(g.visits, 1e-12)
-        decay = math.exp(-buffer / excess / t_on)
-        off_rate = regimes[1][0]
-        during = rate * excess * t_on * t_on * decay / mu
-        drain = off_rate * excess * excess * t_on * t_on * decay / (mu * (mu - off_rate)) if off_rate < mu else INF
-        extra_sum += during + drain
+        extra_sum += _backlog(net, bottleneck, rate, mu, t_on, regimes[1][0])
     extra = extra_sum / (mean_rate * (t_on + t_off))
     if extra > 0:
         latency = _spread_extra(net, latency, extra, bottleneck)
     return mean_rate, latency
+
+
+def _backlog(net: Network, bottleneck: Group, rate: float, mu: float, t_on: float, off_rate: float) -> float:
+    """``_bursty``'s fluid backlog of an on period at ``rate`` above the rate ``mu`` the path runs at: the wait it
+    adds over the on period and the drain in the off period (x I/Os; 0 exactly at ``mu``)."""
+    excess = rate - mu
+    if excess <= 0.0:  # exactly at Xmax: no backlog builds (the limit of the terms below as excess -> 0)
+        return 0.0
+    buffer = 0.0
+    if bottleneck.background:
+        for g in net.groups:
+            if g.pool and any(bottleneck.index in span.terms for _, span, _ in g.holding.values()):
+                buffer += g.servers * len(g.names) / max(g.visits, 1e-12)
+    decay = math.exp(-buffer / excess / t_on)
+    during = rate * excess * t_on * t_on * decay / mu
+    drain = off_rate * excess * excess * t_on * t_on * decay / (mu * (mu - off_rate)) if off_rate < mu else INF
+    return during + drain
 
 
 CACHE_SIZE = 512
@@ -497,6 +511,22 @@ def _sequential_blend(spread: FastResult, pinned: FastResult, dwell: float, rate
                    latency_p999_us=None, tail_method="")
 
 
+def _saturation(net: Network, x: float) -> tuple[float, Evaluation]:
+    """The largest throughput below ``x`` (overloaded there) at which the network still has a steady state, to
+    1e-6 relative by bisection, with its evaluation: where a concurrency limit whose holding time grows with the
+    load fills its slots (below Xmax, which takes the zero-load holds)."""
+    lo, hi = 0.0, x
+    ev = net.evaluate(0.0)
+    while hi - lo > 1e-6 * hi:
+        mid = 0.5 * (lo + hi)
+        at = net.evaluate(mid)
+        if at.overloaded:
+            hi = mid
+        else:
+            lo, ev = mid, at
+    return lo, ev
+
+
 def _solve(c: Compiler, scenario: Scenario, utilization: bool = True) -> FastResult:
     """Solve the compiled network for the scenario's workload (without ``utilization``, the result's
     utilization and bottleneck are left empty)."""
@@ -531,6 +561,12 @@ def _solve(c: Compiler, scenario: Scenario, utilization: bool = True) -> FastRes
         if stable:
             ev = net.evaluate(x)
             latency = list(ev.latency)
+            if ev.overloaded:
+                # below Xmax (zero-load demands) yet a concurrency limit's slots are all held at this load (its holding
+                # time grows with the load): no steady state; the path runs at the rate where the slots fill
+                stable = False
+                x, ev = _saturation(net, x)
+                latency = [INF if net.op_prob[op] > 0 else 0.0 for op in (READ, WRITE)]
         else:
             x = x_max
             ev = net.evaluate(0.0)
@@ -542,6 +578,10 @@ def _solve(c: Compiler, scenario: Scenario, utilization: bool = True) -> FastRes
         if stable:
             x, latency = _bursty(net, wl, x_max, net.groups[bottleneck_index])
             ev = net.evaluate(x)
+            if ev.overloaded:  # a limit's slots fill at the mean rate (as for an open workload above)
+                stable = False
+                x, ev = _saturation(net, x)
+                latency = [INF if net.op_prob[op] > 0 else 0.0 for op in (READ, WRITE)]
         else:
             x = x_max
             ev = net.evaluate(0.0)

@@ -475,6 +475,8 @@ class Network:
         """Limit index -> visits per logical I/O of each group within its holds."""
         self._pipelines: dict[int, list[tuple[float, float, float, int, float]]] = {}
         """Limit index -> its pipeline stations (``_pipeline``), found once the limit can make jobs wait."""
+        self._pipeline_members: dict[int, set[int]] = {}
+        """Limit index -> the group indices of its pipeline stations."""
         self.members = 1
         """Volume members (set by the compiler)."""
 
@@ -650,10 +652,16 @@ class Network:
                 pipeline = self._pipelines.get(g.index)
                 if pipeline is None:
                     inside = self._inside[g.index]
-                    pipeline = self._pipelines[g.index] = self._pipeline(g, inside) if inside else []
+                    members: set[int] = set()
+                    pipeline = self._pipelines[g.index] = self._pipeline(g, inside, members) if inside else []
+                    self._pipeline_members[g.index] = members
+                # the hold's floor: its terms less the waits at the pipeline stations (the queue the slots bound)
+                inner = self._pipeline_members.get(g.index, set())
+                floors = tuple([(share, m, tuple([(gi, c) for gi, c in terms if gi not in inner])) for share, m, _, terms in spans])
             else:
                 pipeline = []  # a limit no job waits for needs no blocking estimate
-            pools.append((g.index, g.visits / len(g.names), g.servers, g.ca2, g.population, spans, pipeline))
+                floors = ()
+            pools.append((g.index, g.visits / len(g.names), g.servers, g.ca2, g.population, spans, pipeline, floors))
         self._stations = stations
         self._split_shared()
         self._pools = [p for p in pools if p[4] > p[2]]
@@ -742,8 +750,9 @@ class Network:
                 table[k][2][v][1][p] = (ci, count, e_k, siblings, fan_in)
         return tuple([(op, prob, tuple([(vprob, tuple(rows)) for vprob, rows in variants])) for op, prob, variants in table])
 
-    def _pipeline(self, g: Group, inside: dict[int, float]) -> list[tuple[float, float, float, int, float]]:
-        """Stations with fewer servers than the limit has slots, inside every hold, serving no other limit's jobs.
+    def _pipeline(self, g: Group, inside: dict[int, float], members: set[int]) -> list[tuple[float, float, float, int, float]]:
+        """Stations with fewer servers than the limit has slots, inside every hold, serving no other limit's jobs
+        (their indices into ``members``).
 
         Their queue is what keeps the slots held (a write cache emptied by one destage
         channel), so the limit blocks when c slots' worth of jobs queue there: the wait for
@@ -754,11 +763,14 @@ class Network:
         out = []
         for gi, v in inside.items():
             h = self.groups[gi]
-            if h.pool or h.servers >= g.servers or h.cover > g.cover or v < 0.999 * h.visits or h.work <= 0:
+            # a program lock is no queue of the limit's jobs: the programs run behind the acknowledgement, outside
+            # every hold, and a read only waits out the rest of one (that wait does not shrink as the slots fill)
+            if h.pool or h.program_locks or h.servers >= g.servers or h.cover > g.cover or v < 0.999 * h.visits or h.work <= 0:
                 continue
             mean = h.work / h.visits
             scv = max(0.0, h.work2 / h.visits / (mean * mean) - 1.0)
             out.append((h.visits / len(h.names), mean, scv, h.servers, h.ca2))
+            members.add(gi)
         return out
 
     def _fan_in(self, phase: Phase, single_servers: dict[tuple[int, float], list[tuple[int, float, float, int]]]) -> float:
@@ -939,7 +951,7 @@ class Network:
         """Holding times and waits at the concurrency limits (``_pools``), inner limits first, from the waits
         found so far; False when one is overloaded."""
         seen = self._seen
-        for i, visits, servers, ca2, population, spans, pipeline in self._pools:
+        for i, visits, servers, ca2, population, spans, pipeline, floors in self._pools:
             h1 = 0.0
             h2 = 0.0
             for share, m, v, terms in spans:
@@ -952,7 +964,15 @@ class Network:
             scv = h2 / (h1 * h1) - 1.0 if h1 > 0 else 0.0
             wait, w2, pw = queue_wait(x * visits, h1, scv if scv > 0 else 0.0, servers, ca2 * burstiness, population, seen[i])
             if pipeline:
+                floor = self._floor(floors, waits) if wait == INF else 0.0  # open or closed alike
                 wait, w2, pw = self._blocking(wait, w2, pw, x, servers, pipeline, burstiness, population, seen[i])
+                if floor > 0.0:
+                    # slots x hold looks overloaded: the blocking estimate stands for the pipeline's queue (the one part
+                    # of the hold that shrinks as the slots fill), but the slots are held at least the rest (the
+                    # floor): a slot's wait is at least the floor's, and overloaded where the floor fills the slots
+                    f_wait, f_w2, f_pw = queue_wait(x * visits, floor, scv if scv > 0 else 0.0, servers, ca2 * burstiness, population, seen[i])
+                    if f_wait > wait:
+                        wait, w2, pw = f_wait, f_w2, f_pw
             if wait == INF:
                 p_wait[i] = 1.0
                 return False
@@ -983,6 +1003,17 @@ class Network:
                 return False
             waits[i], wvar[i], p_wait[i] = wait, max(0.0, w2 - wait * wait), pw
         return True
+
+    @staticmethod
+    def _floor(floors: tuple[tuple[float, float, tuple[tuple[int, float], ...]], ...], waits: list[float]) -> float:
+        """A limit's mean hold floor: its holds less the waits at its pipeline stations (the least the holds can
+        shrink to as the slots fill)."""
+        floor = 0.0
+        for share, m, terms in floors:
+            for gi, c in terms:
+                m += c * waits[gi]
+            floor += share * m
+        return floor
 
     @staticmethod
     def _blocking(wait: float, w2: float, pw: float, x: float, slots: int, pipeline: list[tuple[float, float, float, int, float]],

@@ -164,6 +164,17 @@ def _utilization_table(fast: FastResult, des: Result | None, top: int) -> Table:
     return util
 
 
+def unstable_line(fast: FastResult) -> str:
+    """What an unstable fast-path result says first: the rate it exceeds (Xmax, or below it the rate where a
+    concurrency limit whose holding time grows with the load fills its slots)."""
+    if fast.iops < fast.bounds.x_max_iops * (1 - 1e-6):
+        return (f"UNSTABLE: the offered rate exceeds the {_value(fast.iops)} IOPS at which {fast.bottleneck}'s slots are "
+                f"all held (its holding time grows with the load; Xmax = {_value(fast.bounds.x_max_iops)} IOPS takes "
+                f"zero-load holds); the queue grows without bound")
+    return (f"UNSTABLE: the offered rate exceeds Xmax = {_value(fast.bounds.x_max_iops)} IOPS (D_max at "
+            f"{fast.bounds.bottleneck}); the queue grows without bound")
+
+
 def cmd_analyze(args: argparse.Namespace, out: Console) -> int:
     scenario = load_with_overrides(args.file, args.set or [])
     if scenario.profile_index() is not None and not args.compare:
@@ -184,8 +195,7 @@ def cmd_analyze(args: argparse.Namespace, out: Console) -> int:
         print(dumps_json(data))
         return EXIT_OK if fast.stable else EXIT_UNSTABLE
     if not fast.stable:  # first, as simulate does: no figure below is a steady state
-        out.print(f"UNSTABLE: the offered rate exceeds Xmax = {_value(fast.bounds.x_max_iops)} IOPS (D_max at "
-                  f"{fast.bounds.bottleneck}); the queue grows without bound", markup=False)
+        out.print(unstable_line(fast), markup=False)
     table = _compared_table(scenario.name or "scenario", fast, des)
     out.print(table)
     if fast.workloads is not None:

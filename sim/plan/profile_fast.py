@@ -127,10 +127,15 @@ def estimate_interval(scenario: Scenario, profile: ProfileWorkload, index: int) 
     service_us = 1e6 / x_max if x_max > 0 else math.inf
     if not fast.stable:
         rate = (iv.rate_iops or 0.0) + (_others_rate(scenario, profile, fast) if mixed else 0.0)
-        backlog = (rate - x_max) * iv.duration_s
-        note = (f"steady-state estimate unreliable: overloaded ({rate:,.0f} IOPS offered >= Xmax {x_max:,.0f} at "
-                f"{fast.bounds.bottleneck}): the backlog grows by ~{backlog:,.0f} I/Os over the interval, adding up to "
-                f"{backlog / x_max * 1e6 if x_max > 0 else math.inf:,.0f} us of wait by its end")
+        # the path runs at Xmax, or below it where a concurrency limit whose hold grows with the load fills its slots
+        below = 0.0 < fast.iops < x_max * (1 - 1e-6)
+        cap = fast.iops if below else x_max
+        limit = (f"the {cap:,.0f} IOPS at which {fast.bottleneck}'s slots fill" if below
+                 else f"Xmax {x_max:,.0f} at {fast.bounds.bottleneck}")
+        backlog = (rate - cap) * iv.duration_s
+        note = (f"steady-state estimate unreliable: overloaded ({rate:,.0f} IOPS offered >= {limit}): the backlog grows "
+                f"by ~{backlog:,.0f} I/Os over the interval, adding up to "
+                f"{backlog / cap * 1e6 if cap > 0 else math.inf:,.0f} us of wait by its end")
         return IntervalEstimate(index, iv.duration_s, iv.rate_iops, fast, math.inf, math.inf, False, note,
                                 {name: math.inf for name in by_workload})
     rho = fast.iops / x_max if x_max > 0 else 0.0

@@ -46,17 +46,23 @@ def scenario_for(section: str, name: str, qd: int, max_ios: int, seed: int = 1, 
 
 
 @dataclass(frozen=True)
-class MixRow:
-    """One device, depth and read fraction: (DES, fast) IOPS, mean, read mean and write mean (us)."""
+class Row:
+    """One device and depth: (DES, fast) IOPS, mean, p99 and p99.9 (us)."""
 
     device: str
     qd: int
-    read_fraction: float
     des: tuple[float, float, float, float]
     fast: tuple[float, float, float, float]
 
     def diffs(self) -> tuple[float, float, float, float]:
         return tuple([f / d - 1.0 if d > 0 else 0.0 for f, d in zip(self.fast, self.des, strict=True)])  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class MixRow(Row):
+    """One device, depth and read fraction: (DES, fast) IOPS, mean, read mean and write mean (us)."""
+
+    read_fraction: float = 1.0
 
 
 def compare_mix(section: str, name: str, qd: int, read_fraction: float, max_ios: int) -> MixRow:
@@ -68,23 +74,11 @@ def compare_mix(section: str, name: str, qd: int, read_fraction: float, max_ios:
     def value(m: Any) -> float:
         return float(m.value) if m is not None and m.value is not None else 0.0
 
-    return MixRow(name, qd, read_fraction,
+    return MixRow(name, qd,
                   (res.iops.value, res.latency_mean_us.value, value(res.read_latency_mean_us), value(res.write_latency_mean_us)),
                   (fast.iops, fast.latency_mean_us, fast.read_latency_mean_us if read_fraction > 0 else 0.0,
-                   fast.write_latency_mean_us if read_fraction < 1 else 0.0))
-
-
-@dataclass(frozen=True)
-class Row:
-    """One device and depth: (DES, fast) IOPS, mean, p99 and p99.9 (us)."""
-
-    device: str
-    qd: int
-    des: tuple[float, float, float, float]
-    fast: tuple[float, float, float, float]
-
-    def diffs(self) -> tuple[float, float, float, float]:
-        return tuple([f / d - 1.0 if d > 0 else 0.0 for f, d in zip(self.fast, self.des, strict=True)])  # type: ignore[return-value]
+                   fast.write_latency_mean_us if read_fraction < 1 else 0.0),
+                  read_fraction=read_fraction)
 
 
 def compare(section: str, name: str, qd: int, max_ios: int) -> Row:

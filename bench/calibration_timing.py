@@ -33,11 +33,16 @@ from calibration.evaluate import FULL_COST_SUFFIX, FULL_RUN, SCREEN_RUN, Outcome
 from calibration.records import SYSTEMS, Record, load_records
 
 
-def _cpu_seconds() -> float:
-    """User + system CPU seconds of this process and of its reaped children (the pool's workers)."""
+def _cpu_split() -> tuple[float, float]:
+    """User + system CPU seconds of this process, and of its reaped children (the pool's workers)."""
     own = resource.getrusage(resource.RUSAGE_SELF)
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+    return own.ru_utime + own.ru_stime, kids.ru_utime + kids.ru_stime
+
+
+def _cpu_seconds() -> float:
+    """User + system CPU seconds of this process and of its reaped children (the pool's workers)."""
+    return sum(_cpu_split(), 0.0)
 
 
 def record_costs(records: Sequence[Record], costs: dict[str, float]) -> dict[str, tuple[float, float]]:
@@ -66,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         print("--jobs must be 1..256 and --top at least 1", file=sys.stderr)
         return 2
 
-    t0, c0 = time.perf_counter(), _cpu_seconds()
+    t0, c0, (p0, k0) = time.perf_counter(), _cpu_seconds(), _cpu_split()
     records = load_records(only=args.only)
     t1 = time.perf_counter()
     schedule = Schedule()
@@ -81,6 +86,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"calibration timing: {len(records)} records{f' of {args.only}' if args.only else ''}, {mode}, --jobs {args.jobs}")
     print(f"  wall {wall:.1f} s   CPU {cpu:.1f} s (this process and its workers, user + system)")
     print(f"  load records {t1 - t0:.2f} s wall; load + simulate + predict {t2 - t1:.1f} s wall")
+    p1, k1 = _cpu_split()
+    if args.jobs > 1:  # how well the runs fill the workers: the wall they were given against the CPU they used
+        print(f"  this process {p1 - p0:.1f} CPU-s, the workers {k1 - k0:.1f} CPU-s: {k1 - k0:.1f} / {args.jobs} = "
+              f"{(k1 - k0) / args.jobs:.1f} s if they never wait; the workers idle or wait "
+              f"{max(0.0, args.jobs * (t2 - t1) - (k1 - k0)):.1f} worker-seconds of {args.jobs} x {t2 - t1:.1f}")
     first = sum(v for k, v in runs.items() if not k.endswith(FULL_COST_SUFFIX))
     second = sum(v for k, v in runs.items() if k.endswith(FULL_COST_SUFFIX))
     n_second = sum(1 for k in runs if k.endswith(FULL_COST_SUFFIX))

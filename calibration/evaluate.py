@@ -15,7 +15,7 @@ import math
 import os
 import time
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -336,7 +336,7 @@ def simulate_refs(refs: Iterable[ScenarioRef], run: dict[str, Any] | None = None
             _keep(k, _call(_timed, s), out, schedule, on_done, same[k])
         return {k: out[k] for k in scenarios}
     import sim.des.engine  # noqa: F401  # once here, not in each worker: the forked workers inherit it
-    pool = ProcessPoolExecutor(max_workers=workers, initializer=_ignore_ctrl_c)
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init)
     try:
         futures = {k: pool.submit(_timed, todo[k]) for k in schedule.order(todo, same)}
         for k, fut in futures.items():
@@ -370,6 +370,24 @@ def _keep(key: str, done: tuple[Result, float] | Exception, out: dict[str, Resul
         out[k] = out[key]
         if on_done:
             on_done(k)
+
+
+WORKER_GC_THRESHOLD = 50_000
+"""A calibration worker's youngest-generation garbage-collector threshold (CPython's default is 700): the event loop
+allocates millions of short-lived objects, freed by reference counting; at the default the collector ran 228 times
+over 30 S2 runs and took 0.13 of their 7.4 CPU-s (1.8%), at this threshold once (0.02 CPU-s). The runs' results do not
+depend on when garbage is collected."""
+
+
+def _worker_init() -> None:
+    """Worker initializer: Ctrl-C left to the parent (``_ignore_ctrl_c``); what the parent loaded before the fork
+    moved out of the collector's sight (``gc.freeze``: it lives as long as the worker) and the youngest generation
+    collected less often (``WORKER_GC_THRESHOLD``)."""
+    import gc
+
+    _ignore_ctrl_c()
+    gc.freeze()
+    gc.set_threshold(WORKER_GC_THRESHOLD, *gc.get_threshold()[1:])
 
 
 def _ignore_ctrl_c() -> None:
@@ -492,6 +510,10 @@ def evaluate(records: Sequence[Record], run: dict[str, Any] | None = None, worke
         outcomes = _outcomes(records, simulate_refs(refs, run, workers, base, on_done, schedule))
         settle_conflicts(outcomes)
         return outcomes
+    if workers > 1:
+        outcomes = _screened_in_pool(records, run, screen, workers, base, on_done, schedule)
+        settle_conflicts(outcomes)
+        return outcomes
     raw = simulate_refs(refs, run | screen, workers, base, on_done, schedule)
     results = {k: v for k, v in raw.items() if isinstance(v, Result)}
     first = _outcomes(records, raw)
@@ -507,8 +529,156 @@ def evaluate(records: Sequence[Record], run: dict[str, Any] | None = None, worke
         if schedule is not None and full is not None:
             schedule.costs.update({k + FULL_COST_SUFFIX: v for k, v in full.costs.items()})
     outcomes = _outcomes(records, raw)
+    _label_budgets(outcomes, again)
+    settle_conflicts(outcomes)
+    return outcomes
+
+
+def _label_budgets(outcomes: Sequence[Outcome], again: set[str]) -> None:
+    """Which pass gave each outcome's value: ``screen``, ``full`` (every scenario run again) or ``screen+full``."""
     for o in outcomes:
         passes = {ref.key() in again for ref in o.record.scenarios()}
         o.budget = "screen+full" if len(passes) > 1 else ("full" if True in passes else "screen")
-    settle_conflicts(outcomes)
-    return outcomes
+
+
+def _screened_in_pool(records: Sequence[Record], run: dict[str, Any], screen: dict[str, Any], workers: int, base: Path,
+                      on_done: Callable[[str], None] | None, schedule: Schedule | None) -> list[Outcome]:
+    """``evaluate(screen=...)`` in ``workers`` processes without a barrier between the passes: a record's verdict is
+    decided as soon as its last screen run is in, and the full runs it needs are queued then, ahead of the screen runs
+    still waiting (the longest first by the hints), so no worker idles while the other finishes the first pass.
+
+    Every run is one the two passes make one after the other (the same scenarios, the same settings), and each value
+    is filed under the same keys: the outcomes are the ones ``workers=1`` gives; only the order of the runs differs.
+    The costs are filed as ``evaluate`` files them (a full run's under the first key, in the records' order, of the
+    keys run again that share it, plus ``FULL_COST_SUFFIX``)."""
+    passes = _Passes(records, run, screen, base, schedule or Schedule(), on_done)
+    import sim.des.engine  # noqa: F401  # once here, not in each worker: the forked workers inherit it
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init)
+    running: dict[Any, tuple[str, bool]] = {}
+    try:
+        while True:
+            while len(running) < workers and (job := passes.next_job()) is not None:
+                head, is_full, scenario = job
+                running[pool.submit(_timed, scenario)] = (head, is_full)
+            if not running:
+                break
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for fut in done:
+                head, is_full = running.pop(fut)
+                passes.take(head, is_full, _call(fut.result))
+    except BaseException:
+        # Ctrl-C: the queued runs are cancelled and the running ones ended, not waited for
+        pool.shutdown(wait=False, cancel_futures=True)
+        for process in list((getattr(pool, "_processes", None) or {}).values()):
+            process.terminate()
+        raise
+    pool.shutdown()
+    return passes.outcomes()
+
+
+class _Passes:
+    """The two passes of a screened evaluation as one queue of runs (``_screened_in_pool``)."""
+
+    def __init__(self, records: Sequence[Record], run: dict[str, Any], screen: dict[str, Any], base: Path,
+                 schedule: Schedule, on_done: Callable[[str], None] | None) -> None:
+        self.records, self.schedule, self.on_done = records, schedule, on_done
+        self.refs = [ref for r in records for ref in r.scenarios()]
+        self.first = _load_all(self.refs, run | screen, base)
+        self.full = _load_all(self.refs, run, base)  # loaded up front (milliseconds): a key run again runs this
+        self.first_same, self.full_same = _same_scenarios(self.first), _same_scenarios(self.full)
+        self.first_group = {k: [head, *rest] for head, rest in self.first_same.items() for k in (head, *rest)}
+        self.full_head = {k: head for head, rest in self.full_same.items() for k in (head, *rest)}
+        self.raw: dict[str, Result | Exception] = {k: s for k, s in self.first.items() if isinstance(s, Exception)}
+        self.full_raw: dict[str, Result | Exception] = {}  # per full head
+        self.full_costs: dict[str, float] = {}
+        self.again: set[str] = set()
+        self.queued_full: set[str] = set()
+        self.waiting = {i: {ref.key() for ref in r.scenarios()} for i, r in enumerate(records)}
+        self.users: dict[str, list[int]] = {}
+        for i, keys in self.waiting.items():
+            for k in keys:
+                self.users.setdefault(k, []).append(i)
+        # a screen run whose scenario ran again last time goes first: its full run is then known (and queued) early
+        self.first_todo = sorted((k for k in self.first_same if isinstance(self.first[k], Scenario)),
+                                 key=lambda k: -(self._own_hint(self.first_group[k]) + self._full_hint(self.first_group[k])))
+        self.full_todo: list[str] = []
+        for k in list(self.raw):
+            self._arrived(k)
+        for i in [i for i, keys in self.waiting.items() if not keys]:
+            self._decide(i)
+
+    def _own_hint(self, keys: Sequence[str]) -> float:
+        """The hint of a screen run: the first key of its scenario that has one (unknown: infinite, first)."""
+        return next((self.schedule.hints[k] for k in keys if k in self.schedule.hints), math.inf)
+
+    def _full_hint(self, keys: Iterable[str]) -> float:
+        return max((self.schedule.hints.get(k + FULL_COST_SUFFIX, 0.0) for k in keys), default=0.0)
+
+    def next_job(self) -> tuple[str, bool, Scenario] | None:
+        """The next run: (key, full?, scenario): a full run when one is queued, else the next screen run; None: none."""
+        queue, source, is_full = (self.full_todo, self.full, True) if self.full_todo else (self.first_todo, self.first, False)
+        if not queue:
+            return None
+        head = queue.pop(0)
+        scenario = source[head]
+        assert isinstance(scenario, Scenario)
+        return head, is_full, scenario
+
+    def take(self, head: str, is_full: bool, got: tuple[Result, float] | Exception) -> None:
+        """File a finished run; a screen run may complete records, whose verdicts may queue full runs."""
+        if not is_full:
+            _keep(head, got, self.raw, self.schedule, self.on_done, self.first_same[head])
+            for k in (head, *self.first_same[head]):
+                self._arrived(k)
+            return
+        if isinstance(got, Exception):
+            self.full_raw[head] = got
+        else:
+            self.full_raw[head], self.full_costs[head] = got
+        for k in (head, *self.full_same[head]):
+            if k in self.again and self.on_done:
+                self.on_done(k)
+
+    def _arrived(self, key: str) -> None:
+        for i in self.users.get(key, []):
+            self.waiting[i].discard(key)
+            if not self.waiting[i]:
+                self._decide(i)
+
+    def _decide(self, i: int) -> None:
+        """A record whose screen runs are all in: unless its verdict is settled, its scenarios (and every key of the
+        same screen scenario) run again at the full budget."""
+        record = self.records[i]
+        outcome = _outcomes([record], self.raw)[0]
+        if verdict_settled(record, outcome, {k: v for k, v in self.raw.items() if isinstance(v, Result)}):
+            return
+        for k in (x for ref in record.scenarios() for x in self.first_group.get(ref.key(), [ref.key()])):
+            if k in self.again:
+                continue
+            self.again.add(k)
+            head = self.full_head.get(k)
+            if head is not None and head not in self.queued_full:
+                self.queued_full.add(head)
+                self.full_todo.append(head)
+        self.full_todo.sort(key=lambda h: -self._full_hint((h, *self.full_same[h])))
+
+    def outcomes(self) -> list[Outcome]:
+        """Every record's outcome: the keys run again take their full run (or the error loading it), the others the
+        screen run; the full runs' costs filed (``_screened_in_pool``)."""
+        raw = dict(self.raw)
+        filed: set[str] = set()
+        for k in dict.fromkeys(ref.key() for ref in self.refs):
+            if k not in self.again:
+                continue
+            scenario, head = self.full[k], self.full_head.get(k)
+            if isinstance(scenario, Exception) or head is None:
+                raw[k] = scenario if isinstance(scenario, Exception) else RuntimeError(f"{k}: not loaded")
+                continue
+            raw[k] = self.full_raw[head]
+            if head not in filed:
+                filed.add(head)
+                if head in self.full_costs:
+                    self.schedule.costs[k + FULL_COST_SUFFIX] = self.full_costs[head]
+        outcomes = _outcomes(self.records, raw)
+        _label_budgets(outcomes, self.again)
+        return outcomes

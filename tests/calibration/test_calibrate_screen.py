@@ -99,3 +99,33 @@ def test_the_cli_screens_by_default_and_full_budget_runs_everything_at_the_full_
     assert {r["budget"] for r in full["records"]} == {"full"}
     assert {r["budget"] for r in screened["records"]} <= {"screen", "full", "screen+full"}
     assert [(r["id"], r["status"]) for r in screened["records"]] == [(r["id"], r["status"]) for r in full["records"]]
+
+
+def test_two_processes_give_every_record_what_one_gives_with_the_passes_overlapped() -> None:
+    """In a pool the full runs start as soon as a record's screen runs are in (no barrier between the passes); every
+    record's value, interval, pass and status, and the runs whose costs are filed, are those of one process: a
+    settled record, a record whose scenarios run again (with another record on the same scenario, spelt apart), a
+    ratio of one settled and one rerun scenario (screen+full) and a record whose scenario does not load."""
+    probe = _record(id="probe")
+    screened = evaluate([probe], run=RUN | SCREEN, workers=1)[0].predicted
+    other = {"file": "s4_minidisk.yaml", "set": {"workload.read_fraction": 0.5}}
+    records = [
+        _record(id="far", measured=screened * 10, scenario=other),  # settled: outside for sure
+        _record(id="edge", kind="bound", at_least=True, tolerance=None, measured=screened, scenario=MINIDISK),
+        _record(id="near", scenario={"file": "s4_minidisk.yaml", "set": {"workload.read_fraction": 1.0,
+                                                                         "topology.aliases": 0}}),
+        _record(id="mixed", kind="ratio", scenario=other, baseline=MINIDISK, measured=1.0),
+        _record(id="broken", scenario={"file": "no_such_scenario.yaml"}),
+    ]
+    runs = {}
+    for workers in (1, 2):
+        schedule = Schedule(hints={"s4_minidisk.yaml|workload.read_fraction=1.0": 5.0})
+        outcomes = evaluate(records, run=RUN, workers=workers, schedule=schedule, screen=SCREEN)
+        runs[workers] = ([(o.record.id, o.predicted, o.ci95, o.budget, o.status, o.error) for o in outcomes],
+                         sorted(schedule.costs))
+    assert runs[2] == runs[1]
+    by_id = {row[0]: row for row in runs[1][0]}
+    assert by_id["far"][3] == "screen" and by_id["edge"][3] == "full" and by_id["near"][3] == "full"
+    assert by_id["mixed"][3] == "screen+full"
+    assert by_id["broken"][5] is not None and by_id["broken"][4] == "outside"
+    assert any(k.endswith(" [full]") for k in runs[1][1])

@@ -235,11 +235,15 @@ class FifoStation(Station):
     is free: a job booked after a gap starts at its own arrival, which is not in the future).
     """
 
-    __slots__ = ("_depart_cb", "c_area", "c_busy", "free", "free1", "union_end")
+    __slots__ = ("_depart_cb", "c_area", "c_busy", "free", "free1", "on_start", "union_end")
 
-    def __init__(self, env: simpy.Environment, name: str, servers: int, service: Callable[[Job], float]):
+    def __init__(self, env: simpy.Environment, name: str, servers: int, service: Callable[[Job], float],
+                 on_start: Callable[[float, float], None] | None = None):
         super().__init__(env, name, servers, service)
         self._depart_cb = self._depart
+        self.on_start = on_start
+        """Told ``(start, service)`` of every service as it is booked (at the job's arrival, in the order the
+        services start: FCFS starts never go back in time), e.g. ``sim.des.model.DieProgramLocks.book``."""
         self.free = [0.0] * servers
         """When each server is next free (a heap; ``free1`` for a single server)."""
         self.free1 = 0.0
@@ -255,6 +259,8 @@ class FifoStation(Station):
             f = self.free1
             start = t if t > f else f
             d = start + s
+            if self.on_start is not None:
+                self.on_start(start, s)
             self.free1 = d
             self.c_area += s
             self.c_busy += s
@@ -264,6 +270,8 @@ class FifoStation(Station):
         f = heap[0]
         start = t if t > f else f
         d = start + s
+        if self.on_start is not None:
+            self.on_start(start, s)
         heapreplace(heap, d)
         self.c_area += s
         u = self.union_end

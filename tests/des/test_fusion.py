@@ -98,3 +98,48 @@ def test_a_station_with_two_feeders_is_not_reached_ahead() -> None:
     routes = {(0, 0, 0, False): (p0, ctl), (1, 0, 0, False): (p1, ctl)}
     fusion = Fusion(env, JobFactory(), routes)
     assert fusion.route(routes[(0, 0, 0, False)], None) == [p0, ctl]
+
+
+@pytest.mark.parametrize("servers", [1, 4])
+def test_programs_booked_on_arrival_make_reads_wait_as_programs_marked_at_their_start(servers: int) -> None:
+    """A flash device's program units as a ``FifoStation`` book each program's die on the job's arrival
+    (``DieProgramLocks.book``, before the program starts); reads must still find their die programming
+    exactly when the event-driven station, which marks the die when the program starts, says so."""
+    from sim.des.components import advance
+    from sim.des.model import DieProgramLocks
+
+    programs = [(t / servers, s) for t, s in _arrivals(1_500, 5)]  # long queues: most programs booked ahead
+    rnd = random.Random(9)
+    reads = sorted(rnd.uniform(0.0, programs[-1][0]) for _ in range(3_000))
+    picks = [rnd.random() for _ in reads]
+
+    def run(fifo: bool) -> tuple[list[float], list[float]]:
+        env = simpy.Environment()
+        it = iter(picks)
+        locks = DieProgramLocks(env, servers + 2, lambda: next(it))
+        if fifo:
+            units: Station = FifoStation(env, "program_units", servers, lambda job: job.cost, locks.book)
+        else:
+            def timed(job: Job) -> float:
+                locks.start_program(job.cost)
+                return job.cost
+            units = Station(env, "program_units", servers, timed)
+        waits: list[float] = []
+        done: list[float] = []
+        for t, s in programs:
+            job = Job()
+            job.cost = s
+            job.route = (units, lambda j: done.append(env.now))
+            env.timeout(t).callbacks.append(lambda e, job=job: advance(job))  # type: ignore[misc]
+        for t in reads:
+            job = Job()
+            job.route = (locks.wait_for_own_die, lambda j, t=t: waits.append(env.now - t))  # type: ignore[misc]
+            env.timeout(t).callbacks.append(lambda e, job=job: advance(job))  # type: ignore[misc]
+        env.run()
+        return waits, done
+
+    event_waits, event_done = run(False)
+    booked_waits, booked_done = run(True)
+    assert sum(1 for w in event_waits if w > 0.0) > len(reads) // 10  # reads do meet programs
+    assert booked_done == pytest.approx(event_done, abs=1e-9)
+    assert booked_waits == pytest.approx(event_waits, abs=1e-9)

@@ -231,11 +231,13 @@ class FifoStation(Station):
     (a ``Station`` draws it at the start of service): the same law, another draw order.
 
     Occupancy is booked on arrival for the whole service (``c_area``, ``c_busy``); what lies beyond
-    ``now`` is taken off when the meter is read (every server is busy without a gap from now until it
-    is free: a job booked after a gap starts at its own arrival, which is not in the future).
+    ``now`` is taken off when the meter is read. A job that arrives now leaves no gap (every server is
+    busy without one from now until it is free: a job booked after a gap starts at its own arrival,
+    which is not in the future); a station a ``Chain`` reaches ahead of time (an arrival in the future)
+    can have one, so it keeps its bookings still to come (``booked``) and takes off exactly those.
     """
 
-    __slots__ = ("_depart_cb", "c_area", "c_busy", "free", "free1", "on_start", "union_end")
+    __slots__ = ("_depart_cb", "booked", "c_area", "c_busy", "free", "free1", "on_start", "union_end")
 
     def __init__(self, env: simpy.Environment, name: str, servers: int, service: Callable[[Job], float],
                  on_start: Callable[[float, float], None] | None = None):
@@ -251,6 +253,15 @@ class FifoStation(Station):
         self.c_busy = 0.0
         self.union_end = 0.0
         """When the last booked busy period ends (the time at least one server is busy, booked up to it)."""
+        self.booked: list[tuple[float, float]] | None = None
+        """(start, end) of the services booked and not yet over when the meter was last read, in start order,
+        for a station reached ahead of time (``reached_ahead``); None otherwise."""
+
+    def reached_ahead(self) -> None:
+        """Arrivals may be booked before they happen (a ``Chain`` part after the first): keep the bookings, so
+        that the meter takes off what lies beyond ``now`` exactly, gaps included."""
+        if self.booked is None:
+            self.booked = []
 
     def commit(self, job: Job, t: float) -> float:
         """Book ``job`` arriving at ``t`` (no earlier than any arrival booked before) and return when it leaves."""
@@ -261,6 +272,8 @@ class FifoStation(Station):
             d = start + s
             if self.on_start is not None:
                 self.on_start(start, s)
+            if self.booked is not None:
+                self.booked.append((start, d))
             self.free1 = d
             self.c_area += s
             self.c_busy += s
@@ -272,6 +285,8 @@ class FifoStation(Station):
         d = start + s
         if self.on_start is not None:
             self.on_start(start, s)
+        if self.booked is not None:
+            self.booked.append((start, d))
         heapreplace(heap, d)
         self.c_area += s
         u = self.union_end
@@ -295,6 +310,24 @@ class FifoStation(Station):
 
     def _account(self) -> None:
         now = self.env._now
+        booked = self.booked
+        if booked is not None:
+            # exactly what the bookings still to come hold beyond now (starts never go back in time)
+            left = [b for b in booked if b[1] > now]
+            self.booked = left
+            area_ahead = 0.0
+            busy_ahead = 0.0
+            cur = now
+            for start, end in left:
+                lo = start if start > now else now
+                area_ahead += end - lo
+                if end > cur:
+                    busy_ahead += end - (lo if lo > cur else cur)
+                    cur = end
+            self.area = self.c_area - area_ahead
+            self.busy_area = self.c_busy - busy_ahead
+            self.t_last = now
+            return
         if self.capacity == 1:
             ahead = self.free1 - now
             self.area = self.c_area - (ahead if ahead > 0.0 else 0.0)

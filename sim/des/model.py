@@ -557,6 +557,8 @@ class Fusion:
             self._inner(hop)
             timed = isinstance(hop, (FifoStation, Delay, HostCharge))
             if timed and chain and (isinstance(hop, Delay) or id(hop) in self.ahead):
+                if isinstance(hop, FifoStation):
+                    hop.reached_ahead()
                 chain.append(hop)
                 continue
             close(False)

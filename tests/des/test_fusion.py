@@ -143,3 +143,29 @@ def test_programs_booked_on_arrival_make_reads_wait_as_programs_marked_at_their_
     assert sum(1 for w in event_waits if w > 0.0) > len(reads) // 10  # reads do meet programs
     assert booked_done == pytest.approx(event_done, abs=1e-9)
     assert booked_waits == pytest.approx(event_waits, abs=1e-9)
+
+
+@pytest.mark.parametrize("servers", [1, 2])
+def test_a_station_reached_ahead_meters_what_the_event_station_meters(servers: int) -> None:
+    """Port -> constant delay -> controller, fused: the controller's services are booked before they start,
+    some after an idle gap; read at any time, its busy unit-time and busy time are the event-driven ones."""
+    arrivals = _arrivals(1_500, 13)
+    marks = [arrivals[k][0] + 0.25 for k in range(50, 1_500, 97)]
+
+    def run(cls: type[Station], fused: bool) -> tuple[list[float], list[float]]:
+        env = simpy.Environment()
+        a = cls(env, "a", 1, lambda job: job.cost)
+        b = cls(env, "b", servers, lambda job: 0.6 * servers * job.cost)
+        raw = make_route(a, Delay(env, lambda job: 40.0, "fabric", fixed=True), b)
+        route = Fusion(env, JobFactory(), {(0, 0, 0, False): raw}).route(raw, None) if fused else raw
+        if fused:
+            assert len(route) == 1 and isinstance(route[0], Chain)
+        seen: list[float] = []
+        for m in marks:
+            env.timeout(m).callbacks.append(lambda e: seen.extend((b.unit_time(), b.busy_area)))
+        return _walk(tuple(route), arrivals, env), seen
+
+    events_done, events_seen = run(Station, False)
+    fused_done, fused_seen = run(FifoStation, True)
+    assert fused_done == pytest.approx(events_done, abs=1e-9)
+    assert fused_seen == pytest.approx(events_seen, abs=1e-6)

@@ -25,6 +25,7 @@ from sim.des.components import (
     WRITE,
     Chain,
     Child,
+    DeferredFifoStation,
     Delay,
     FifoStation,
     Fork,
@@ -125,10 +126,11 @@ class Builder:
         self.meters: list[Meter] = []
 
     def station(self, name: str, servers: int, service: Callable[[Job], float],
-                on_start: Callable[[float, float], None] | None = None) -> Station:
+                on_start: Callable[[float, float], None] | None = None, deep: bool = False) -> Station:
         """A ``FifoStation``: its service is drawn on arrival, so ``service(job)`` may not read the clock; what
-        must happen when a service starts is ``on_start(start, service)`` (``DieProgramLocks.book``)."""
-        st = FifoStation(self.env, name, servers, service, on_start)
+        must happen when a service starts is ``on_start(start, service)`` (``DieProgramLocks.book``). A station
+        whose queue may grow deep keeps its queued departures off the event queue (``DeferredFifoStation``)."""
+        st = (DeferredFifoStation if deep else FifoStation)(self.env, name, servers, service, on_start)
         self.meters.append(st)
         return st
 
@@ -315,7 +317,8 @@ class FlashDevice:
                 locks = DieProgramLocks(b.env, p.program_units, b.streams.uniform())
                 on_start = locks.book
                 read_stage = (locks.wait_for_own_die, *read_stage)
-            self.program_units = b.station(f"{name}.program_units", p.program_units, program_time, on_start)
+            # deep: a full write cache's worth of destages can queue here (2,048 per drive in S2)
+            self.program_units = b.station(f"{name}.program_units", p.program_units, program_time, on_start, deep=True)
             destage = make_route(self.write_bw, self.program_units, self.write_cache.release)
         self.read_hops: tuple[Hop, ...] = (*read_stage, self.read_bw)
         self.write_hops: tuple[Hop, ...] = (self.write_cache.acquire, self.ack, Fork(destage, b.jobs))
@@ -545,12 +548,16 @@ class Fusion:
         def close(final: bool) -> None:
             if not chain:
                 return
+            last = chain[-1]
+            if isinstance(last, DeferredFifoStation):  # its departure must be an event: a CHAIN_NEXT chain's end
+                final = False
             if final and end != CHAIN_NEXT:
                 out.append(Chain(self.env, [self._part(h) for h in chain], end, split, self.jobs))
             elif len(chain) == 1:
-                out.append(chain[0])
+                out.append(last)
             else:
-                out.append(Chain(self.env, [self._part(h) for h in chain]))
+                out.append(Chain(self.env, [self._part(h) for h in chain],
+                                 last=last if isinstance(last, DeferredFifoStation) else None))
             chain.clear()
 
         for hop in body:
@@ -560,12 +567,14 @@ class Fusion:
                 if isinstance(hop, FifoStation):
                     hop.reached_ahead()
                 chain.append(hop)
-                continue
-            close(False)
-            if timed:
-                chain.append(hop)
             else:
-                out.append(hop)
+                close(False)
+                if timed:
+                    chain.append(hop)
+                else:
+                    out.append(hop)
+            if isinstance(hop, DeferredFifoStation):
+                close(False)  # nothing after it: its departure is the chain's event
         close(True)
         if end == CHAIN_JOIN and (not out or not isinstance(out[-1], Chain) or out[-1].end != CHAIN_JOIN):
             assert split is not None

@@ -237,7 +237,8 @@ class FifoStation(Station):
     can have one, so it keeps its bookings still to come (``booked``) and takes off exactly those.
     """
 
-    __slots__ = ("_depart_cb", "booked", "c_area", "c_busy", "free", "free1", "last_start", "on_start", "union_end")
+    __slots__ = ("_depart_cb", "b_end", "b_start", "booked", "c_area", "c_busy", "free", "free1", "last_start",
+                 "on_start", "union_end")
 
     def __init__(self, env: simpy.Environment, name: str, servers: int, service: Callable[[Job], float],
                  on_start: Callable[[float, float], None] | None = None):
@@ -255,15 +256,18 @@ class FifoStation(Station):
         """When the last booked busy period ends (the time at least one server is busy, booked up to it)."""
         self.last_start = 0.0
         """When the service ``commit`` booked last starts."""
-        self.booked: list[tuple[float, float]] | None = None
-        """(start, end) of the services booked and not yet over when the meter was last read, in start order,
-        for a station reached ahead of time (``reached_ahead``); None otherwise."""
+        self.booked = False
+        """Whether the station keeps its bookings (``reached_ahead``): ``b_start`` and ``b_end`` hold the (start, end)
+        of the services booked and not over when the meter was last read (in start order; one over behind one
+        that is not stays until those before it are over). Two lists of floats trimmed in place: no tuple per
+        service (a deep station holds thousands: GC work) and no list rebuilt per meter read."""
+        self.b_start: list[float] = []
+        self.b_end: list[float] = []
 
     def reached_ahead(self) -> None:
         """Arrivals may be booked before they happen (a ``Chain`` part after the first): keep the bookings, so
         that the meter takes off what lies beyond ``now`` exactly, gaps included."""
-        if self.booked is None:
-            self.booked = []
+        self.booked = True
 
     def commit(self, job: Job, t: float) -> float:
         """Book ``job`` arriving at ``t`` (no earlier than any arrival booked before) and return when it leaves."""
@@ -275,8 +279,9 @@ class FifoStation(Station):
             self.last_start = start
             if self.on_start is not None:
                 self.on_start(start, s)
-            if self.booked is not None:
-                self.booked.append((start, d))
+            if self.booked:
+                self.b_start.append(start)
+                self.b_end.append(d)
             self.free1 = d
             self.c_area += s
             self.c_busy += s
@@ -289,8 +294,9 @@ class FifoStation(Station):
         self.last_start = start
         if self.on_start is not None:
             self.on_start(start, s)
-        if self.booked is not None:
-            self.booked.append((start, d))
+        if self.booked:
+            self.b_start.append(start)
+            self.b_end.append(d)
         heapreplace(heap, d)
         self.c_area += s
         u = self.union_end
@@ -314,20 +320,31 @@ class FifoStation(Station):
 
     def _account(self) -> None:
         now = self.env._now
-        booked = self.booked
-        if booked is not None:
+        if self.booked:
             # exactly what the bookings still to come hold beyond now (starts never go back in time)
-            left = [b for b in booked if b[1] > now]
-            self.booked = left
+            starts, ends = self.b_start, self.b_end
+            n = len(ends)
+            i = 0
+            while i < n and ends[i] <= now:
+                i += 1
+            if i:
+                del starts[:i]
+                del ends[:i]
+                n -= i
+                i = 0
             area_ahead = 0.0
             busy_ahead = 0.0
             cur = now
-            for start, end in left:
-                lo = start if start > now else now
-                area_ahead += end - lo
-                if end > cur:
-                    busy_ahead += end - (lo if lo > cur else cur)
-                    cur = end
+            while i < n:
+                end = ends[i]
+                if end > now:
+                    start = starts[i]
+                    lo = start if start > now else now
+                    area_ahead += end - lo
+                    if end > cur:
+                        busy_ahead += end - (lo if lo > cur else cur)
+                        cur = end
+                i += 1
             self.area = self.c_area - area_ahead
             self.busy_area = self.c_busy - busy_ahead
             self.t_last = now

@@ -204,9 +204,9 @@ class DieProgramLocks:
 
     def __init__(self, env: simpy.Environment, dies: int, uniform: Callable[[], float]):
         self.env = env
-        self.programs: list[list[tuple[float, float]]] = [[] for _ in range(dies)]
-        """Each die's programs as (start, end), in start order: the first is the last one started by now
-        (or the first to come), the rest start later."""
+        self.programs: list[list[float]] = [[] for _ in range(dies)]
+        """Each die's programs as start, end, start, end, ... (floats, no tuple per program), in start order: the
+        first is the last one started by now (or the first to come), the rest start later."""
         self.idle = list(range(dies))
         self.busy: list[tuple[float, int]] = []
         self.pick = uniform
@@ -227,7 +227,8 @@ class DieProgramLocks:
         end = start + duration
         programs = self.programs[k]
         _started(programs, self.env.now)
-        programs.append((start, end))
+        programs.append(start)
+        programs.append(end)
         heappush(busy, (end, k))
 
     def programmer(self, program_time: Callable[[Job], float]) -> Hop:
@@ -247,19 +248,19 @@ class DieProgramLocks:
         now = self.env.now
         programs = dies[int(self.pick() * len(dies))]
         _started(programs, now)
-        wait = programs[0][1] - now if programs and programs[0][0] <= now else 0.0
+        wait = programs[1] - now if programs and programs[0] <= now else 0.0
         if wait > 0.0:
             schedule(self.env, wait, job, _advance_event)
         else:
             advance(job)
 
 
-def _started(programs: list[tuple[float, float]], now: float) -> None:
-    """Drop a die's programs that a later one started by ``now`` has replaced."""
+def _started(programs: list[float], now: float) -> None:
+    """Drop a die's programs (start, end pairs) that a later one started by ``now`` has replaced."""
     n = 0
-    last = len(programs) - 1
-    while n < last and programs[n + 1][0] <= now:
-        n += 1
+    last = len(programs) - 2
+    while n < last and programs[n + 2] <= now:
+        n += 2
     if n:
         del programs[:n]
 

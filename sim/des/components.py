@@ -237,11 +237,16 @@ class FifoStation(Station):
     can have one, so it keeps its bookings still to come (``booked``) and takes off exactly those.
     """
 
-    __slots__ = ("_depart_cb", "booked", "c_area", "c_busy", "free", "free1", "union_end")
+    __slots__ = ("_depart_cb", "b_end", "b_start", "booked", "c_area", "c_busy", "free", "free1", "last_start",
+                 "on_start", "union_end")
 
-    def __init__(self, env: simpy.Environment, name: str, servers: int, service: Callable[[Job], float]):
+    def __init__(self, env: simpy.Environment, name: str, servers: int, service: Callable[[Job], float],
+                 on_start: Callable[[float, float], None] | None = None):
         super().__init__(env, name, servers, service)
         self._depart_cb = self._depart
+        self.on_start = on_start
+        """Told ``(start, service)`` of every service as it is booked (at the job's arrival, in the order the
+        services start: FCFS starts never go back in time), e.g. ``sim.des.model.DieProgramLocks.book``."""
         self.free = [0.0] * servers
         """When each server is next free (a heap; ``free1`` for a single server)."""
         self.free1 = 0.0
@@ -249,15 +254,20 @@ class FifoStation(Station):
         self.c_busy = 0.0
         self.union_end = 0.0
         """When the last booked busy period ends (the time at least one server is busy, booked up to it)."""
-        self.booked: list[tuple[float, float]] | None = None
-        """(start, end) of the services booked and not yet over when the meter was last read, in start order,
-        for a station reached ahead of time (``reached_ahead``); None otherwise."""
+        self.last_start = 0.0
+        """When the service ``commit`` booked last starts."""
+        self.booked = False
+        """Whether the station keeps its bookings (``reached_ahead``): ``b_start`` and ``b_end`` hold the (start, end)
+        of the services booked and not over when the meter was last read (in start order; one over behind one
+        that is not stays until those before it are over). Two lists of floats trimmed in place: no tuple per
+        service (a deep station holds thousands: GC work) and no list rebuilt per meter read."""
+        self.b_start: list[float] = []
+        self.b_end: list[float] = []
 
     def reached_ahead(self) -> None:
         """Arrivals may be booked before they happen (a ``Chain`` part after the first): keep the bookings, so
         that the meter takes off what lies beyond ``now`` exactly, gaps included."""
-        if self.booked is None:
-            self.booked = []
+        self.booked = True
 
     def commit(self, job: Job, t: float) -> float:
         """Book ``job`` arriving at ``t`` (no earlier than any arrival booked before) and return when it leaves."""
@@ -266,8 +276,12 @@ class FifoStation(Station):
             f = self.free1
             start = t if t > f else f
             d = start + s
-            if self.booked is not None:
-                self.booked.append((start, d))
+            self.last_start = start
+            if self.on_start is not None:
+                self.on_start(start, s)
+            if self.booked:
+                self.b_start.append(start)
+                self.b_end.append(d)
             self.free1 = d
             self.c_area += s
             self.c_busy += s
@@ -277,8 +291,12 @@ class FifoStation(Station):
         f = heap[0]
         start = t if t > f else f
         d = start + s
-        if self.booked is not None:
-            self.booked.append((start, d))
+        self.last_start = start
+        if self.on_start is not None:
+            self.on_start(start, s)
+        if self.booked:
+            self.b_start.append(start)
+            self.b_end.append(d)
         heapreplace(heap, d)
         self.c_area += s
         u = self.union_end
@@ -302,20 +320,31 @@ class FifoStation(Station):
 
     def _account(self) -> None:
         now = self.env._now
-        booked = self.booked
-        if booked is not None:
+        if self.booked:
             # exactly what the bookings still to come hold beyond now (starts never go back in time)
-            left = [b for b in booked if b[1] > now]
-            self.booked = left
+            starts, ends = self.b_start, self.b_end
+            n = len(ends)
+            i = 0
+            while i < n and ends[i] <= now:
+                i += 1
+            if i:
+                del starts[:i]
+                del ends[:i]
+                n -= i
+                i = 0
             area_ahead = 0.0
             busy_ahead = 0.0
             cur = now
-            for start, end in left:
-                lo = start if start > now else now
-                area_ahead += end - lo
-                if end > cur:
-                    busy_ahead += end - (lo if lo > cur else cur)
-                    cur = end
+            while i < n:
+                end = ends[i]
+                if end > now:
+                    start = starts[i]
+                    lo = start if start > now else now
+                    area_ahead += end - lo
+                    if end > cur:
+                        busy_ahead += end - (lo if lo > cur else cur)
+                        cur = end
+                i += 1
             self.area = self.c_area - area_ahead
             self.busy_area = self.c_busy - busy_ahead
             self.t_last = now
@@ -344,6 +373,47 @@ class FifoStation(Station):
     def unit_time(self) -> float:
         self._account()
         return self.area
+
+
+class DeferredFifoStation(FifoStation):
+    """A ``FifoStation`` that keeps a departure off the event queue until the service starts, when the
+    station may queue deep (a flash device's program units behind a full write cache): the event queue
+    then holds at most one departure per server, not one per queued job (a deep heap is slow to pop).
+
+    A job booked behind busy servers starts when one of them is freed, at the departure of a job booked
+    before it: ``later`` keeps it (start, departure, job, chain) in start order, and every departure of the
+    station (an event: the station's own, or the end of a ``Chain`` it ends, ``Chain.last``) puts those that
+    start by then on the queue (``started``). The station may only end a ``CHAIN_NEXT`` chain or be a hop of
+    its own (``sim.des.model.Fusion`` checks): a departure without an event would start no one.
+    """
+
+    __slots__ = ("later", "queued_at")
+
+    def __init__(self, env: simpy.Environment, name: str, servers: int, service: Callable[[Job], float],
+                 on_start: Callable[[float, float], None] | None = None):
+        super().__init__(env, name, servers, service, on_start)
+        self.later: deque[tuple[float, float, Job, Chain]] = deque()
+        self.queued_at = -1.0
+        """When the service ``commit`` booked last starts, if it waits for a departure; else -1."""
+
+    def commit(self, job: Job, t: float) -> float:
+        d = FifoStation.commit(self, job, t)
+        start = self.last_start
+        self.queued_at = start if start > t else -1.0
+        return d
+
+    def started(self, now: float) -> None:
+        """A departure at ``now``: queue the departures of the services that start by now."""
+        later = self.later
+        while later and later[0][0] <= now:
+            _, d, job, chain = later.popleft()
+            _push(self.env, chain._spare, d, job, chain._cb)
+
+    def _depart(self, event: Event) -> None:
+        job = event._value  # before the event is reused (``started`` may take it from the spares)
+        self._spare.append(event)
+        self.started(self.env._now)
+        advance(job)
 
 
 class HostCharge:
@@ -649,21 +719,28 @@ class Chain:
     books its work and drops it (CHAIN_DROP: no event at all).
     """
 
-    __slots__ = ("_cb", "_spare", "end", "env", "jobs", "parts", "split")
+    __slots__ = ("_cb", "_spare", "end", "env", "jobs", "last", "parts", "split")
 
     def __init__(self, env: simpy.Environment, parts: Sequence[Callable[[Job, float], float]], end: int = CHAIN_NEXT,
-                 split: Split | None = None, jobs: JobFactory | None = None):
+                 split: Split | None = None, jobs: JobFactory | None = None, last: DeferredFifoStation | None = None):
         self.env = env
         self.parts = tuple(parts)
         self.end = end
         self.split = split
         self.jobs = jobs
+        self.last = last
+        """The ``DeferredFifoStation`` that is the chain's last part (CHAIN_NEXT only): the chain's event is
+        its departure, put on the queue when the service starts."""
         self._spare: list[Event] = []
         self._cb = self._leave
 
     def _leave(self, event: Event) -> None:
+        job = event._value  # before the event is reused (``started`` may take it from the spares)
         self._spare.append(event)
-        advance(event._value)
+        last = self.last
+        if last is not None:
+            last.started(self.env._now)
+        advance(job)
 
     def __call__(self, job: Job) -> None:
         env = self.env
@@ -674,7 +751,11 @@ class Chain:
         end = self.end
         if end == CHAIN_NEXT:
             if t > now:
-                _push(env, self._spare, t, job, self._cb)
+                last = self.last
+                if last is not None and last.queued_at > now:
+                    last.later.append((last.queued_at, t, job, self))
+                else:
+                    _push(env, self._spare, t, job, self._cb)
             else:
                 advance(job)
         elif end == CHAIN_JOIN:

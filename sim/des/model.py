@@ -25,6 +25,7 @@ from sim.des.components import (
     WRITE,
     Chain,
     Child,
+    DeferredFifoStation,
     Delay,
     FifoStation,
     Fork,
@@ -123,13 +124,13 @@ class Builder:
         self.reads_meet_programs = reads_meet_programs
         """Whether flash devices see reads and writes together (``reads_meet_programs``): else no die locks."""
         self.meters: list[Meter] = []
-        self.fifo = True
-        """Whether new stations are ``FifoStation`` (service drawn on arrival, ``service(job)`` may not read the
-        clock); a flash device's are ``Station`` when its reads meet programs (``DieProgramLocks.timed`` marks a
-        die busy from the moment a program starts). A new device kind: decide here (``_make``)."""
 
-    def station(self, name: str, servers: int, service: Callable[[Job], float]) -> Station:
-        st = (FifoStation if self.fifo else Station)(self.env, name, servers, service)
+    def station(self, name: str, servers: int, service: Callable[[Job], float],
+                on_start: Callable[[float, float], None] | None = None, deep: bool = False) -> Station:
+        """A ``FifoStation``: its service is drawn on arrival, so ``service(job)`` may not read the clock; what
+        must happen when a service starts is ``on_start(start, service)`` (``DieProgramLocks.book``). A station
+        whose queue may grow deep keeps its queued departures off the event queue (``DeferredFifoStation``)."""
+        st = (DeferredFifoStation if deep else FifoStation)(self.env, name, servers, service, on_start)
         self.meters.append(st)
         return st
 
@@ -192,57 +193,76 @@ class DieProgramLocks:
     119.0 us and writes between reads are acknowledged in about 5 us: the mix's reads take about
     148 us. Seed 003 Table 3, CP paging on one P4510 (146K page reads and 157K page writes per
     second): 1.28 ms per paging SSCH against 0.9 ms with reads that never meet a program.
+
+    Programs are booked when they are known, which may be before they start: a ``FifoStation`` of program
+    units knows when each service starts on the job's arrival (``book``, its ``on_start``). Bookings come in
+    the order the programs start, so each die is picked as it would be at the start itself; a read looks at
+    the program its die runs at the read's own time (``programs``: each die's booked programs, in order).
     """
 
-    __slots__ = ("busy", "env", "free_at", "idle", "pick")
+    __slots__ = ("busy", "env", "idle", "pick", "programs")
 
     def __init__(self, env: simpy.Environment, dies: int, uniform: Callable[[], float]):
         self.env = env
-        self.free_at = [0.0] * dies
+        self.programs: list[list[float]] = [[] for _ in range(dies)]
+        """Each die's programs as start, end, start, end, ... (floats, no tuple per program), in start order: the
+        first is the last one started by now (or the first to come), the rest start later."""
         self.idle = list(range(dies))
         self.busy: list[tuple[float, int]] = []
         self.pick = uniform
 
     def start_program(self, duration: float) -> None:
         """A program of ``duration`` us starts now on a die that is not programming."""
-        now = self.env.now
+        self.book(self.env.now, duration)
+
+    def book(self, start: float, duration: float) -> None:
+        """A program of ``duration`` us starts at ``start`` (now or later, no earlier than any booked before)
+        on a die that is not programming then."""
         busy, idle = self.busy, self.idle
-        while busy and busy[0][0] <= now:
+        while busy and busy[0][0] <= start:
             idle.append(heappop(busy)[1])
         if not idle:  # every die programming: the caller's own limit allows no more (not reached)
             idle.append(heappop(busy)[1])
         k = idle.pop()
-        end = now + duration
-        self.free_at[k] = end
+        end = start + duration
+        programs = self.programs[k]
+        _started(programs, self.env.now)
+        programs.append(start)
+        programs.append(end)
         heappush(busy, (end, k))
 
     def programmer(self, program_time: Callable[[Job], float]) -> Hop:
         """A hop that programs a write (``program_time``) on a free die and moves on when it is done."""
         env = self.env
-        duration = self.timed(program_time)
 
         def program(job: Job) -> None:
-            schedule(env, duration(job), job, _advance_event)
+            d = program_time(job)
+            self.book(env.now, d)
+            schedule(env, d, job, _advance_event)
 
         return program
 
-    def timed(self, program_time: Callable[[Job], float]) -> Callable[[Job], float]:
-        """``program_time`` for a station of program units: each program it starts marks its die."""
-        def duration(job: Job) -> float:
-            d = program_time(job)
-            self.start_program(d)
-            return d
-
-        return duration
-
     def wait_for_own_die(self, job: Job) -> None:
         """Hold a read until its die (uniformly random) has finished programming."""
-        free_at = self.free_at
-        wait = free_at[int(self.pick() * len(free_at))] - self.env.now
+        dies = self.programs
+        now = self.env.now
+        programs = dies[int(self.pick() * len(dies))]
+        _started(programs, now)
+        wait = programs[1] - now if programs and programs[0] <= now else 0.0
         if wait > 0.0:
             schedule(self.env, wait, job, _advance_event)
         else:
             advance(job)
+
+
+def _started(programs: list[float], now: float) -> None:
+    """Drop a die's programs (start, end pairs) that a later one started by ``now`` has replaced."""
+    n = 0
+    last = len(programs) - 2
+    while n < last and programs[n + 2] <= now:
+        n += 2
+    if n:
+        del programs[:n]
 
 
 class FlashDevice:
@@ -293,11 +313,13 @@ class FlashDevice:
         else:
             self.write_bw = b.station(f"{name}.write_bw", 1, _bytes_time(p.write_bw_gbs))
             program_time = _scaled(p.program_time_us, b.streams.unit(law, cv))
+            on_start: Callable[[float, float], None] | None = None
             if b.reads_meet_programs:
                 locks = DieProgramLocks(b.env, p.program_units, b.streams.uniform())
-                program_time = locks.timed(program_time)
+                on_start = locks.book
                 read_stage = (locks.wait_for_own_die, *read_stage)
-            self.program_units = b.station(f"{name}.program_units", p.program_units, program_time)
+            # deep: a full write cache's worth of destages can queue here (2,048 per drive in S2)
+            self.program_units = b.station(f"{name}.program_units", p.program_units, program_time, on_start, deep=True)
             destage = make_route(self.write_bw, self.program_units, self.write_cache.release)
         self.read_hops: tuple[Hop, ...] = (*read_stage, self.read_bw)
         self.write_hops: tuple[Hop, ...] = (self.write_cache.acquire, self.ack, Fork(destage, b.jobs))
@@ -461,7 +483,9 @@ class Fusion:
       leave in time order, so the next station's arrivals are booked in time order too and Lindley's
       recursion holds there as well (``ahead``).
 
-    A pool, a fork, a split or a device station ends a chain (they act on what other I/Os do meanwhile).
+    A pool, a fork, a split or a die lock ends a chain (they act on what other I/Os do meanwhile); a flash
+    device's stations are ``FifoStation`` too (its program units book their die when the program will
+    start, ``DieProgramLocks.book``), so a destage's program units fold behind its write channel.
     A chain that ends a split's child joins at its end time (``CHAIN_JOIN``), one that ends a background
     child books its work and needs no event (``CHAIN_DROP``).
     """
@@ -525,12 +549,16 @@ class Fusion:
         def close(final: bool) -> None:
             if not chain:
                 return
+            last = chain[-1]
+            if isinstance(last, DeferredFifoStation):  # its departure must be an event: a CHAIN_NEXT chain's end
+                final = False
             if final and end != CHAIN_NEXT:
                 out.append(Chain(self.env, [self._part(h) for h in chain], end, split, self.jobs))
             elif len(chain) == 1:
-                out.append(chain[0])
+                out.append(last)
             else:
-                out.append(Chain(self.env, [self._part(h) for h in chain]))
+                out.append(Chain(self.env, [self._part(h) for h in chain],
+                                 last=last if isinstance(last, DeferredFifoStation) else None))
             chain.clear()
 
         for hop in body:
@@ -540,12 +568,14 @@ class Fusion:
                 if isinstance(hop, FifoStation):
                     hop.reached_ahead()
                 chain.append(hop)
-                continue
-            close(False)
-            if timed:
-                chain.append(hop)
             else:
-                out.append(hop)
+                close(False)
+                if timed:
+                    chain.append(hop)
+                else:
+                    out.append(hop)
+            if isinstance(hop, DeferredFifoStation):
+                close(False)  # nothing after it: its departure is the chain's event
         close(True)
         if end == CHAIN_JOIN and (not out or not isinstance(out[-1], Chain) or out[-1].end != CHAIN_JOIN):
             assert split is not None
@@ -589,13 +619,7 @@ def _make(b: Builder, element: Any, i: int | None) -> list[Any]:
             dies = element.dies
             if dies is not None:
                 return [DieDevice(b.env, b.streams, b.jobs, b.meters, name, element.params, dies) for name in names]
-            # a flash device whose reads meet programs times a program by the moment it starts
-            # (DieProgramLocks.timed reads the clock): its stations keep the event per service start
-            b.fifo = False
-            try:
-                return [FlashDevice(b, name, element.params) for name in names]
-            finally:
-                b.fifo = True
+            return [FlashDevice(b, name, element.params) for name in names]
         if isinstance(element, StationBank):
             return [b.service(name, element.servers, element.law) for name in names]
         return _ports(b, element)

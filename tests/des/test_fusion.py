@@ -100,6 +100,51 @@ def test_a_station_with_two_feeders_is_not_reached_ahead() -> None:
     assert fusion.route(routes[(0, 0, 0, False)], None) == [p0, ctl]
 
 
+@pytest.mark.parametrize("servers", [1, 4])
+def test_programs_booked_on_arrival_make_reads_wait_as_programs_marked_at_their_start(servers: int) -> None:
+    """A flash device's program units as a ``FifoStation`` book each program's die on the job's arrival
+    (``DieProgramLocks.book``, before the program starts); reads must still find their die programming
+    exactly when the event-driven station, which marks the die when the program starts, says so."""
+    from sim.des.components import advance
+    from sim.des.model import DieProgramLocks
+
+    programs = [(t / servers, s) for t, s in _arrivals(1_500, 5)]  # long queues: most programs booked ahead
+    rnd = random.Random(9)
+    reads = sorted(rnd.uniform(0.0, programs[-1][0]) for _ in range(3_000))
+    picks = [rnd.random() for _ in reads]
+
+    def run(fifo: bool) -> tuple[list[float], list[float]]:
+        env = simpy.Environment()
+        it = iter(picks)
+        locks = DieProgramLocks(env, servers + 2, lambda: next(it))
+        if fifo:
+            units: Station = FifoStation(env, "program_units", servers, lambda job: job.cost, locks.book)
+        else:
+            def timed(job: Job) -> float:
+                locks.start_program(job.cost)
+                return job.cost
+            units = Station(env, "program_units", servers, timed)
+        waits: list[float] = []
+        done: list[float] = []
+        for t, s in programs:
+            job = Job()
+            job.cost = s
+            job.route = (units, lambda j: done.append(env.now))
+            env.timeout(t).callbacks.append(lambda e, job=job: advance(job))  # type: ignore[misc]
+        for t in reads:
+            job = Job()
+            job.route = (locks.wait_for_own_die, lambda j, t=t: waits.append(env.now - t))  # type: ignore[misc]
+            env.timeout(t).callbacks.append(lambda e, job=job: advance(job))  # type: ignore[misc]
+        env.run()
+        return waits, done
+
+    event_waits, event_done = run(False)
+    booked_waits, booked_done = run(True)
+    assert sum(1 for w in event_waits if w > 0.0) > len(reads) // 10  # reads do meet programs
+    assert booked_done == pytest.approx(event_done, abs=1e-9)
+    assert booked_waits == pytest.approx(event_waits, abs=1e-9)
+
+
 @pytest.mark.parametrize("servers", [1, 2])
 def test_a_station_reached_ahead_meters_what_the_event_station_meters(servers: int) -> None:
     """Port -> constant delay -> controller, fused: the controller's services are booked before they start,
@@ -124,3 +169,39 @@ def test_a_station_reached_ahead_meters_what_the_event_station_meters(servers: i
     fused_done, fused_seen = run(FifoStation, True)
     assert fused_done == pytest.approx(events_done, abs=1e-9)
     assert fused_seen == pytest.approx(events_seen, abs=1e-6)
+
+
+@pytest.mark.parametrize("servers", [1, 3])
+def test_a_deep_station_ending_a_chain_keeps_queued_departures_off_the_event_queue(servers: int) -> None:
+    """Write channel -> program units with a queue that only grows (a write cache filling up): fused into
+    one chain whose last part is a ``DeferredFifoStation``, the departures are the event-driven ones, and
+    the event queue holds at most one departure per server."""
+    from sim.des.components import DeferredFifoStation
+
+    arrivals = [(t, s) for t, s in _arrivals(2_000, 17)]
+
+    def build(env: simpy.Environment, deep: bool) -> tuple[Station, Station]:
+        a = (FifoStation if deep else Station)(env, "write_bw", 1, lambda job: 0.1 * job.cost)
+        b = (DeferredFifoStation if deep else Station)(env, "program_units", servers, lambda job: 1.5 * servers * job.cost)
+        return a, b
+
+    env = simpy.Environment()
+    expected = _walk(make_route(*build(env, False)), arrivals, env)
+
+    env = simpy.Environment()
+    raw = make_route(*build(env, True))
+    fused = Fusion(env, JobFactory(), {(0, 0, 0, False): raw}).route(raw, None)
+    assert len(fused) == 1 and isinstance(fused[0], Chain) and fused[0].last is raw[1]
+    deepest = [0]
+    t_end = arrivals[-1][0]
+
+    def watch(event: simpy.Event) -> None:  # departures on the event queue (arrivals and watches carry no job)
+        deepest[0] = max(deepest[0], sum(1 for e in env._queue if isinstance(e[3]._value, Job)))
+        if env.now < t_end:
+            env.timeout(50.0).callbacks.append(watch)
+
+    env.timeout(50.0).callbacks.append(watch)
+    got = _walk(tuple(fused), arrivals, env)
+    assert got == pytest.approx(expected, abs=1e-9)
+    assert expected[-1] - arrivals[-1][0] > 1_000.0  # the queue did grow deep
+    assert deepest[0] <= servers + 1

@@ -342,13 +342,17 @@ def simulate_refs(refs: Iterable[ScenarioRef], run: dict[str, Any] | None = None
         for k, fut in futures.items():
             _keep(k, _call(fut.result), out, schedule, on_done, same[k])
     except BaseException:
-        # Ctrl-C: the queued runs are cancelled and the running ones ended, not waited for
-        pool.shutdown(wait=False, cancel_futures=True)
-        for process in list((getattr(pool, "_processes", None) or {}).values()):
-            process.terminate()
+        _abandon(pool)
         raise
     pool.shutdown()
     return {k: out[k] for k in scenarios}
+
+
+def _abandon(pool: ProcessPoolExecutor) -> None:
+    """Ctrl-C: the queued runs are cancelled and the running ones ended, not waited for."""
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        process.terminate()
 
 
 def _call(fn: Callable[..., tuple[Result, float]], *args: Any) -> tuple[Result, float] | Exception:
@@ -567,10 +571,7 @@ def _screened_in_pool(records: Sequence[Record], run: dict[str, Any], screen: di
                 head, is_full = running.pop(fut)
                 passes.take(head, is_full, _call(fut.result))
     except BaseException:
-        # Ctrl-C: the queued runs are cancelled and the running ones ended, not waited for
-        pool.shutdown(wait=False, cancel_futures=True)
-        for process in list((getattr(pool, "_processes", None) or {}).values()):
-            process.terminate()
+        _abandon(pool)
         raise
     pool.shutdown()
     return passes.outcomes()

@@ -272,23 +272,9 @@ class FifoStation(Station):
     def commit(self, job: Job, t: float) -> float:
         """Book ``job`` arriving at ``t`` (no earlier than any arrival booked before) and return when it leaves."""
         s = self.service(job)
-        if self.capacity == 1:
-            f = self.free1
-            start = t if t > f else f
-            d = start + s
-            self.last_start = start
-            if self.on_start is not None:
-                self.on_start(start, s)
-            if self.booked:
-                self.b_start.append(start)
-                self.b_end.append(d)
-            self.free1 = d
-            self.c_area += s
-            self.c_busy += s
-            self.union_end = d
-            return d
+        single = self.capacity == 1
         heap = self.free
-        f = heap[0]
+        f = self.free1 if single else heap[0]
         start = t if t > f else f
         d = start + s
         self.last_start = start
@@ -297,8 +283,13 @@ class FifoStation(Station):
         if self.booked:
             self.b_start.append(start)
             self.b_end.append(d)
-        heapreplace(heap, d)
         self.c_area += s
+        if single:
+            self.free1 = d
+            self.c_busy += s
+            self.union_end = d
+            return d
+        heapreplace(heap, d)
         u = self.union_end
         if d > u:
             self.c_busy += d - (start if start > u else u)

@@ -119,6 +119,18 @@ says how long the run lasted). Tables, charts, sweeps, the planner and caches tr
 ``precise`` as a final answer."""
 
 
+def _add_intervals(out: dict[str, Any], intervals: list[IntervalResult] | None, peak: PeakInterval | None) -> None:
+    """Into a summary ``out``: a replayed profile's intervals and peak, and a note on each run-wide metric without
+    an interval (pooled over a changing load: no steady-state interval to give)."""
+    if intervals is None:
+        return
+    out["intervals"] = [iv.summary() for iv in intervals]
+    out["peak_interval"] = peak.model_dump(mode="json") if peak else None
+    for key in METRIC_KEYS:
+        if out[key].get("ci95") is None and out[key].get("value") is not None:
+            out[key]["ci95_note"] = "run-wide over a changing load: see the per-interval intervals"
+
+
 class RunMetrics(StrictModel):
     """The metrics of a run, each with its 95% interval (``METRIC_KEYS``, in that order): held once for the
     whole run's ``Result`` and each workload's ``WorkloadResult``."""
@@ -172,12 +184,7 @@ class WorkloadResult(RunMetrics, _WorkloadKind):
         """The strict-JSON form (as ``Result.summary`` writes its metrics)."""
         out: dict[str, Any] = {"kind": self.kind, **self.metrics_summary()}
         out.update(offered_iops=self.offered_iops, measured_ios=self.measured_ios)
-        if self.intervals is not None:
-            out["intervals"] = [iv.summary() for iv in self.intervals]
-            out["peak_interval"] = self.peak_interval.model_dump(mode="json") if self.peak_interval else None
-            for key in METRIC_KEYS:  # pooled over a changing load: no steady-state interval to give
-                if out[key].get("ci95") is None and out[key].get("value") is not None:
-                    out[key]["ci95_note"] = "run-wide over a changing load: see the per-interval intervals"
+        _add_intervals(out, self.intervals, self.peak_interval)
         return out
 
 
@@ -258,10 +265,5 @@ class Result(RunMetrics):
             out["workloads"] = {name: w.summary() for name, w in self.workloads.items()}
         if self.rebuild is not None:
             out["rebuild"] = self.rebuild.summary()
-        if self.intervals is not None:
-            out["intervals"] = [iv.summary() for iv in self.intervals]
-            out["peak_interval"] = self.peak_interval.model_dump(mode="json") if self.peak_interval else None
-            for key in METRIC_KEYS:  # pooled over a changing load: no steady-state interval to give
-                if out[key].get("ci95") is None and out[key].get("value") is not None:
-                    out[key]["ci95_note"] = "run-wide over a changing load: see the per-interval intervals"
+        _add_intervals(out, self.intervals, self.peak_interval)
         return out

@@ -67,6 +67,7 @@ from models.scenario import (
     format_validation_error,
     read_scenario_data,
 )
+from sim.plan.parent_watch import exit_with_parent
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -554,42 +555,19 @@ def results_frame(plan: SweepPlan, rows: Iterable[dict[str, Any]]) -> pd.DataFra
 # --- executors -------------------------------------------------------------------------------
 
 
-PARENT_CHECK_S = 1.0
-
-
-def _exit_with_parent() -> None:
-    """Local worker-process initializer: exit as soon as the sweep process is gone (killed, even by SIGKILL).
-
-    A pool worker otherwise finishes every run already queued to it after its parent died.
-    Ctrl-C is the parent's to handle (it reaches the whole process group): a worker ignores
-    it, so no worker prints a traceback; the parent ends the workers itself.
-    """
-    import signal
-    import threading
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    parent = os.getppid()
-
-    def watch() -> None:
-        while True:
-            time.sleep(PARENT_CHECK_S)
-            if os.getppid() != parent:
-                os._exit(1)
-
-    threading.Thread(target=watch, name="flashplan-parent-watch", daemon=True).start()
-
-
 def _local_runs(pending: list[PlannedRun], workers: int) -> Generator[tuple[PlannedRun, dict[str, Any]], None, None]:
     """Run in this process (one worker) or in a pool of spawned processes, yielding as each run finishes.
 
     If the sweep stops early (Ctrl-C, SIGTERM, an error) the queued runs are cancelled and the
-    workers ended; if this process is killed outright, they exit within a second (``_exit_with_parent``).
+    workers ended; if this process is killed outright, they exit too, even if they are still starting
+    (``sim.plan.parent_watch.exit_with_parent``).
     """
     if workers <= 1:
         for run in pending:
             yield run, run_point(run.scenario)
         return
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"), initializer=_exit_with_parent)
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=exit_with_parent, initargs=(os.getpid(),))
     futures = {pool.submit(run_point, run.scenario): run for run in pending}
     finished = False
     try:

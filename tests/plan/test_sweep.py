@@ -274,6 +274,56 @@ def test_a_sweep_killed_mid_way_resumes_without_recomputing(tmp_path: Path) -> N
     assert not journal.exists()
 
 
+SLOW_WORKER_START = """\
+import sys, time
+if "--multiprocessing-fork" in sys.argv:  # a spawned worker (not the sweep, not multiprocessing's resource tracker)
+    time.sleep(2.0)
+"""
+
+
+def test_a_sweep_killed_while_its_workers_start_leaves_no_worker_behind(tmp_path: Path) -> None:
+    """The sweep is SIGKILLed the moment its worker processes exist, while they are still starting up.
+
+    A ``sitecustomize`` on the sweep's PYTHONPATH holds every spawned worker 2 s at interpreter
+    start, before it unpickles its job or runs the pool's initializer, so the kill lands in that
+    window every time: the workers must still notice their parent is gone and exit.
+    """
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(SLOW_WORKER_START, encoding="utf-8")
+    sweep = write_sweep(tmp_path / "s.yaml", factors={"workload.rate_iops": RATES})
+    out = tmp_path / "results.csv"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(hook), str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    cmd = [sys.executable, "-c", "import sys; from sim.cli.flashplan import main; sys.exit(main(sys.argv[1:]))",
+           "sweep", str(sweep), "--out", str(out), "--workers", "2", "--no-progress"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    children: list[psutil.Process] = []
+    try:
+        deadline = time.monotonic() + 60
+        sweep_process = psutil.Process(proc.pid)
+        while True:
+            assert proc.poll() is None, "the sweep ended before starting its workers"
+            assert time.monotonic() < deadline, "the sweep started no 2 workers in 60 s"
+            with contextlib.suppress(psutil.Error):
+                children = sweep_process.children(recursive=True)
+                if sum("--multiprocessing-fork" in c.cmdline() for c in children) >= 2:
+                    break
+            time.sleep(0.005)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        _, alive = psutil.wait_procs(children, timeout=10)
+        assert not alive, f"worker processes outlived the sweep killed while they started: {alive}"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        for child in children:
+            with contextlib.suppress(psutil.Error):
+                child.kill()
+    assert proc.returncode == -signal.SIGKILL
+    assert read_journal(journal_path(out)) == [], "the kill must land before any run finished"
+    assert not out.exists()
+
+
 def test_without_resume_a_rerun_starts_afresh(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     sweep = write_sweep(tmp_path / "s.yaml", factors={"workload.rate_iops": RATES[:2]})
     out = tmp_path / "results.csv"

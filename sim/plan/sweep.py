@@ -67,7 +67,7 @@ from models.scenario import (
     format_validation_error,
     read_scenario_data,
 )
-from sim.plan.parent_watch import exit_with_parent
+from sim.plan.parent_watch import worker_start
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -560,14 +560,15 @@ def _local_runs(pending: list[PlannedRun], workers: int) -> Generator[tuple[Plan
 
     If the sweep stops early (Ctrl-C, SIGTERM, an error) the queued runs are cancelled and the
     workers ended; if this process is killed outright, they exit too, even if they are still starting
-    (``sim.plan.parent_watch.exit_with_parent``).
+    (sim/plan/parent_watch.py).
     """
     if workers <= 1:
         for run in pending:
             yield run, run_point(run.scenario)
         return
+    initializer, initargs = worker_start(os.getpid())
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=exit_with_parent, initargs=(os.getpid(),))
+                               initializer=initializer, initargs=initargs)
     futures = {pool.submit(run_point, run.scenario): run for run in pending}
     finished = False
     try:

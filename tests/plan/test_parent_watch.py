@@ -7,18 +7,22 @@ parent-death signal (killed by SIGKILL) and the start-up check (``os._exit(1)``)
 
 from __future__ import annotations
 
+import os
+import pickle
 import subprocess
 import sys
 import time
 
 import pytest
 
+from sim.plan.parent_watch import worker_start
 from tests.conftest import ROOT
 
 WORKER = """\
 import sys, time
-from sim.plan.parent_watch import exit_with_parent
-exit_with_parent(int(sys.argv[1]))
+from sim.plan.parent_watch import worker_start
+initializer, initargs = worker_start(int(sys.argv[1]))
+initializer(*initargs)
 print("ready", flush=True)
 time.sleep(60)
 """
@@ -66,3 +70,19 @@ def test_a_worker_whose_parent_is_already_gone_exits_at_start() -> None:
     assert done.returncode == 1, done
     assert done.stdout == "", "the worker went on past its initializer"
     assert time.monotonic() - start < 30
+
+
+def test_a_starting_worker_checks_its_parent_before_importing_sim() -> None:
+    """The pickled initializer a spawned worker receives runs the check and starts the watch without importing
+    ``sim`` (the engine and SciPy take seconds to import on a loaded machine: a window for orphans)."""
+    initializer = pickle.dumps(worker_start(os.getpid()))
+    probe = ("import pickle, sys, threading; initializer, initargs = pickle.loads(sys.stdin.buffer.read()); "
+             "initializer(*initargs); "
+             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('sim', 'models', 'numpy', 'scipy'))); "
+             "print([t.name for t in threading.enumerate()])")
+    child = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, input=initializer, capture_output=True, timeout=60)
+    # the child's parent is this process, the pid it was given: it must carry on, watched
+    assert child.returncode == 0, child.stderr.decode()
+    imported, threads = child.stdout.decode().splitlines()
+    assert imported == "[]"
+    assert "flashplan-parent-watch" in threads

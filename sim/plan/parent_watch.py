@@ -2,8 +2,9 @@
 
 A pool worker otherwise outlives a killed parent: it finishes the runs already queued to it, then
 waits on the pool's call queue for ever (its siblings hold the queue's write end open).
-``initializer, initargs = worker_start(os.getpid())`` is the pool initializer of the sweep's and the
-planner's worker processes. In the worker it runs, in this order:
+``initializer, initargs = worker_start(os.getpid())`` is the pool initializer of the sweep's spawned
+workers; the planner's forked workers (sim/plan/screen.py) have this module already and call
+``exit_with_parent(parent)`` directly. In the worker it runs, in this order:
 
 1. on Linux, asks the kernel to SIGKILL the worker when its parent ends (``PR_SET_PDEATHSIG``);
 2. exits at once if its parent is already not the pid it was given (the parent died before step 1);

@@ -39,6 +39,7 @@ from sim.plan.sweep import (
     sweep_frame,
 )
 from tests.conftest import EXAMPLES, ROOT
+from tests.plan.processes import outliving
 
 SMALL_RUN = {"run.max_ios": 6_000, "run.warmup_ios": 1_000, "run.min_batches": 5, "run.target_rel_ci": 0.05}
 MM1_SERVICE_US = 10.0  # examples/mm1.yaml
@@ -219,21 +220,6 @@ def test_extending_a_factor_reruns_only_the_new_points(tmp_path: Path) -> None:
     wider = run_sweep(write_sweep(tmp_path / "s.yaml", factors={"workload.rate_iops": RATES}), out=out, workers=1,
                       resume=True, progress=False)
     assert wider.attrs["ran"] == 2 and wider.attrs["reused"] == 2 and len(wider) == 4
-
-
-def outliving(processes: list[psutil.Process], timeout_s: float) -> list[psutil.Process]:
-    """The processes still running after up to ``timeout_s``: a zombie has exited (only its reaper has yet to
-    collect its status, and init in a container may take its time), so it does not count."""
-    def running(p: psutil.Process) -> bool:
-        try:
-            return p.is_running() and p.status() != psutil.STATUS_ZOMBIE
-        except psutil.NoSuchProcess:
-            return False
-
-    deadline = time.monotonic() + timeout_s
-    while (alive := [p for p in processes if running(p)]) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return alive
 
 
 def test_a_sweep_killed_mid_way_resumes_without_recomputing(tmp_path: Path) -> None:

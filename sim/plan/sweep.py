@@ -496,12 +496,51 @@ class Journal:
 
 
 def _write_atomically(path: Path, write: Callable[[Path], Any]) -> None:
+    """Write ``path`` through a temp file beside it (``.NAME.PID.tmp``): fsynced, renamed over ``path``, the directory
+    fsynced. A kill or a crash leaves the old file or the whole new one, never part of one; and once this returns the
+    new file is on disk, so deleting the journal after it cannot lose the only copy of the runs.
+
+    A process killed mid-write leaves its temp file behind (its ``finally`` never runs): the next write of
+    ``path`` removes those whose process is gone."""
+    _remove_stale_temps(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         write(tmp)
+        _fsync(tmp)
         os.replace(tmp, path)
+        if os.name == "posix":  # a directory cannot be opened for fsync on Windows
+            _fsync(path.parent)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _remove_stale_temps(path: Path) -> None:
+    """Remove the temp files of earlier writes of ``path`` whose process is gone (POSIX: a pid is checked with signal 0)."""
+    if os.name != "posix":
+        return
+    prefix, suffix = f".{path.name}.", ".tmp"
+    for tmp in path.parent.iterdir():
+        pid = tmp.name[len(prefix):-len(suffix)] if tmp.name.startswith(prefix) and tmp.name.endswith(suffix) else ""
+        if pid.isdigit() and int(pid) != os.getpid() and not _process_exists(int(pid)):
+            tmp.unlink(missing_ok=True)
+
+
+def _process_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's
+        return True
+    return True
 
 
 def write_frame(frame: pd.DataFrame, out: str | Path) -> None:

@@ -325,6 +325,62 @@ def test_a_sweep_killed_while_its_workers_start_leaves_no_worker_behind(tmp_path
     assert not out.exists()
 
 
+def test_a_write_removes_the_temp_files_left_by_writes_killed_mid_way(tmp_path: Path) -> None:
+    """A process killed while writing the results or the journal leaves its ``.NAME.PID.tmp`` behind; the next
+    sweep writing the same files removes those of dead processes, and only those."""
+    sweep = write_sweep(tmp_path / "s.yaml", factors={"workload.rate_iops": RATES[:2]})
+    out = tmp_path / "results.csv"
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    running = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    try:
+        stale = [tmp_path / f".{name}.{gone.pid}.tmp" for name in (out.name, journal_path(out).name)]
+        kept = [tmp_path / f".{out.name}.{running.pid}.tmp",  # a live writer's
+                tmp_path / f".other.csv.{gone.pid}.tmp", tmp_path / f".{out.name}.notapid.tmp"]  # not this output's
+        for leftover in [*stale, *kept]:
+            leftover.write_text("point,replication\n0,", encoding="utf-8")
+        frame = run_sweep(sweep, out=out, workers=1, progress=False)
+    finally:
+        running.kill()
+        running.wait()
+    assert [f.name for f in stale if f.exists()] == []
+    assert all(f.exists() for f in kept)
+    assert len(frame) == 2 and pd.read_csv(out)["status"].tolist() == ["ok", "ok"]
+    assert not journal_path(out).exists()
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="names the fsynced files through /proc")
+def test_the_results_are_on_disk_before_the_journal_is_deleted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The output is written to a temp file that is fsynced, renamed over the output, and the directory fsynced,
+    all before the journal (until then the only durable copy of the runs) is deleted: a crash at any point
+    leaves the runs in one of the two."""
+    sweep = write_sweep(tmp_path / "s.yaml", factors={"workload.rate_iops": RATES[:2]})
+    out = tmp_path / "results.parquet"
+    journal = journal_path(out)
+    events: list[tuple[str, str, bool]] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd: int) -> None:
+        events.append(("fsync", os.readlink(f"/proc/self/fd/{fd}"), journal.exists()))
+        real_fsync(fd)
+
+    def replace(src: Any, dst: Any) -> None:
+        events.append(("replace", f"{src} -> {dst}", journal.exists()))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    run_sweep(sweep, out=out, workers=1, progress=False)
+    assert not journal.exists() and len(pd.read_parquet(out)) == 2
+    tmp = str(tmp_path / f".{out.name}.{os.getpid()}.tmp")
+    last = [e[:2] for e in events][-3:]
+    assert last == [("fsync", tmp), ("replace", f"{tmp} -> {out}"), ("fsync", str(tmp_path))]
+    assert events[-1][2], "the journal was deleted before the output was on disk"
+    # the journal too: its rename is made durable, and every appended run is fsynced (2 runs)
+    assert [e[1] for e in events].count(str(journal)) == 2
+    assert ("fsync", str(tmp_path)) in [e[:2] for e in events[:-3]]
+
+
 def test_without_resume_a_rerun_starts_afresh(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     sweep = write_sweep(tmp_path / "s.yaml", factors={"workload.rate_iops": RATES[:2]})
     out = tmp_path / "results.csv"

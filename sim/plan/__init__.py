@@ -9,6 +9,8 @@ DES), its wide candidate space, and parameter sweeps.
   degraded, rebuilding.
 * ``growth``: How far load can grow before a p99 SLO breaks, and when that is at a yearly growth rate (issue
   21).
+* ``parent_watch``: Local worker processes that end with the process that started them, even if it is
+  SIGKILLed.
 * ``planner``: The capacity planner: the cheapest configuration that meets a set of requirements.
 * ``profile_fast``: The analytic fast path of a load profile: every interval as its own steady state, and
   where that is wrong.

@@ -22,6 +22,7 @@ from __future__ import annotations
 import gc
 import math
 import multiprocessing
+import os
 import resource
 from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
@@ -29,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from models.catalog import pinned_catalog
+from sim.plan.parent_watch import exit_with_parent
 
 if TYPE_CHECKING:
     from sim.plan.candidate import Candidate
@@ -66,20 +68,18 @@ def spans(n: int, jobs: int) -> list[tuple[int, int]]:
     return [(i, min(n, i + size)) for i in range(0, n, size)]
 
 
-def _ignore_ctrl_c() -> None:
-    """Worker initializer: Ctrl-C reaches the whole process group; the parent handles it and ends the workers."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
 def _pool(jobs: int) -> ProcessPoolExecutor:
     """Forked workers. The objects alive at the fork are moved out of the garbage collector's sight first
     (``gc.freeze``; ``_stop`` thaws them): otherwise each worker's first full collection writes into every
     inherited object's header, copying the parent's whole heap page by page (about 1.5x the screen's CPU
-    time measured on ibmi_oltp's wide space)."""
+    time measured on ibmi_oltp's wide space).
+
+    Each worker ignores Ctrl-C (it reaches the whole process group; the parent handles it and ends the
+    workers) and ends with the planner's process, even if that is SIGKILLed (``exit_with_parent``):
+    otherwise it would screen its chunks for nobody and then wait on the pool's queue for ever."""
     gc.freeze()
-    return ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"), initializer=_ignore_ctrl_c)
+    return ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"),
+                               initializer=exit_with_parent, initargs=(os.getpid(),))
 
 
 def _stop(pool: ProcessPoolExecutor) -> None:

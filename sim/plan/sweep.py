@@ -67,6 +67,7 @@ from models.scenario import (
     format_validation_error,
     read_scenario_data,
 )
+from sim.plan.parent_watch import worker_start
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -495,12 +496,51 @@ class Journal:
 
 
 def _write_atomically(path: Path, write: Callable[[Path], Any]) -> None:
+    """Write ``path`` through a temp file beside it (``.NAME.PID.tmp``): fsynced, renamed over ``path``, the directory
+    fsynced. A kill or a crash leaves the old file or the whole new one, never part of one; and once this returns the
+    new file is on disk, so deleting the journal after it cannot lose the only copy of the runs.
+
+    A process killed mid-write leaves its temp file behind (its ``finally`` never runs): the next write of
+    ``path`` removes those whose process is gone."""
+    _remove_stale_temps(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         write(tmp)
+        _fsync(tmp)
         os.replace(tmp, path)
+        if os.name == "posix":  # a directory cannot be opened for fsync on Windows
+            _fsync(path.parent)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _remove_stale_temps(path: Path) -> None:
+    """Remove the temp files of earlier writes of ``path`` whose process is gone (POSIX: a pid is checked with signal 0)."""
+    if os.name != "posix":
+        return
+    prefix, suffix = f".{path.name}.", ".tmp"
+    for tmp in path.parent.iterdir():
+        pid = tmp.name[len(prefix):-len(suffix)] if tmp.name.startswith(prefix) and tmp.name.endswith(suffix) else ""
+        if pid.isdigit() and int(pid) != os.getpid() and not _process_exists(int(pid)):
+            tmp.unlink(missing_ok=True)
+
+
+def _process_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's
+        return True
+    return True
 
 
 def write_frame(frame: pd.DataFrame, out: str | Path) -> None:
@@ -554,42 +594,20 @@ def results_frame(plan: SweepPlan, rows: Iterable[dict[str, Any]]) -> pd.DataFra
 # --- executors -------------------------------------------------------------------------------
 
 
-PARENT_CHECK_S = 1.0
-
-
-def _exit_with_parent() -> None:
-    """Local worker-process initializer: exit as soon as the sweep process is gone (killed, even by SIGKILL).
-
-    A pool worker otherwise finishes every run already queued to it after its parent died.
-    Ctrl-C is the parent's to handle (it reaches the whole process group): a worker ignores
-    it, so no worker prints a traceback; the parent ends the workers itself.
-    """
-    import signal
-    import threading
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    parent = os.getppid()
-
-    def watch() -> None:
-        while True:
-            time.sleep(PARENT_CHECK_S)
-            if os.getppid() != parent:
-                os._exit(1)
-
-    threading.Thread(target=watch, name="flashplan-parent-watch", daemon=True).start()
-
-
 def _local_runs(pending: list[PlannedRun], workers: int) -> Generator[tuple[PlannedRun, dict[str, Any]], None, None]:
     """Run in this process (one worker) or in a pool of spawned processes, yielding as each run finishes.
 
     If the sweep stops early (Ctrl-C, SIGTERM, an error) the queued runs are cancelled and the
-    workers ended; if this process is killed outright, they exit within a second (``_exit_with_parent``).
+    workers ended; if this process is killed outright, they exit too, even if they are still starting
+    (sim/plan/parent_watch.py).
     """
     if workers <= 1:
         for run in pending:
             yield run, run_point(run.scenario)
         return
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"), initializer=_exit_with_parent)
+    initializer, initargs = worker_start(os.getpid())
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=initializer, initargs=initargs)
     futures = {pool.submit(run_point, run.scenario): run for run in pending}
     finished = False
     try:

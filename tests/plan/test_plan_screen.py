@@ -4,13 +4,17 @@ progress bar that stays on stderr."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 
 from models.common import dumps_json
@@ -18,6 +22,7 @@ from models.requirements import load_requirements
 from sim.plan.planner import plan
 from sim.plan.screen import spans
 from sim.plan.space import hardware_key, wide_candidates
+from tests.plan.processes import outliving
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 PLANS = ROOT / "examples" / "plan"
@@ -99,3 +104,35 @@ def test_jobs_out_of_range_is_bad_input() -> None:
     assert done.returncode == 2
     assert "--jobs" in done.stderr and "1 .. 256" in done.stderr and "got 0" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.skipif("fork" not in __import__("multiprocessing").get_all_start_methods(), reason="workers are forked")
+def test_a_planner_killed_while_screening_leaves_no_worker_behind() -> None:
+    """`flashplan plan --jobs 2` is SIGKILLed while its two forked workers screen: they must end with it, not
+    screen their chunks for nobody and then wait on the pool's queue for ever."""
+    cmd = [sys.executable, "-m", "sim.cli", "plan", str(PLANS / "ibmi_oltp.yaml"), "--space", "wide", "--jobs", "2",
+           "--quiet", "--json", *(f"--set={k}={v}" for k, v in SHORT_DES.items())]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    workers: list[psutil.Process] = []
+    try:
+        deadline = time.monotonic() + 300
+        planner = psutil.Process(proc.pid)
+        while len(workers) < 2:
+            assert proc.poll() is None, "the plan ended before forking its workers"
+            assert time.monotonic() < deadline, "the planner forked no 2 workers in 300 s"
+            with contextlib.suppress(psutil.Error):
+                workers = planner.children()
+            time.sleep(0.01)
+        time.sleep(0.5)  # into their first chunks
+        assert proc.poll() is None, "the plan ended before the kill"
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        alive = outliving(workers, 10)
+        assert not alive, f"screening workers outlived the killed planner: {alive}"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        for child in workers:
+            with contextlib.suppress(psutil.Error):
+                child.kill()
+    assert proc.returncode == -signal.SIGKILL

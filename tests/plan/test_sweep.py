@@ -39,6 +39,7 @@ from sim.plan.sweep import (
     sweep_frame,
 )
 from tests.conftest import EXAMPLES, ROOT
+from tests.plan.processes import outliving
 
 SMALL_RUN = {"run.max_ios": 6_000, "run.warmup_ios": 1_000, "run.min_batches": 5, "run.target_rel_ci": 0.05}
 MM1_SERVICE_US = 10.0  # examples/mm1.yaml
@@ -247,7 +248,7 @@ def test_a_sweep_killed_mid_way_resumes_without_recomputing(tmp_path: Path) -> N
         workers = psutil.Process(proc.pid).children(recursive=True)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
-        _, alive = psutil.wait_procs(workers, timeout=10)
+        alive = outliving(workers, 10)
         assert not alive, f"worker processes outlived the killed sweep: {alive}"
     finally:
         with contextlib.suppress(ProcessLookupError):
@@ -272,6 +273,112 @@ def test_a_sweep_killed_mid_way_resumes_without_recomputing(tmp_path: Path) -> N
             assert row["wall_seconds"] == before[row["scenario_digest"]]["wall_seconds"]
             assert row["iops"] == before[row["scenario_digest"]]["iops"]
     assert not journal.exists()
+
+
+SLOW_WORKER_START = """\
+import sys, time
+if "--multiprocessing-fork" in sys.argv:  # a spawned worker (not the sweep, not multiprocessing's resource tracker)
+    time.sleep(2.0)
+"""
+
+
+def test_a_sweep_killed_while_its_workers_start_leaves_no_worker_behind(tmp_path: Path) -> None:
+    """The sweep is SIGKILLed the moment its worker processes exist, while they are still starting up.
+
+    A ``sitecustomize`` on the sweep's PYTHONPATH holds every spawned worker 2 s at interpreter
+    start, before it unpickles its job or runs the pool's initializer, so the kill lands in that
+    window every time: the workers must still notice their parent is gone and exit.
+    """
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(SLOW_WORKER_START, encoding="utf-8")
+    sweep = write_sweep(tmp_path / "s.yaml", factors={"workload.rate_iops": RATES})
+    out = tmp_path / "results.csv"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(hook), str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    cmd = [sys.executable, "-c", "import sys; from sim.cli.flashplan import main; sys.exit(main(sys.argv[1:]))",
+           "sweep", str(sweep), "--out", str(out), "--workers", "2", "--no-progress"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    children: list[psutil.Process] = []
+    try:
+        deadline = time.monotonic() + 60
+        sweep_process = psutil.Process(proc.pid)
+        while True:
+            assert proc.poll() is None, "the sweep ended before starting its workers"
+            assert time.monotonic() < deadline, "the sweep started no 2 workers in 60 s"
+            with contextlib.suppress(psutil.Error):
+                children = sweep_process.children(recursive=True)
+                if sum("--multiprocessing-fork" in c.cmdline() for c in children) >= 2:
+                    break
+            time.sleep(0.005)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        alive = outliving(children, 10)
+        assert not alive, f"worker processes outlived the sweep killed while they started: {alive}"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        for child in children:
+            with contextlib.suppress(psutil.Error):
+                child.kill()
+    assert proc.returncode == -signal.SIGKILL
+    assert read_journal(journal_path(out)) == [], "the kill must land before any run finished"
+    assert not out.exists()
+
+
+def test_a_write_removes_the_temp_files_left_by_writes_killed_mid_way(tmp_path: Path) -> None:
+    """A process killed while writing the results or the journal leaves its ``.NAME.PID.tmp`` behind; the next
+    sweep writing the same files removes those of dead processes, and only those."""
+    sweep = write_sweep(tmp_path / "s.yaml", factors={"workload.rate_iops": RATES[:2]})
+    out = tmp_path / "results.csv"
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    running = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    try:
+        stale = [tmp_path / f".{name}.{gone.pid}.tmp" for name in (out.name, journal_path(out).name)]
+        kept = [tmp_path / f".{out.name}.{running.pid}.tmp",  # a live writer's
+                tmp_path / f".other.csv.{gone.pid}.tmp", tmp_path / f".{out.name}.notapid.tmp"]  # not this output's
+        for leftover in [*stale, *kept]:
+            leftover.write_text("point,replication\n0,", encoding="utf-8")
+        frame = run_sweep(sweep, out=out, workers=1, progress=False)
+    finally:
+        running.kill()
+        running.wait()
+    assert [f.name for f in stale if f.exists()] == []
+    assert all(f.exists() for f in kept)
+    assert len(frame) == 2 and pd.read_csv(out)["status"].tolist() == ["ok", "ok"]
+    assert not journal_path(out).exists()
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="names the fsynced files through /proc")
+def test_the_results_are_on_disk_before_the_journal_is_deleted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The output is written to a temp file that is fsynced, renamed over the output, and the directory fsynced,
+    all before the journal (until then the only durable copy of the runs) is deleted: a crash at any point
+    leaves the runs in one of the two."""
+    sweep = write_sweep(tmp_path / "s.yaml", factors={"workload.rate_iops": RATES[:2]})
+    out = tmp_path / "results.parquet"
+    journal = journal_path(out)
+    events: list[tuple[str, str, bool]] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd: int) -> None:
+        events.append(("fsync", os.readlink(f"/proc/self/fd/{fd}"), journal.exists()))
+        real_fsync(fd)
+
+    def replace(src: Any, dst: Any) -> None:
+        events.append(("replace", f"{src} -> {dst}", journal.exists()))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    run_sweep(sweep, out=out, workers=1, progress=False)
+    assert not journal.exists() and len(pd.read_parquet(out)) == 2
+    tmp = str(tmp_path / f".{out.name}.{os.getpid()}.tmp")
+    last = [e[:2] for e in events][-3:]
+    assert last == [("fsync", tmp), ("replace", f"{tmp} -> {out}"), ("fsync", str(tmp_path))]
+    assert events[-1][2], "the journal was deleted before the output was on disk"
+    # the journal too: its rename is made durable, and every appended run is fsynced (2 runs)
+    assert [e[1] for e in events].count(str(journal)) == 2
+    assert ("fsync", str(tmp_path)) in [e[:2] for e in events[:-3]]
 
 
 def test_without_resume_a_rerun_starts_afresh(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -83,6 +83,7 @@ from sim.analytic.classes import solve_classes
 from sim.analytic.dies import (
     DiePoint,
     DieWaitLaw,
+    WriteLaw,
     closed_read_quantile_us,
     die_level_closed,
     die_level_quantile_us,
@@ -93,6 +94,7 @@ from sim.analytic.network import READ, WRITE, Evaluation, Group, Network
 from sim.analytic.paths import STRIPED, Compiler, clear_tables, compile_scenario, layout_of
 from sim.analytic.queueing import INF
 from sim.route.describe import chunk_bytes_of, volume_layout
+from sim.route.flash import write_command_us
 
 __all__ = ["TAIL_METHODS", "Bounds", "DiePoint", "FastResult", "clear_cache", "die_level_closed", "die_level_quantile_us",
            "die_qd1_quantile_us", "evaluate", "heuristic_quantile_us", "with_tails"]
@@ -303,9 +305,11 @@ TAIL_METHODS = ("dies", "dies, closed reads", "heuristic")
   device as an M/G/1 FIFO of reads and programs whose mean wait is the fast path's own
   (``sim.analytic.dies.DieWaitLaw``: open arrivals exactly Pollaczek-Khinchine, a closed loop with its
   shorter mean), a mixture over the devices' die groups by their shares of the reads; the rest of a read's
-  route at its mean; writes (acknowledged from the device's cache) their zero-load latency plus an
-  exponential wait of the fast path's mean (``sim.analytic.dies.route_quantiles_us``): a closed loop of
-  writes queued steadily (z/VM subchannels) has a tighter tail than that (calibration/ext/DIE_LEVEL.md).
+  route at its mean; writes (acknowledged from the device's cache) their fixed zero-load part, the cache's
+  lognormal acknowledgement and a wait of the fast path's mean (``sim.analytic.dies.WriteLaw``): exponential
+  for open arrivals, a closed loop's the machine repairman's finite-source law (a loop that saturates its
+  device keeps a steady queue, so its wait is tight: z/VM subchannels, deep write loops), combined by
+  ``sim.analytic.dies.route_quantiles_us`` (calibration/ext/die_solvers_writes.md).
 * ``dies, closed reads``: a closed loop of reads (one size up to a die page) on one device alone (the queue-depth
   sweep): ``sim.analytic.dies.closed_read_quantile_us`` (calibration/ext/DIE_LEVEL.md, 144 points).
 * ``heuristic``: the pooled device model, and under ``dies`` what the die-level estimate does not cover
@@ -402,7 +406,15 @@ def _die_tails(c: Compiler, scenario: Scenario, ev: Evaluation, ev0: Evaluation,
                                    program_us=program_us, program_cv=program_cv,
                                    busy=min(1.0, program_load + read_load * seen)))
     read_share = net.op_prob[READ]
-    tails = route_quantiles_us((0.99, 0.999), read_share, latency[READ], laws, ev0.latency[WRITE], latency[WRITE])
+    # the write's acknowledgement: the cache's ack less the controller's part, the device law's lognormal (the DES's
+    # ``write_ack`` delay); a closed loop's writes wait as a finite source (``WriteLaw``)
+    p0, d0 = c.die_devices[0].p, c.die_devices[0].d
+    write_rate = x * net.op_prob[WRITE]
+    write = WriteLaw(zero_us=ev0.latency[WRITE], mean_us=latency[WRITE],
+                     ack_us=min(ev0.latency[WRITE], max(0.0, p0.write_ack_us - write_command_us(d0, p0))),
+                     ack_cv=p0.service_cv if p0.law == "lognormal" else 0.0, population=population,
+                     cycle_us=population / write_rate if write_rate > 0 and math.isfinite(population) else 0.0)
+    tails = route_quantiles_us((0.99, 0.999), read_share, latency[READ], laws, write)
     return tails[0], tails[1], "dies"
 
 

@@ -346,17 +346,159 @@ def _geometric_wait(parts: list[tuple[float, float]], rho: float) -> tuple[float
     return step, above
 
 
+@dataclass(frozen=True)
+class WriteLaw:
+    """A write's latency on a route under the ``dies`` device model (acknowledged from the device's write cache).
+
+    Its zero-load latency ``zero_us`` holds the cache's acknowledgement ``ack_us``, a lognormal of cv ``ack_cv``
+    (the DES's ``write_ack`` delay: the ack time less the controller's, times the device law's unit), the rest
+    fixed. A write waits only for what keeps it from the cache: a free slot (slots are freed as programs end),
+    a subchannel or queue slot on the way; the wait W has the fast path's mean ``mean_us - zero_us``.
+
+    * Open arrivals (``population`` infinite): W exponential of that mean (M/M/1's wait in system).
+    * A closed loop of ``population`` N jobs, each issuing a write every ``cycle_us`` (N / the write rate): the
+      writes waiting form a finite-source queue (the machine-repairman M/M/1//N): an arriving write finds n
+      of the N - 1 others there (arrival theorem), pi(n) ~ (N - 1)! / (N - 1 - n)! a^n, and waits n + 1
+      departures of mean m each (the slot releases: programs ending on any of the dies, a superposition close
+      to Poisson), W | n ~ Erlang(n + 1, m). The two unknowns a = m / Z (Z = ``cycle_us`` - w, the rest of a
+      job's cycle) and m come from the fast path's mean: m (1 + E[n]) = w (``finite_source_wait``). A loop
+      that saturates its device keeps about N - 1 - X Z writes queued, so its W is tight (Erlang of many
+      stages), not exponential; as N grows pi tends to the geometric law and W to the exponential (the open
+      case).
+    """
+
+    zero_us: float
+    mean_us: float
+    ack_us: float = 0.0
+    ack_cv: float = 0.0
+    population: float = math.inf
+    cycle_us: float = 0.0
+
+    @property
+    def wait_us(self) -> float:
+        return max(0.0, self.mean_us - self.zero_us)
+
+    def wait_table(self) -> tuple[float, list[float]]:
+        """(step h, P(W > n h) for n = 0, 1, ...): the wait's tail on a grid; (0, [0]) without a wait."""
+        w = self.wait_us
+        if w <= 1e-9 * max(1.0, self.zero_us):
+            return 0.0, [0.0]
+        if math.isfinite(self.population) and self.population >= 2 and self.cycle_us > w:
+            m, first, probs = finite_source_wait(round(self.population), self.cycle_us - w, w)
+            if probs:
+                return erlang_mixture_above(m, first, probs)
+        step = w * 14.0 / WRITE_STEPS  # exponential: to e^-14 of its mean
+        return step, [math.exp(-n * step / w) for n in range(WRITE_STEPS + 1)]
+
+    def above(self, t: float, table: tuple[float, list[float]]) -> float:
+        """P(latency > t): the fixed part plus the lognormal acknowledgement plus W (W's tail linear between
+        grid points; the acknowledgement at ``SERVICE_POINTS`` equally likely points)."""
+        base = self.zero_us - self.ack_us if self.wait_us > 0 else self.mean_us - self.ack_us
+        x = t - base
+        if x < 0:
+            return 1.0
+        if self.ack_us <= 0:
+            return _table_above(table, x) if table[0] > 0 else (1.0 if x < 0 else 0.0)
+        if table[0] <= 0:
+            return _lognormal_above(self.ack_us, self.ack_cv, x)
+        # P(A > x) exactly, plus E[P(W > x - A); A <= x] over the points of A (as ``DieWaitLaw.above``)
+        points = _service_points(self.ack_us, self.ack_cv)
+        acc = 0.0
+        for s in points:
+            if s > x:
+                break  # the points ascend
+            acc += _table_above(table, x - s)
+        return _lognormal_above(self.ack_us, self.ack_cv, x) + acc / len(points)
+
+
+WRITE_STEPS = 400
+"""Grid points of a write's wait tail (``WriteLaw.wait_table``)."""
+
+
+def _finite_source_probs(others: int, a: float) -> tuple[int, list[float]]:
+    """(first n, [pi(n)]) of the machine repairman's arrival law with ``others`` other jobs and ratio ``a``:
+    pi(n) ~ others! / (others - n)! a^n, n = 0..others, the negligible ends (below 1e-12 of the largest) left off."""
+    logs = [0.0]
+    for n in range(others):
+        logs.append(logs[-1] + math.log((others - n) * a))
+    top = max(logs)
+    cut = top + math.log(1e-12)
+    first = 0
+    while logs[first] < cut:
+        first += 1
+    last = len(logs) - 1
+    while logs[last] < cut:
+        last -= 1
+    weights = [math.exp(v - top) for v in logs[first:last + 1]]
+    total = sum(weights, 0.0)
+    return first, [v / total for v in weights]
+
+
+def finite_source_wait(population: int, rest_us: float, wait_us: float) -> tuple[float, int, list[float]]:
+    """The machine repairman M/M/1//N matched to a closed loop's mean wait (``WriteLaw``): N = ``population``
+    jobs, each away for ``rest_us`` (Z) between visits, mean time at the queue ``wait_us`` (w). Finds
+    a = m / Z with m (1 + E[n]) = w, n ~ pi (``_finite_source_probs`` with N - 1 others), by bisection on log a;
+    returns (m, first n, [pi(n)])."""
+    others = population - 1
+
+    def mean_time(a: float) -> tuple[float, int, list[float]]:
+        first, probs = _finite_source_probs(others, a)
+        en = sum((p * (first + i) for i, p in enumerate(probs)), 0.0)
+        return a * rest_us * (1.0 + en), first, probs
+
+    lo, hi = -40.0, 40.0
+    for _ in range(80):
+        mid = 0.5 * (lo + hi)
+        if mean_time(math.exp(mid))[0] < wait_us:
+            lo = mid
+        else:
+            hi = mid
+    a = math.exp(0.5 * (lo + hi))
+    _, first, probs = mean_time(a)
+    en = sum((p * (first + i) for i, p in enumerate(probs)), 0.0)
+    return wait_us / (1.0 + en), first, probs
+
+
+def erlang_mixture_above(m: float, first: int, probs: list[float]) -> tuple[float, list[float]]:
+    """(step, [P(W > k step)]) of W ~ Erlang(n + 1, mean m each stage) with n = ``first`` + i at chance probs[i]:
+    P(W > x) = sum_n pi(n) P(Poisson(x / m) <= n), on ``WRITE_STEPS`` steps up to 1e-7 of the tail."""
+    last = first + len(probs) - 1
+    reach = m * (last + 1 + 8.0 * math.sqrt(last + 1) + 20.0)
+    step = reach / WRITE_STEPS
+    out: list[float] = []
+    for k in range(WRITE_STEPS + 1):
+        y = k * step / m
+        if y <= 0:
+            out.append(1.0)
+            continue
+        # Poisson(y) pmf from j = 0 in log space (no underflow for a large y), its running CDF weighted by pi
+        log_y = math.log(y)
+        log_p = -y
+        cdf = 0.0
+        acc = 0.0
+        for j in range(last + 1):
+            if log_p > -745.0:
+                cdf += math.exp(log_p)
+            if j >= first:
+                acc += probs[j - first] * min(1.0, cdf)
+            log_p += log_y - math.log(j + 1)
+        out.append(acc)
+        if acc < 1e-7:
+            break
+    return step, out
+
+
 def route_quantiles_us(qs: tuple[float, ...], read_share: float, read_mean_us: float, laws: list[DieWaitLaw],
-                       write_zero_us: float, write_mean_us: float) -> list[float]:
+                       write: WriteLaw) -> list[float]:
     """The ``qs`` quantiles of a route's latency under the ``dies`` device model (the fast path's p99 / p99.9).
 
     A read's latency is its mean outside the dies (``read_mean_us`` less the dies' mean wait and read time,
     each group's by its share; a read is taken to wait at one die: a read over several pages waits as for
     one, as in the mean) plus the wait and read at its die (``DieWaitLaw``; a mixture over the groups
-    by their shares of the reads). A write (acknowledged from the device's cache under ``dies``) is its
-    zero-load latency plus an exponential wait of the fast path's mean (none when the mean is the zero-load
-    latency). Each quantile of the mixture (reads ``read_share`` of the I/Os) is found by bisection
-    (to 1e-3 relative).
+    by their shares of the reads). A write (acknowledged from the device's cache under ``dies``) follows
+    ``WriteLaw``: its fixed part, the lognormal acknowledgement and the wait for the cache (exponential for open
+    arrivals, the finite-source law of a closed loop). Each quantile of the mixture (reads ``read_share`` of
+    the I/Os) is found by bisection (to 1e-3 relative).
     """
     for q in qs:
         if not 0 < q < 1:
@@ -367,8 +509,8 @@ def route_quantiles_us(qs: tuple[float, ...], read_share: float, read_mean_us: f
     outside = max(0.0, read_mean_us - die_mean)
     tables = [w.wait_table() for w in reads]
     write_share = 1.0 - read_share if reads else 1.0
-    write_wait = max(0.0, write_mean_us - write_zero_us)
-    write_base = write_zero_us if write_wait > 0 else write_mean_us
+    write_table = write.wait_table() if write_share > 0 else (0.0, [0.0])
+    write_mean_us = write.mean_us
 
     def above(t: float) -> float:
         p = 0.0
@@ -376,10 +518,7 @@ def route_quantiles_us(qs: tuple[float, ...], read_share: float, read_mean_us: f
             p += read_share * sum((w.share * w.above(t - outside, tab) for w, tab in zip(reads, tables, strict=True)),
                                   0.0) / total_share
         if write_share > 0:
-            if t < write_base:
-                p += write_share
-            elif write_wait > 0:
-                p += write_share * math.exp(-(t - write_base) / write_wait)
+            p += write_share * write.above(t, write_table)
         return p
 
     out: list[float] = []

@@ -396,15 +396,17 @@ def _die_tails(c: Compiler, scenario: Scenario, ev: Evaluation, ev0: Evaluation,
             # the die station's own work is its reads (and a rebuild's share); the programs are the locks that
             # share its servers (``DieGroups.programs``, ``Group.shares_with``): a read waits in the die's queue
             # and behind a program met at random
-            read_load = x * g.work / n + g.background_util
             program_load = x * h.work / n
             # a closed loop's read sees the other reads with population N - 1 (the arrival theorem); programs run
-            # behind the acknowledgement, outside the population
+            # behind the acknowledgement, outside the population (at QD1 a read still meets the loop's own
+            # acknowledged writes programming), and so does a rebuild; the read load is the one the read sees, both in
+            # the chance its die is busy and in the residual's mixture (a read's residual is not in a QD1 read's wait)
             seen = max(0.0, 1.0 - 1.0 / (population * g.reach)) if population * g.reach >= 1 else 0.0
+            read_load = x * g.work / n * seen + g.background_util
             laws.append(DieWaitLaw(share=reads, mean_wait_us=ev.waits[g.index] + ev.waits[h.index], read_us=d.die_read_us,
                                    read_cv=d.die_read_cv, read_load=read_load, program_load=program_load,
                                    program_us=program_us, program_cv=program_cv,
-                                   busy=min(1.0, program_load + read_load * seen)))
+                                   busy=min(1.0, program_load + read_load)))
     read_share = net.op_prob[READ]
     # the write's acknowledgement: the cache's ack less the controller's part, the device law's lognormal (the DES's
     # ``write_ack`` delay); a closed loop's writes wait as a finite source (``WriteLaw``)

@@ -161,17 +161,18 @@ SERVICE_POINTS = 24
 class DieWaitLaw:
     """One die group's wait as a read arriving there sees it (a die of a ``dies`` device in the fast path).
 
-    The die is a FIFO server of reads (tR, lognormal cv ``read_cv``) and programs (``program_us``, lognormal
-    cv ``program_cv``) with ``read_load`` and ``program_load`` its utilisation by each (a rebuild's share
-    counted as programs). The wait W is taken as an M/G/1 FIFO's (Pollaczek-Khinchine / Benes: W = the sum
-    of K residuals, a residual drawn from the load-weighted equilibrium law of the service, uniform on
-    (0, s) for a service of length s), K = 0 unless the die is busy (chance ``busy``), then geometric with
-    the ratio r that gives the fast path's own mean wait at the die ``mean_wait_us``:
-    w = busy E[R] / (1 - r) (r = 0 where even one residual exceeds w: the mean is then not matched).
-    For open (Poisson) arrivals busy is the die's utilisation and r comes out the M/G/1's rho (the network's
-    die wait is Pollaczek-Khinchine). A closed loop's reads see the other reads at their die with the
-    arrival theorem's population N - 1 (busy = program load + read load x (N - 1) / N) and its shorter mean
-    wait shortens the queue behind; programs run behind the acknowledgement, outside the closed population.
+    The die is a FIFO server of reads (tR, lognormal cv ``read_cv``) and programs (``program_us``, lognormal cv
+    ``program_cv``) with ``read_load`` and ``program_load`` its utilisation by each as an arriving read sees it (a
+    closed loop: the other reads' share, see below; a rebuild's share counted in full). The wait W is taken as an
+    M/G/1 FIFO's (Pollaczek-Khinchine / Benes: W = the sum of K residuals, a residual drawn from the load-weighted
+    equilibrium law of the service, uniform on (0, s) for a service of length s), K = 0 unless the die is busy
+    (chance ``busy``), then geometric with the ratio r that gives the fast path's own mean wait at the die
+    ``mean_wait_us``: w = busy E[R] / (1 - r) (r = 0 where even one residual exceeds w: the mean is then not
+    matched). For open (Poisson) arrivals busy is the die's utilisation and r comes out the M/G/1's rho (the
+    network's die wait is Pollaczek-Khinchine). A closed loop's reads see the other reads at their die with the
+    arrival theorem's population N - 1 (read load x (N - 1) / N: at QD1 only programs, the loop's own acknowledged
+    writes, and their residuals; busy = program load + that read load) and its shorter mean wait shortens the queue
+    behind; programs run behind the acknowledgement, outside the closed population.
     ``share``: this group's part of the route's device reads.
     """
 

@@ -280,3 +280,27 @@ def test_s4_zvm_writes_p99_near_the_des() -> None:
     des = simulate(sc)
     assert fast.latency_p99_us is not None and des.latency_p99_us.value is not None
     assert fast.latency_p99_us == pytest.approx(des.latency_p99_us.value, rel=TOLERANCE)
+
+
+def test_a_qd1_mix_read_meets_the_loops_own_programs() -> None:
+    """QD1 67/33 on one ES5F under dies: writes are acknowledged from the cache, so the loop's own program can still
+    run on the die the next read lands on: the read's wait is that program's residual (busy = the dies' program
+    load), with no read residual mixed in (a QD1 read has no other read ahead). The p99 within 15% of the DES's
+    (-27% when the read load's residual diluted the program's)."""
+    from sim.analytic.dies import DieWaitLaw
+
+    sc = _drive_loop("ES5F", 1, 0.67)
+    fast = evaluate(sc)
+    des = simulate(sc)
+    assert fast.latency_p99_us is not None and des.latency_p99_us.value is not None
+    assert fast.latency_p99_us == pytest.approx(des.latency_p99_us.value, rel=TOLERANCE)
+    # the law itself: a program residual only, met with the program load's chance, its mean the fast path's
+    law = DieWaitLaw(share=1.0, mean_wait_us=0.02 * 700.0 * 1.09 / 2, read_us=67.5, read_cv=0.1, read_load=0.0,
+                     program_load=0.02, program_us=700.0, program_cv=0.3, busy=0.02)
+    step, above = law.wait_table()
+    assert above[0] == pytest.approx(0.02)
+    parts = law.residuals()
+    assert all(length > 300.0 for _, length in parts)  # programs only
+    k = round(350.0 / step)
+    expected = 0.02 * sum(w * max(0.0, 1.0 - k * step / length) for w, length in parts)
+    assert above[k] == pytest.approx(expected, abs=1e-3)

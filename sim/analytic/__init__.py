@@ -415,7 +415,8 @@ def _die_tails(c: Compiler, scenario: Scenario, ev: Evaluation, ev0: Evaluation,
     write = WriteLaw(zero_us=ev0.latency[WRITE], mean_us=latency[WRITE],
                      ack_us=min(ev0.latency[WRITE], max(0.0, p0.write_ack_us - write_command_us(d0, p0))),
                      ack_cv=p0.service_cv if p0.law == "lognormal" else 0.0, population=population,
-                     cycle_us=population / write_rate if write_rate > 0 and math.isfinite(population) else 0.0)
+                     cycle_us=population / write_rate if write_rate > 0 and math.isfinite(population) else 0.0,
+                     servers=d0.dies if len(c.die_devices) == 1 else 0, program_cv=p0.service_cv if p0.law == "lognormal" else 0.0)
     tails = route_quantiles_us((0.99, 0.999), read_share, latency[READ], laws, write)
     return tails[0], tails[1], "dies"
 

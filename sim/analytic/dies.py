@@ -374,19 +374,28 @@ class WriteLaw:
     ack_cv: float = 0.0
     population: float = math.inf
     cycle_us: float = 0.0
+    servers: int = 0
+    """Dies draining the cache (0: stages taken as exponential, an Erlang per n). With ``servers`` c the stages are
+    departures of c busy dies whose programs have cv ``program_cv``: n + 1 of them take a gamma law of the
+    count's variance (``departure_variance``), tighter than an Erlang once n nears c (a die seldom ends twice
+    within one program time)."""
+    program_cv: float = 0.0
 
     @property
     def wait_us(self) -> float:
         return max(0.0, self.mean_us - self.zero_us)
 
     def wait_table(self) -> tuple[float, list[float]]:
-        """(step h, P(W > n h) for n = 0, 1, ...): the wait's tail on a grid; (0, [0]) without a wait."""
+        """(step h, P(W > n h) for n = 0, 1, ...): the wait's tail on a grid; (0, [0]) without a wait (or one below
+        1e-3 of the zero-load latency: ``above`` then shifts the latency by it)."""
         w = self.wait_us
-        if w <= 1e-9 * max(1.0, self.zero_us):
+        if w <= 1e-3 * max(1.0, self.zero_us):  # a wait this small only shifts the latency (``above``)
             return 0.0, [0.0]
         if math.isfinite(self.population) and self.population >= 2 and self.cycle_us > w:
             m, first, probs = finite_source_wait(round(self.population), self.cycle_us - w, w)
             if probs:
+                if self.servers > 0:
+                    return stage_mixture_above(m, first, probs, self.servers, self.program_cv)
                 return erlang_mixture_above(m, first, probs)
         step = w * 14.0 / WRITE_STEPS  # exponential: to e^-14 of its mean
         return step, [math.exp(-n * step / w) for n in range(WRITE_STEPS + 1)]
@@ -394,7 +403,7 @@ class WriteLaw:
     def above(self, t: float, table: tuple[float, list[float]]) -> float:
         """P(latency > t): the fixed part plus the lognormal acknowledgement plus W (W's tail linear between
         grid points; the acknowledgement at ``SERVICE_POINTS`` equally likely points)."""
-        base = self.zero_us - self.ack_us if self.wait_us > 0 else self.mean_us - self.ack_us
+        base = self.zero_us - self.ack_us if table[0] > 0 else self.mean_us - self.ack_us
         x = t - base
         if x < 0:
             return 1.0
@@ -412,18 +421,18 @@ class WriteLaw:
         return _lognormal_above(self.ack_us, self.ack_cv, x) + acc / len(points)
 
 
-WRITE_STEPS = 400
+WRITE_STEPS = 240
 """Grid points of a write's wait tail (``WriteLaw.wait_table``)."""
 
 
 def _finite_source_probs(others: int, a: float) -> tuple[int, list[float]]:
     """(first n, [pi(n)]) of the machine repairman's arrival law with ``others`` other jobs and ratio ``a``:
-    pi(n) ~ others! / (others - n)! a^n, n = 0..others, the negligible ends (below 1e-12 of the largest) left off."""
+    pi(n) ~ others! / (others - n)! a^n, n = 0..others, the negligible ends (below 1e-10 of the largest) left off."""
     logs = [0.0]
     for n in range(others):
         logs.append(logs[-1] + math.log((others - n) * a))
     top = max(logs)
-    cut = top + math.log(1e-12)
+    cut = top + math.log(1e-10)
     first = 0
     while logs[first] < cut:
         first += 1
@@ -448,7 +457,7 @@ def finite_source_wait(population: int, rest_us: float, wait_us: float) -> tuple
         return a * rest_us * (1.0 + en), first, probs
 
     lo, hi = -40.0, 40.0
-    for _ in range(80):
+    for _ in range(56):
         mid = 0.5 * (lo + hi)
         if mean_time(math.exp(mid))[0] < wait_us:
             lo = mid
@@ -487,6 +496,122 @@ def erlang_mixture_above(m: float, first: int, probs: list[float]) -> tuple[floa
         if acc < 1e-7:
             break
     return step, out
+
+
+def departure_variance(stages: float, servers: int, cv: float) -> float:
+    """Variance of the number of departures from ``servers`` c busy servers in a window of ``stages`` K mean
+    inter-departure times (each server a stationary renewal process of period c stages, its service of cv ``cv``;
+    in stage units). Each server's count in the window t = K / c periods: P(N >= 1) = min(1, t) (the tight law's
+    residual about uniform on (0, one period)), P(N >= j) = P(U + S_{j-1} <= t) averaged over the residual U (32
+    points), S_{j-1} the sum of j - 1 programs taken as a lognormal of its mean j - 1 and cv cv / sqrt(j - 1)
+    (Fenton-Wilkinson: never negative); Var = c (E[N^2] - E[N]^2). K << c: about K (Poisson, the Erlang); K = c:
+    about c cv^2 (each die ends about once)."""
+    if stages <= 0:
+        return 0.0
+    c = float(servers)
+    t = stages / c
+    points = 32
+    normal = NormalDist()
+    p1 = min(1.0, t)
+    e1 = p1
+    e2 = p1
+    j = 2
+    while j - 1 <= t + 1.0 + 8.0 * cv * math.sqrt(t + 1.0):
+        whole = j - 1
+        # the sum of j - 1 programs as a lognormal of their mean and cv (Fenton-Wilkinson): never negative
+        sigma = math.sqrt(math.log1p(cv * cv / whole))
+        mu = math.log(whole) - sigma * sigma / 2
+        acc = 0.0
+        for i in range(points):
+            x = t - (i + 0.5) / points
+            if x <= 0:
+                break
+            if sigma > 0:
+                acc += normal.cdf((math.log(x) - mu) / sigma)
+            elif x >= whole:
+                acc += 1.0
+        pj = acc / points
+        e1 += pj
+        e2 += (2 * j - 1) * pj
+        j += 1
+    return max(c * (e2 - e1 * e1), 1e-9)
+
+
+def _gamma_q(a: float, x: float) -> float:
+    """The regularized upper incomplete gamma Q(a, x) = P(Gamma(a, 1) > x) (series below a + 1, Lentz's continued
+    fraction above; Numerical Recipes 6.2)."""
+    if x <= 0:
+        return 1.0
+    log_front = -x + a * math.log(x) - math.lgamma(a)
+    if x < a + 1.0:
+        term = 1.0 / a
+        total = term
+        ap = a
+        for _ in range(10_000):
+            ap += 1.0
+            term *= x / ap
+            total += term
+            if term < total * 1e-12:
+                break
+        return max(0.0, 1.0 - total * math.exp(log_front))
+    tiny = 1e-300
+    b = x + 1.0 - a
+    c = 1.0 / tiny
+    d = 1.0 / b
+    h = d
+    for i in range(1, 10_000):
+        an = -i * (i - a)
+        b += 2.0
+        d = an * d + b
+        d = tiny if abs(d) < tiny else d
+        c = b + an / c
+        c = tiny if abs(c) < tiny else c
+        d = 1.0 / d
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < 1e-12:
+            break
+    return min(1.0, math.exp(log_front) * h)
+
+
+def stage_mixture_above(m: float, first: int, probs: list[float], servers: int, cv: float) -> tuple[float, list[float]]:
+    """(step, [P(W > k step)]) of W = n + 1 departures of ``servers`` busy dies (stage mean m), n = ``first`` + i at
+    chance probs[i]: W | n a gamma law of mean (n + 1) m and variance m^2 ``departure_variance(n + 1)`` (the duality
+    of a counting process and its epochs), on ``WRITE_STEPS`` steps up to 1e-7 of the tail."""
+    laws: list[tuple[float, float, float]] = []  # (pi, shape, scale)
+    reach = 0.0
+    for i, p in enumerate(probs):
+        k = first + i + 1.0
+        v = departure_variance(k, servers, cv)
+        laws.append((p, k * k / v, m * v / k))
+        reach = max(reach, m * k + 8.0 * m * math.sqrt(v) + 20.0 * m / max(1.0, k * k / v))
+    step = reach / WRITE_STEPS
+    out: list[float] = [1.0]
+    for n in range(1, WRITE_STEPS + 1):
+        x = n * step
+        acc = 0.0
+        for p, shape, scale in laws:
+            acc += p * _gamma_above(shape, x / scale)
+        out.append(acc)
+        if acc < 1e-7:
+            break
+    return step, out
+
+
+def _gamma_above(shape: float, x: float) -> float:
+    """P(Gamma(shape, 1) > x): ``_gamma_q`` for a shape below 8, else the Wilson-Hilferty cube-root normal
+    approximation (within about 1e-4 there); 1 or 0 beyond 12 standard deviations of the cube root."""
+    if x <= 0:
+        return 1.0
+    if shape < 8.0:
+        return _gamma_q(shape, x)
+    spread = math.sqrt(1.0 / (9.0 * shape))
+    z = ((x / shape) ** (1.0 / 3.0) - (1.0 - 1.0 / (9.0 * shape))) / spread
+    if z < -12.0:
+        return 1.0
+    if z > 12.0:
+        return 0.0
+    return 0.5 * math.erfc(z / math.sqrt(2.0))
 
 
 def route_quantiles_us(qs: tuple[float, ...], read_share: float, read_mean_us: float, laws: list[DieWaitLaw],

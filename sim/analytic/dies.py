@@ -203,7 +203,10 @@ class DieWaitLaw:
         return out
 
     def wait_table(self) -> tuple[float, list[float]]:
-        """(step h, P(W > n h) for n = 0, 1, ...) (``die_wait_above``)."""
+        """(step h, P(W > n h) for n = 0, 1, ...): ``die_wait_above``, or with programs ``one_program_wait_above``."""
+        if self.program_load > 0 and self.program_us > 0 and self.busy > 0:
+            return one_program_wait_above(self.read_load, self.read_us, self.read_cv, self.program_load, self.program_us,
+                                          self.program_cv, self.mean_wait_us, self.busy)
         return die_wait_above(self.residuals(), self.mean_wait_us, self.busy)
 
     def above(self, t: float, table: tuple[float, list[float]]) -> float:
@@ -308,6 +311,97 @@ def die_wait_above(residuals: list[tuple[float, float]], mean_wait_us: float, bu
     return step, [scale * a for a in above]
 
 
+def _residual_above(mean: float, cv: float, x: float) -> float:
+    """P(R > x) for R the equilibrium residual of a lognormal service S of ``mean`` and ``cv`` (deterministic when cv
+    is 0): E[(S - x)+] / E[S] = Phi(d1) - x / E[S] Phi(d2), d1 = (mu + sigma^2 - ln x) / sigma, d2 = d1 - sigma."""
+    if x <= 0:
+        return 1.0
+    if cv <= 0:
+        return max(0.0, 1.0 - x / mean)
+    sigma = math.sqrt(math.log1p(cv * cv))
+    mu = math.log(mean) - sigma * sigma / 2
+    d1 = (mu + sigma * sigma - math.log(x)) / sigma
+    d2 = d1 - sigma
+    root2 = math.sqrt(2.0)
+    return max(0.0, 0.5 * math.erfc(-d1 / root2) - x / mean * 0.5 * math.erfc(-d2 / root2))
+
+
+class _ResidualTail:
+    """``_residual_above`` for one law, its constants computed once."""
+
+    __slots__ = ("cv", "mean", "mu", "sigma")
+
+    def __init__(self, mean: float, cv: float) -> None:
+        self.mean = mean
+        self.cv = cv
+        self.sigma = math.sqrt(math.log1p(cv * cv)) if cv > 0 else 0.0
+        self.mu = math.log(mean) - self.sigma * self.sigma / 2 if mean > 0 else 0.0
+
+    def above(self, x: float) -> float:
+        if x <= 0:
+            return 1.0
+        if self.cv <= 0:
+            return max(0.0, 1.0 - x / self.mean)
+        sigma = self.sigma
+        d1 = (self.mu + sigma * sigma - math.log(x)) / sigma
+        if d1 < -9.0:
+            return 0.0
+        return max(0.0, 0.5 * math.erfc(-d1 * _ROOT_HALF) - x / self.mean * 0.5 * math.erfc(-(d1 - sigma) * _ROOT_HALF))
+
+
+_ROOT_HALF = math.sqrt(0.5)
+ONE_PROGRAM_STEPS = 300
+"""Grid steps of ``one_program_wait_above`` (to the program residual's 5-sigma reach plus the reads queued)."""
+
+
+def one_program_wait_above(read_load: float, read_us: float, read_cv: float, program_load: float, program_us: float,
+                           program_cv: float, mean_wait_us: float, busy: float) -> tuple[float, list[float]]:
+    """The wait of a read at a die that also programs, as the FTL's write point runs it (``WritePoint``): a program
+    starts only on an idle die (no read in service or queued), so a read finds at most one program ahead of it,
+    the one in service. With chance ``busy`` the die is busy; the operation in service is a program or a read by
+    their loads (``read_load`` as the read sees it), and the read waits out its residual (the equilibrium residual
+    of its lognormal law, exactly: ``_residual_above``) and then the K reads queued ahead, each a whole tR (the die's
+    tight read law): K geometric (from 0) with the mean that gives the fast path's mean wait,
+    w = busy (E[R] + E[K] tR), E[R] = (read load tR (1 + cv_r^2) + program load T (1 + cv_p^2)) / 2 / (their sum)
+    (K = 0 where the residual alone reaches w). Returns (step, [P(W > n step)]) down to 1e-6 (``ONE_PROGRAM_STEPS``
+    steps); the geometric sum of residuals of ``die_wait_above`` would let a read wait out several programs, which
+    the write point never gives it."""
+    u = min(busy, 0.999)
+    total = read_load + program_load
+    if u <= 0 or total <= 0:
+        return 0.0, [0.0]
+    pr, pp = read_load / total, program_load / total
+    first_mean = pr * read_us * (1 + read_cv * read_cv) / 2 + pp * program_us * (1 + program_cv * program_cv) / 2
+    mean_k = max(0.0, (mean_wait_us / u - first_mean) / read_us) if read_us > 0 else 0.0
+    q = mean_k / (1.0 + mean_k)  # P(K >= k + 1 | K >= k)
+    k_max = int(math.log(1e-7) / math.log(q)) + 1 if q > 0 else 0
+    sigma = math.sqrt(math.log1p(program_cv * program_cv))
+    longest = program_us * math.exp(-sigma * sigma / 2 + 5.0 * sigma) if program_cv > 0 else program_us
+    reach = max(longest, read_us * 2.0) + k_max * read_us
+    step = reach / ONE_PROGRAM_STEPS
+    # H(t) = P(R + K tR > t) = (1 - q) P(R > t) + q H(t - tR) (K geometric), H = 1 below 0: one pass over the grid
+    lag = read_us / step
+    h: list[float] = []
+    out: list[float] = []
+    read_tail = _ResidualTail(read_us, read_cv)
+    program_tail = _ResidualTail(program_us, program_cv)
+    for n in range(ONE_PROGRAM_STEPS + 1):
+        t = n * step
+        first = pr * read_tail.above(t) + pp * program_tail.above(t)
+        back = n - lag
+        if back <= 0 or q <= 0:
+            behind = 1.0
+        else:
+            k = int(back)
+            behind = h[k] + (h[k + 1] - h[k]) * (back - k) if k + 1 < n else h[k]
+        value = (1.0 - q) * first + q * behind
+        h.append(value)
+        out.append(u * value)
+        if u * value < 1e-6:
+            break
+    return step, out
+
+
 def _geometric_wait(parts: list[tuple[float, float]], rho: float) -> tuple[float, list[float]]:
     """``die_wait_above`` with P(K >= k) = rho^k."""
     longest = max(length for _, length in parts)
@@ -385,13 +479,18 @@ class WriteLaw:
     def wait_us(self) -> float:
         return max(0.0, self.mean_us - self.zero_us)
 
+    @property
+    def closed(self) -> bool:
+        """Whether the wait is a closed loop's finite-source law (else the open exponential)."""
+        return math.isfinite(self.population) and self.population >= 2 and self.cycle_us > self.wait_us
+
     def wait_table(self) -> tuple[float, list[float]]:
         """(step h, P(W > n h) for n = 0, 1, ...): the wait's tail on a grid; (0, [0]) without a wait (or one below
         1e-3 of the zero-load latency: ``above`` then shifts the latency by it)."""
         w = self.wait_us
         if w <= 1e-3 * max(1.0, self.zero_us):  # a wait this small only shifts the latency (``above``)
             return 0.0, [0.0]
-        if math.isfinite(self.population) and self.population >= 2 and self.cycle_us > w:
+        if self.closed:
             m, first, probs = finite_source_wait(round(self.population), self.cycle_us - w, w)
             if probs:
                 if self.servers > 0:
@@ -414,10 +513,17 @@ class WriteLaw:
         # P(A > x) exactly, plus E[P(W > x - A); A <= x] over the points of A (as ``DieWaitLaw.above``)
         points = _service_points(self.ack_us, self.ack_cv)
         acc = 0.0
-        for s in points:
-            if s > x:
-                break  # the points ascend
-            acc += _table_above(table, x - s)
+        if self.closed:
+            for s in points:
+                if s > x:
+                    break  # the points ascend
+                acc += _table_above(table, x - s)
+        else:  # the exponential in closed form
+            w = self.wait_us
+            for s in points:
+                if s > x:
+                    break
+                acc += math.exp(-(x - s) / w)
         return _lognormal_above(self.ack_us, self.ack_cv, x) + acc / len(points)
 
 

@@ -302,14 +302,15 @@ TAIL_METHODS = ("dies", "dies, closed reads", "heuristic")
 """``FastResult.tail_method``: how the p99 / p99.9 were estimated.
 
 * ``dies``: under ``device_model: dies`` (one workload, solved on its route): every read waits at a die of its
-  device as an M/G/1 FIFO of reads and programs whose mean wait is the fast path's own
-  (``sim.analytic.dies.DieWaitLaw``: open arrivals exactly Pollaczek-Khinchine, a closed loop with its
-  shorter mean), a mixture over the devices' die groups by their shares of the reads; the rest of a read's
-  route at its mean; writes (acknowledged from the device's cache) their fixed zero-load part, the cache's
-  lognormal acknowledgement and a wait of the fast path's mean (``sim.analytic.dies.WriteLaw``): exponential
-  for open arrivals, a closed loop's the machine repairman's finite-source law (a loop that saturates its
-  device keeps a steady queue, so its wait is tight: z/VM subchannels, deep write loops), combined by
-  ``sim.analytic.dies.route_quantiles_us`` (calibration/ext/die_solvers_writes.md).
+  device, its mean wait the fast path's own (``sim.analytic.dies.DieWaitLaw``): reads alone an M/G/1 FIFO (open
+  arrivals exactly Pollaczek-Khinchine, a closed loop with its shorter mean); where the die programs, the one
+  program in service at most (the write point starts programs on idle dies only) and the reads queued ahead; a
+  mixture over the devices' die groups by their shares of the reads; the rest of a read's route at its mean;
+  writes (acknowledged from the device's cache) their fixed zero-load part, the cache's lognormal acknowledgement
+  and a wait of the fast path's mean (``sim.analytic.dies.WriteLaw``): exponential for open arrivals, a closed
+  loop's the machine repairman's finite-source law (a loop that saturates its device keeps a steady queue, so its
+  wait is tight: z/VM subchannels, deep write loops; with one device its stages are departures of the busy dies),
+  combined by ``sim.analytic.dies.route_quantiles_us`` (calibration/ext/die_solvers_writes.md).
 * ``dies, closed reads``: a closed loop of reads (one size up to a die page) on one device alone (the queue-depth
   sweep): ``sim.analytic.dies.closed_read_quantile_us`` (calibration/ext/DIE_LEVEL.md, 144 points).
 * ``heuristic``: the pooled device model, and under ``dies`` what the die-level estimate does not cover

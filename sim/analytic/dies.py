@@ -173,6 +173,9 @@ class DieWaitLaw:
     arrival theorem's population N - 1 (read load x (N - 1) / N: at QD1 only programs, the loop's own acknowledged
     writes, and their residuals; busy = program load + that read load) and its shorter mean wait shortens the queue
     behind; programs run behind the acknowledgement, outside the closed population.
+    Where the die also programs (``program_load`` > 0) the wait is ``one_program_wait_above``'s instead: the write
+    point starts a program only on an idle die, so a read waits out at most the one program in service, then the
+    reads queued ahead (the geometric sum of residuals would let it wait out several programs).
     ``share``: this group's part of the route's device reads.
     """
 

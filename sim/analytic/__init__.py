@@ -413,11 +413,20 @@ def _die_tails(c: Compiler, scenario: Scenario, ev: Evaluation, ev0: Evaluation,
     # ``write_ack`` delay); a closed loop's writes wait as a finite source (``WriteLaw``)
     p0, d0 = c.die_devices[0].p, c.die_devices[0].d
     write_rate = x * net.op_prob[WRITE]
+    # the finite-source law at one device: a job's writes reach it at the device's share of the write rate (its
+    # cache's visits per logical write: a mirrored write visits two devices), so the rest of the cycle between two
+    # of its visits there is population / that rate - w (each other job independently at this device or not)
+    cache_g = c.die_devices[0].write_cache[0][0] if c.die_devices[0].write_cache else None
+    device_rate = write_rate * _op_visits(net, cache_g)[WRITE] / len(cache_g.names) if cache_g is not None else 0.0
+    # copies a logical write waits for at once (a mirror's two; RAID's data and parity): its visits to the caches
+    copies = sum((_op_visits(net, g)[WRITE] for device in c.die_devices for g, _ in device.write_cache), 0.0)
+    devices = len({name for device in c.die_devices for g, _ in device.write_cache for name in g.names})
     write = WriteLaw(zero_us=ev0.latency[WRITE], mean_us=latency[WRITE],
                      ack_us=min(ev0.latency[WRITE], max(0.0, p0.write_ack_us - write_command_us(d0, p0))),
                      ack_cv=p0.service_cv if p0.law == "lognormal" else 0.0, population=population,
-                     cycle_us=population / write_rate if write_rate > 0 and math.isfinite(population) else 0.0,
-                     servers=d0.dies if len(c.die_devices) == 1 else 0, program_cv=p0.service_cv if p0.law == "lognormal" else 0.0)
+                     cycle_us=population / write_rate if device_rate > 0 and math.isfinite(population) else 0.0,
+                     servers=d0.dies, program_cv=p0.service_cv if p0.law == "lognormal" else 0.0,
+                     copies=max(1, round(copies)), devices=devices, visits=device_rate / write_rate if write_rate > 0 else 1.0)
     tails = route_quantiles_us((0.99, 0.999), read_share, latency[READ], laws, write)
     return tails[0], tails[1], "dies"
 

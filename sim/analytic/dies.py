@@ -477,10 +477,27 @@ class WriteLaw:
     count's variance (``departure_variance``), tighter than an Erlang once n nears c (a die seldom ends twice
     within one program time)."""
     program_cv: float = 0.0
+    copies: int = 1
+    devices: int = 1
+    """Devices the loop's writes spread over (their queues: ``finite_source_wait``)."""
+    visits: float = 1.0
+    """Visits to one device per write (``copies`` / ``devices`` when spread evenly)."""
+    """Devices a write waits at in parallel (a mirrored write: 2); it is acknowledged when the slowest copy is."""
 
     @property
     def wait_us(self) -> float:
         return max(0.0, self.mean_us - self.zero_us)
+
+    def _one_copy(self, w: float) -> tuple[float, list[float]]:
+        """The finite-source wait table of one copy whose mean wait is ``w``."""
+        m, first, probs = finite_source_wait(round(self.population), self.cycle_us - self.wait_us, w, self.devices,
+                                             self.visits)
+        if not probs:
+            step = w * 14.0 / WRITE_STEPS
+            return step, [math.exp(-n * step / w) for n in range(WRITE_STEPS + 1)]
+        if self.servers > 0:
+            return stage_mixture_above(m, first, probs, self.servers, self.program_cv)
+        return erlang_mixture_above(m, first, probs)
 
     @property
     def closed(self) -> bool:
@@ -494,11 +511,20 @@ class WriteLaw:
         if w <= 1e-3 * max(1.0, self.zero_us):  # a wait this small only shifts the latency (``above``)
             return 0.0, [0.0]
         if self.closed:
-            m, first, probs = finite_source_wait(round(self.population), self.cycle_us - w, w)
-            if probs:
-                if self.servers > 0:
-                    return stage_mixture_above(m, first, probs, self.servers, self.program_cv)
-                return erlang_mixture_above(m, first, probs)
+            if self.copies <= 1:
+                return self._one_copy(w)
+            # the slowest of k copies at k devices (independent queues): P(W > t) = 1 - (1 - P(W_1 > t))^k, the
+            # copy's mean w_1 set so that the maximum's mean is the fast path's (a few fixed-point steps)
+            k = self.copies
+            w1 = w
+            for _ in range(4):
+                step, above = self._one_copy(w1)
+                table = [1.0 - (1.0 - a) ** k for a in above]
+                mean = (sum(table, 0.0) - table[0] / 2) * step
+                if mean <= 0 or abs(mean - w) < 1e-3 * w:
+                    break
+                w1 *= w / mean
+            return step, table
         step = w * 14.0 / WRITE_STEPS  # exponential: to e^-14 of its mean
         return step, [math.exp(-n * step / w) for n in range(WRITE_STEPS + 1)]
 
@@ -553,20 +579,59 @@ def _finite_source_probs(others: int, a: float) -> tuple[int, list[float]]:
     return first, [v / total for v in weights]
 
 
-def finite_source_wait(population: int, rest_us: float, wait_us: float) -> tuple[float, int, list[float]]:
+PRODUCT_FORM_WORK = 40_000
+"""Most (N - 1) x devices for ``finite_source_wait``'s product form (beyond: independent sources)."""
+
+
+def _product_form_probs(others: int, a: float, devices: int) -> tuple[int, list[float]]:
+    """(first n, [pi(n)]): the jobs an arrival at one of ``devices`` identical single-server queues finds there, with
+    ``others`` other jobs in a closed product-form network of those queues (relative demand ``a`` each) and a delay
+    (demand 1): pi(n) ~ a^n G(others - n), G the normalizing constants of the other queues and the delay
+    (convolution: G_delay(k) = 1 / k!, a queue added by G'(k) = G(k) + a G'(k - 1); in logs). The jobs crowd
+    together at a queue far more than independent sources would (with the delay small, uniformly over the ways
+    to share them out)."""
+    log_a = math.log(a)
+    lg = [-math.lgamma(k + 1.0) for k in range(others + 1)]
+    for _ in range(devices - 1):
+        prev = lg[0]
+        for k in range(1, others + 1):
+            x, y = lg[k], log_a + prev
+            prev = (x if x > y else y) + math.log1p(math.exp(-abs(x - y)))
+            lg[k] = prev
+    logs = [n * log_a + lg[others - n] for n in range(others + 1)]
+    top = max(logs)
+    cut = top + math.log(1e-10)
+    first = 0
+    while logs[first] < cut:
+        first += 1
+    last = len(logs) - 1
+    while logs[last] < cut:
+        last -= 1
+    weights = [math.exp(v - top) for v in logs[first:last + 1]]
+    total = sum(weights, 0.0)
+    return first, [v / total for v in weights]
+
+
+def finite_source_wait(population: int, rest_us: float, wait_us: float, devices: int = 1,
+                       visits: float = 1.0) -> tuple[float, int, list[float]]:
     """The machine repairman M/M/1//N matched to a closed loop's mean wait (``WriteLaw``): N = ``population``
     jobs, each away for ``rest_us`` (Z) between visits, mean time at the queue ``wait_us`` (w). Finds
     a = m / Z with m (1 + E[n]) = w, n ~ pi (``_finite_source_probs`` with N - 1 others), by bisection on log a;
-    returns (m, first n, [pi(n)])."""
+    returns (m, first n, [pi(n)]). With ``devices`` D > 1 queues, each visited ``visits`` v times per job cycle
+    (Z the cycle's rest), the arrival law is the product form's (``_product_form_probs``, a = v m / Z) while
+    (N - 1) D stays within ``PRODUCT_FORM_WORK``, else independent sources (one queue, Z / v - w away)."""
     others = population - 1
+    product = devices > 1 and others * devices <= PRODUCT_FORM_WORK
+    rest = rest_us if product or devices <= 1 else max(1e-9, (rest_us + wait_us) / visits - wait_us)
+    per_visit = visits if product else 1.0
 
     def mean_time(a: float) -> tuple[float, int, list[float]]:
-        first, probs = _finite_source_probs(others, a)
+        first, probs = _product_form_probs(others, a, devices) if product else _finite_source_probs(others, a)
         en = sum((p * (first + i) for i, p in enumerate(probs)), 0.0)
-        return a * rest_us * (1.0 + en), first, probs
+        return a * rest / per_visit * (1.0 + en), first, probs
 
     lo, hi = -40.0, 40.0
-    for _ in range(56):
+    for _ in range(40 if product else 56):
         mid = 0.5 * (lo + hi)
         if mean_time(math.exp(mid))[0] < wait_us:
             lo = mid

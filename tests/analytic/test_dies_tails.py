@@ -385,3 +385,37 @@ def test_deep_mixes_p99_near_the_des(name: str, qd: int) -> None:
     des = simulate(sc)
     assert fast.latency_p99_us is not None and des.latency_p99_us.value is not None
     assert fast.latency_p99_us == pytest.approx(des.latency_p99_us.value, rel=TOLERANCE)
+
+
+@pytest.mark.parametrize(("devices", "n_jobs", "a"), [(2, 12, 0.8), (8, 96, 0.5), (8, 96, 3.0), (4, 30, 0.05)])
+def test_write_wait_over_devices_is_the_product_forms(devices: int, n_jobs: int, a: float) -> None:
+    """Theory: the arrival law at one of D identical queues (``_product_form_probs``) has the mean queue length that
+    exact MVA gives the same closed network (D single-server queues of demand a, a delay of demand 1) at N - 1 jobs,
+    and sums to 1; with D = 1 it is the machine repairman's."""
+    from sim.analytic.dies import _finite_source_probs, _product_form_probs
+
+    q = [0.0] * devices
+    for k in range(1, n_jobs):
+        r = [a * (1 + qi) for qi in q]
+        x = k / (1.0 + sum(r))
+        q = [x * ri for ri in r]
+    first, probs = _product_form_probs(n_jobs - 1, a, devices)
+    assert sum(probs) == pytest.approx(1.0, abs=1e-9)
+    assert sum(p * (first + i) for i, p in enumerate(probs)) == pytest.approx(q[0], rel=1e-4, abs=1e-6)
+    f1, p1 = _product_form_probs(n_jobs - 1, a, 1)
+    f2, p2 = _finite_source_probs(n_jobs - 1, a)
+    assert f1 == f2 and p1 == pytest.approx(p2, abs=1e-9)
+
+
+def test_s2_mirrored_writes_p99_within_a_quarter_of_the_des() -> None:
+    """examples/s2_ibmi_8x4_mirrored.yaml under dies (96 jobs of mirrored writes over 8 saturated ES5F): the writes
+    queue at each drive apart (product-form arrival law) and wait for the slower copy. Measured: fast p99 208 us
+    against the DES's 272 (-23%; the exponential wait gave 311, +14%; one queue 106): a known gap, kept honest at
+    25% here (the product form's jobs are not fork-join synchronised as the DES's mirror is)."""
+    from models import load_scenario
+
+    sc = _under_dies(load_scenario(ROOT / "examples" / "s2_ibmi_8x4_mirrored.yaml"), max_ios=20_000)
+    fast = evaluate(sc)
+    des = simulate(sc)
+    assert fast.latency_p99_us is not None and des.latency_p99_us.value is not None
+    assert fast.latency_p99_us == pytest.approx(des.latency_p99_us.value, rel=0.25)

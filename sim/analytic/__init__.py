@@ -421,11 +421,21 @@ def _die_tails(c: Compiler, scenario: Scenario, ev: Evaluation, ev0: Evaluation,
     # copies a logical write waits for at once (a mirror's two; RAID's data and parity): its visits to the caches
     copies = sum((_op_visits(net, g)[WRITE] for device in c.die_devices for g, _ in device.write_cache), 0.0)
     devices = len({name for device in c.die_devices for g, _ in device.write_cache for name in g.names})
+    # the stages of the wait are departures at the loop's bottleneck: the busy dies (programs of the device law's cv),
+    # or where a limit or station before the device binds (a z/VM minidisk's one subchannel) its servers, their
+    # holds taken at the same cv (the acknowledgement's law dominates a write's hold there)
+    servers = d0.dies
+    caps = net.capacities()
+    if caps:
+        neck = net.groups[caps.index(min(caps))]
+        device_names = {name.rsplit(".", 1)[0] for device in c.die_devices for g, _ in device.write_cache for name in g.names}
+        if not any(name.rsplit(".", 1)[0] in device_names for name in neck.names):
+            servers = max(1, neck.servers * len(set(neck.names)) // max(1, devices))
     write = WriteLaw(zero_us=ev0.latency[WRITE], mean_us=latency[WRITE],
                      ack_us=min(ev0.latency[WRITE], max(0.0, p0.write_ack_us - write_command_us(d0, p0))),
                      ack_cv=p0.service_cv if p0.law == "lognormal" else 0.0, population=population,
                      cycle_us=population / write_rate if device_rate > 0 and math.isfinite(population) else 0.0,
-                     servers=d0.dies, program_cv=p0.service_cv if p0.law == "lognormal" else 0.0,
+                     servers=servers, program_cv=p0.service_cv if p0.law == "lognormal" else 0.0,
                      copies=max(1, round(copies)), devices=devices, visits=device_rate / write_rate if write_rate > 0 else 1.0)
     tails = route_quantiles_us((0.99, 0.999), read_share, latency[READ], laws, write)
     return tails[0], tails[1], "dies"

@@ -7,8 +7,8 @@ the DES (a run that stops on an I/O count, so the table is the same on any machi
 IOPS, mean latency, and p99 / p99.9 (the fast path's mean latency plus the die-level quantile estimate
 ``sim.analytic.dies.closed_read_quantile_us``), with the fast path's relative difference. With
 ``--read-fractions`` (e.g. ``0,0.67``) the loop issues 4 KiB random reads and writes in that mix instead (writes
-program on the FTL's write point) and the table gives IOPS, the mean and the read and write means
-(calibration/ext/die_solvers_writes.md).
+program on the FTL's write point) and the table gives IOPS, the mean, the read and write means and the p99 and
+p99.9 of all I/Os (the fast path's ``FastResult.latency_p99_us`` / ``latency_p999_us``; calibration/ext/die_solvers_writes.md).
 """
 
 from __future__ import annotations
@@ -60,9 +60,11 @@ class Row:
 
 @dataclass(frozen=True)
 class MixRow(Row):
-    """One device, depth and read fraction: (DES, fast) IOPS, mean, read mean and write mean (us)."""
+    """One device, depth and read fraction: (DES, fast) IOPS, mean, read mean and write mean (us); ``tails``:
+    (DES, fast) p99 and p99.9 of all I/Os (us)."""
 
     read_fraction: float = 1.0
+    tails: tuple[tuple[float, float], tuple[float, float]] = ((0.0, 0.0), (0.0, 0.0))
 
 
 def compare_mix(section: str, name: str, qd: int, read_fraction: float, max_ios: int) -> MixRow:
@@ -78,7 +80,9 @@ def compare_mix(section: str, name: str, qd: int, read_fraction: float, max_ios:
                   (res.iops.value, res.latency_mean_us.value, value(res.read_latency_mean_us), value(res.write_latency_mean_us)),
                   (fast.iops, fast.latency_mean_us, fast.read_latency_mean_us if read_fraction > 0 else 0.0,
                    fast.write_latency_mean_us if read_fraction < 1 else 0.0),
-                  read_fraction=read_fraction)
+                  read_fraction=read_fraction,
+                  tails=((value(res.latency_p99_us), value(res.latency_p999_us)),
+                         (fast.latency_p99_us or 0.0, fast.latency_p999_us or 0.0)))
 
 
 def compare(section: str, name: str, qd: int, max_ios: int) -> Row:
@@ -139,19 +143,22 @@ def mix_table(chosen: list[tuple[str, str]], depths: list[int], fractions: list[
         print(f"--read-fractions must be in 0..1, got {bad[0]}", file=sys.stderr)
         return 2
     print("| device | QD | reads | IOPS DES | IOPS fast | diff | mean DES | mean fast | diff | read DES | read fast "
-          "| write DES | write fast |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    worst = [0.0, 0.0]
+          "| write DES | write fast | p99 DES | p99 fast | diff | p99.9 DES | p99.9 fast | diff |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    worst = [0.0, 0.0, 0.0, 0.0]
     for section, name in chosen:
         for f in fractions:
             for qd in depths:
                 r = compare_mix(section, name, qd, f, max_ios)
                 dd = r.diffs()
-                worst = [max(worst[0], abs(dd[0])), max(worst[1], abs(dd[1]))]
+                (d99, d999), (f99, f999) = r.tails
+                t99 = f99 / d99 - 1.0 if d99 > 0 else 0.0
+                t999 = f999 / d999 - 1.0 if d999 > 0 else 0.0
+                worst = [max(w, abs(v)) for w, v in zip(worst, (dd[0], dd[1], t99, t999), strict=True)]
                 print(f"| {name} | {qd} | {f:.0%} | {r.des[0]:,.0f} | {r.fast[0]:,.0f} | {dd[0]:+.1%} | {r.des[1]:.1f} | "
-                      f"{r.fast[1]:.1f} | {dd[1]:+.1%} | {r.des[2]:.1f} | {r.fast[2]:.1f} | {r.des[3]:.1f} | {r.fast[3]:.1f} |",
-                      flush=True)
-    print(f"\nworst |diff|: IOPS {worst[0]:.1%}, mean {worst[1]:.1%}")
+                      f"{r.fast[1]:.1f} | {dd[1]:+.1%} | {r.des[2]:.1f} | {r.fast[2]:.1f} | {r.des[3]:.1f} | {r.fast[3]:.1f} | "
+                      f"{d99:.1f} | {f99:.1f} | {t99:+.1%} | {d999:.1f} | {f999:.1f} | {t999:+.1%} |", flush=True)
+    print(f"\nworst |diff|: IOPS {worst[0]:.1%}, mean {worst[1]:.1%}, p99 {worst[2]:.1%}, p99.9 {worst[3]:.1%}")
     return 0
 
 

@@ -83,6 +83,7 @@ from sim.analytic.classes import solve_classes
 from sim.analytic.dies import (
     DiePoint,
     DieWaitLaw,
+    WriteLaw,
     closed_read_quantile_us,
     die_level_closed,
     die_level_quantile_us,
@@ -93,6 +94,7 @@ from sim.analytic.network import READ, WRITE, Evaluation, Group, Network
 from sim.analytic.paths import STRIPED, Compiler, clear_tables, compile_scenario, layout_of
 from sim.analytic.queueing import INF
 from sim.route.describe import chunk_bytes_of, volume_layout
+from sim.route.flash import write_command_us
 
 __all__ = ["TAIL_METHODS", "Bounds", "DiePoint", "FastResult", "clear_cache", "die_level_closed", "die_level_quantile_us",
            "die_qd1_quantile_us", "evaluate", "heuristic_quantile_us", "with_tails"]
@@ -300,12 +302,15 @@ TAIL_METHODS = ("dies", "dies, closed reads", "heuristic")
 """``FastResult.tail_method``: how the p99 / p99.9 were estimated.
 
 * ``dies``: under ``device_model: dies`` (one workload, solved on its route): every read waits at a die of its
-  device as an M/G/1 FIFO of reads and programs whose mean wait is the fast path's own
-  (``sim.analytic.dies.DieWaitLaw``: open arrivals exactly Pollaczek-Khinchine, a closed loop with its
-  shorter mean), a mixture over the devices' die groups by their shares of the reads; the rest of a read's
-  route at its mean; writes (acknowledged from the device's cache) their zero-load latency plus an
-  exponential wait of the fast path's mean (``sim.analytic.dies.route_quantiles_us``): a closed loop of
-  writes queued steadily (z/VM subchannels) has a tighter tail than that (calibration/ext/DIE_LEVEL.md).
+  device, its mean wait the fast path's own (``sim.analytic.dies.DieWaitLaw``): reads alone an M/G/1 FIFO (open
+  arrivals exactly Pollaczek-Khinchine, a closed loop with its shorter mean); where the die programs, the one
+  program in service at most (the write point starts programs on idle dies only) and the reads queued ahead; a
+  mixture over the devices' die groups by their shares of the reads; the rest of a read's route at its mean;
+  writes (acknowledged from the device's cache) their fixed zero-load part, the cache's lognormal acknowledgement
+  and a wait of the fast path's mean (``sim.analytic.dies.WriteLaw``): exponential for open arrivals, a closed
+  loop's the machine repairman's finite-source law (a loop that saturates its device keeps a steady queue, so its
+  wait is tight: z/VM subchannels, deep write loops; with one device its stages are departures of the busy dies),
+  combined by ``sim.analytic.dies.route_quantiles_us`` (calibration/ext/die_solvers_writes.md).
 * ``dies, closed reads``: a closed loop of reads (one size up to a die page) on one device alone (the queue-depth
   sweep): ``sim.analytic.dies.closed_read_quantile_us`` (calibration/ext/DIE_LEVEL.md, 144 points).
 * ``heuristic``: the pooled device model, and under ``dies`` what the die-level estimate does not cover
@@ -392,17 +397,47 @@ def _die_tails(c: Compiler, scenario: Scenario, ev: Evaluation, ev0: Evaluation,
             # the die station's own work is its reads (and a rebuild's share); the programs are the locks that
             # share its servers (``DieGroups.programs``, ``Group.shares_with``): a read waits in the die's queue
             # and behind a program met at random
-            read_load = x * g.work / n + g.background_util
             program_load = x * h.work / n
             # a closed loop's read sees the other reads with population N - 1 (the arrival theorem); programs run
-            # behind the acknowledgement, outside the population
+            # behind the acknowledgement, outside the population (at QD1 a read still meets the loop's own
+            # acknowledged writes programming), and so does a rebuild; the read load is the one the read sees, both in
+            # the chance its die is busy and in the residual's mixture (a read's residual is not in a QD1 read's wait)
             seen = max(0.0, 1.0 - 1.0 / (population * g.reach)) if population * g.reach >= 1 else 0.0
+            read_load = x * g.work / n * seen + g.background_util
             laws.append(DieWaitLaw(share=reads, mean_wait_us=ev.waits[g.index] + ev.waits[h.index], read_us=d.die_read_us,
                                    read_cv=d.die_read_cv, read_load=read_load, program_load=program_load,
                                    program_us=program_us, program_cv=program_cv,
-                                   busy=min(1.0, program_load + read_load * seen)))
+                                   busy=min(1.0, program_load + read_load)))
     read_share = net.op_prob[READ]
-    tails = route_quantiles_us((0.99, 0.999), read_share, latency[READ], laws, ev0.latency[WRITE], latency[WRITE])
+    # the write's acknowledgement: the cache's ack less the controller's part, the device law's lognormal (the DES's
+    # ``write_ack`` delay); a closed loop's writes wait as a finite source (``WriteLaw``)
+    p0, d0 = c.die_devices[0].p, c.die_devices[0].d
+    write_rate = x * net.op_prob[WRITE]
+    # the finite-source law at one device: a job's writes reach it at the device's share of the write rate (its
+    # cache's visits per logical write: a mirrored write visits two devices), so the rest of the cycle between two
+    # of its visits there is population / that rate - w (each other job independently at this device or not)
+    cache_g = c.die_devices[0].write_cache[0][0] if c.die_devices[0].write_cache else None
+    device_rate = write_rate * _op_visits(net, cache_g)[WRITE] / len(cache_g.names) if cache_g is not None else 0.0
+    # copies a logical write waits for at once (a mirror's two; RAID's data and parity): its visits to the caches
+    copies = sum((_op_visits(net, g)[WRITE] for device in c.die_devices for g, _ in device.write_cache), 0.0)
+    devices = len({name for device in c.die_devices for g, _ in device.write_cache for name in g.names})
+    # the stages of the wait are departures at the loop's bottleneck: the busy dies (programs of the device law's cv),
+    # or where a limit or station before the device binds (a z/VM minidisk's one subchannel) its servers, their
+    # holds taken at the same cv (the acknowledgement's law dominates a write's hold there)
+    servers = d0.dies
+    caps = net.capacities()
+    if caps:
+        neck = net.groups[caps.index(min(caps))]
+        device_names = {name.rsplit(".", 1)[0] for device in c.die_devices for g, _ in device.write_cache for name in g.names}
+        if not any(name.rsplit(".", 1)[0] in device_names for name in neck.names):
+            servers = max(1, neck.servers * len(set(neck.names)) // max(1, devices))
+    write = WriteLaw(zero_us=ev0.latency[WRITE], mean_us=latency[WRITE],
+                     ack_us=min(ev0.latency[WRITE], max(0.0, p0.write_ack_us - write_command_us(d0, p0))),
+                     ack_cv=p0.service_cv if p0.law == "lognormal" else 0.0, population=population,
+                     cycle_us=population / write_rate if device_rate > 0 and math.isfinite(population) else 0.0,
+                     servers=servers, program_cv=p0.service_cv if p0.law == "lognormal" else 0.0,
+                     copies=max(1, round(copies)), devices=devices, visits=device_rate / write_rate if write_rate > 0 else 1.0)
+    tails = route_quantiles_us((0.99, 0.999), read_share, latency[READ], laws, write)
     return tails[0], tails[1], "dies"
 
 

@@ -161,17 +161,21 @@ SERVICE_POINTS = 24
 class DieWaitLaw:
     """One die group's wait as a read arriving there sees it (a die of a ``dies`` device in the fast path).
 
-    The die is a FIFO server of reads (tR, lognormal cv ``read_cv``) and programs (``program_us``, lognormal
-    cv ``program_cv``) with ``read_load`` and ``program_load`` its utilisation by each (a rebuild's share
-    counted as programs). The wait W is taken as an M/G/1 FIFO's (Pollaczek-Khinchine / Benes: W = the sum
-    of K residuals, a residual drawn from the load-weighted equilibrium law of the service, uniform on
-    (0, s) for a service of length s), K = 0 unless the die is busy (chance ``busy``), then geometric with
-    the ratio r that gives the fast path's own mean wait at the die ``mean_wait_us``:
-    w = busy E[R] / (1 - r) (r = 0 where even one residual exceeds w: the mean is then not matched).
-    For open (Poisson) arrivals busy is the die's utilisation and r comes out the M/G/1's rho (the network's
-    die wait is Pollaczek-Khinchine). A closed loop's reads see the other reads at their die with the
-    arrival theorem's population N - 1 (busy = program load + read load x (N - 1) / N) and its shorter mean
-    wait shortens the queue behind; programs run behind the acknowledgement, outside the closed population.
+    The die is a FIFO server of reads (tR, lognormal cv ``read_cv``) and programs (``program_us``, lognormal cv
+    ``program_cv``) with ``read_load`` and ``program_load`` its utilisation by each as an arriving read sees it (a
+    closed loop: the other reads' share, see below; a rebuild's share counted in full). The wait W is taken as an
+    M/G/1 FIFO's (Pollaczek-Khinchine / Benes: W = the sum of K residuals, a residual drawn from the load-weighted
+    equilibrium law of the service, uniform on (0, s) for a service of length s), K = 0 unless the die is busy
+    (chance ``busy``), then geometric with the ratio r that gives the fast path's own mean wait at the die
+    ``mean_wait_us``: w = busy E[R] / (1 - r) (r = 0 where even one residual exceeds w: the mean is then not
+    matched). For open (Poisson) arrivals busy is the die's utilisation and r comes out the M/G/1's rho (the
+    network's die wait is Pollaczek-Khinchine). A closed loop's reads see the other reads at their die with the
+    arrival theorem's population N - 1 (read load x (N - 1) / N: at QD1 only programs, the loop's own acknowledged
+    writes, and their residuals; busy = program load + that read load) and its shorter mean wait shortens the queue
+    behind; programs run behind the acknowledgement, outside the closed population.
+    Where the die also programs (``program_load`` > 0) the wait is ``one_program_wait_above``'s instead: the write
+    point starts a program only on an idle die, so a read waits out at most the one program in service, then the
+    reads queued ahead (the geometric sum of residuals would let it wait out several programs).
     ``share``: this group's part of the route's device reads.
     """
 
@@ -202,7 +206,10 @@ class DieWaitLaw:
         return out
 
     def wait_table(self) -> tuple[float, list[float]]:
-        """(step h, P(W > n h) for n = 0, 1, ...) (``die_wait_above``)."""
+        """(step h, P(W > n h) for n = 0, 1, ...): ``die_wait_above``, or with programs ``one_program_wait_above``."""
+        if self.program_load > 0 and self.program_us > 0 and self.busy > 0:
+            return one_program_wait_above(self.read_load, self.read_us, self.read_cv, self.program_load, self.program_us,
+                                          self.program_cv, self.mean_wait_us, self.busy)
         return die_wait_above(self.residuals(), self.mean_wait_us, self.busy)
 
     def above(self, t: float, table: tuple[float, list[float]]) -> float:
@@ -307,6 +314,97 @@ def die_wait_above(residuals: list[tuple[float, float]], mean_wait_us: float, bu
     return step, [scale * a for a in above]
 
 
+def _residual_above(mean: float, cv: float, x: float) -> float:
+    """P(R > x) for R the equilibrium residual of a lognormal service S of ``mean`` and ``cv`` (deterministic when cv
+    is 0): E[(S - x)+] / E[S] = Phi(d1) - x / E[S] Phi(d2), d1 = (mu + sigma^2 - ln x) / sigma, d2 = d1 - sigma."""
+    if x <= 0:
+        return 1.0
+    if cv <= 0:
+        return max(0.0, 1.0 - x / mean)
+    sigma = math.sqrt(math.log1p(cv * cv))
+    mu = math.log(mean) - sigma * sigma / 2
+    d1 = (mu + sigma * sigma - math.log(x)) / sigma
+    d2 = d1 - sigma
+    root2 = math.sqrt(2.0)
+    return max(0.0, 0.5 * math.erfc(-d1 / root2) - x / mean * 0.5 * math.erfc(-d2 / root2))
+
+
+class _ResidualTail:
+    """``_residual_above`` for one law, its constants computed once."""
+
+    __slots__ = ("cv", "mean", "mu", "sigma")
+
+    def __init__(self, mean: float, cv: float) -> None:
+        self.mean = mean
+        self.cv = cv
+        self.sigma = math.sqrt(math.log1p(cv * cv)) if cv > 0 else 0.0
+        self.mu = math.log(mean) - self.sigma * self.sigma / 2 if mean > 0 else 0.0
+
+    def above(self, x: float) -> float:
+        if x <= 0:
+            return 1.0
+        if self.cv <= 0:
+            return max(0.0, 1.0 - x / self.mean)
+        sigma = self.sigma
+        d1 = (self.mu + sigma * sigma - math.log(x)) / sigma
+        if d1 < -9.0:
+            return 0.0
+        return max(0.0, 0.5 * math.erfc(-d1 * _ROOT_HALF) - x / self.mean * 0.5 * math.erfc(-(d1 - sigma) * _ROOT_HALF))
+
+
+_ROOT_HALF = math.sqrt(0.5)
+ONE_PROGRAM_STEPS = 300
+"""Grid steps of ``one_program_wait_above`` (to the program residual's 5-sigma reach plus the reads queued)."""
+
+
+def one_program_wait_above(read_load: float, read_us: float, read_cv: float, program_load: float, program_us: float,
+                           program_cv: float, mean_wait_us: float, busy: float) -> tuple[float, list[float]]:
+    """The wait of a read at a die that also programs, as the FTL's write point runs it (``WritePoint``): a program
+    starts only on an idle die (no read in service or queued), so a read finds at most one program ahead of it,
+    the one in service. With chance ``busy`` the die is busy; the operation in service is a program or a read by
+    their loads (``read_load`` as the read sees it), and the read waits out its residual (the equilibrium residual
+    of its lognormal law, exactly: ``_residual_above``) and then the K reads queued ahead, each a whole tR (the die's
+    tight read law): K geometric (from 0) with the mean that gives the fast path's mean wait,
+    w = busy (E[R] + E[K] tR), E[R] = (read load tR (1 + cv_r^2) + program load T (1 + cv_p^2)) / 2 / (their sum)
+    (K = 0 where the residual alone reaches w). Returns (step, [P(W > n step)]) down to 1e-6 (``ONE_PROGRAM_STEPS``
+    steps); the geometric sum of residuals of ``die_wait_above`` would let a read wait out several programs, which
+    the write point never gives it."""
+    u = min(busy, 0.999)
+    total = read_load + program_load
+    if u <= 0 or total <= 0:
+        return 0.0, [0.0]
+    pr, pp = read_load / total, program_load / total
+    first_mean = pr * read_us * (1 + read_cv * read_cv) / 2 + pp * program_us * (1 + program_cv * program_cv) / 2
+    mean_k = max(0.0, (mean_wait_us / u - first_mean) / read_us) if read_us > 0 else 0.0
+    q = mean_k / (1.0 + mean_k)  # P(K >= k + 1 | K >= k)
+    k_max = int(math.log(1e-7) / math.log(q)) + 1 if q > 0 else 0
+    sigma = math.sqrt(math.log1p(program_cv * program_cv))
+    longest = program_us * math.exp(-sigma * sigma / 2 + 5.0 * sigma) if program_cv > 0 else program_us
+    reach = max(longest, read_us * 2.0) + k_max * read_us
+    step = reach / ONE_PROGRAM_STEPS
+    # H(t) = P(R + K tR > t) = (1 - q) P(R > t) + q H(t - tR) (K geometric), H = 1 below 0: one pass over the grid
+    lag = read_us / step
+    h: list[float] = []
+    out: list[float] = []
+    read_tail = _ResidualTail(read_us, read_cv)
+    program_tail = _ResidualTail(program_us, program_cv)
+    for n in range(ONE_PROGRAM_STEPS + 1):
+        t = n * step
+        first = pr * read_tail.above(t) + pp * program_tail.above(t)
+        back = n - lag
+        if back <= 0 or q <= 0:
+            behind = 1.0
+        else:
+            k = int(back)
+            behind = h[k] + (h[k + 1] - h[k]) * (back - k) if k + 1 < n else h[k]
+        value = (1.0 - q) * first + q * behind
+        h.append(value)
+        out.append(u * value)
+        if u * value < 1e-6:
+            break
+    return step, out
+
+
 def _geometric_wait(parts: list[tuple[float, float]], rho: float) -> tuple[float, list[float]]:
     """``die_wait_above`` with P(K >= k) = rho^k."""
     longest = max(length for _, length in parts)
@@ -346,17 +444,361 @@ def _geometric_wait(parts: list[tuple[float, float]], rho: float) -> tuple[float
     return step, above
 
 
+@dataclass(frozen=True)
+class WriteLaw:
+    """A write's latency on a route under the ``dies`` device model (acknowledged from the device's write cache).
+
+    Its zero-load latency ``zero_us`` holds the cache's acknowledgement ``ack_us``, a lognormal of cv ``ack_cv``
+    (the DES's ``write_ack`` delay: the ack time less the controller's, times the device law's unit), the rest
+    fixed. A write waits only for what keeps it from the cache: a free slot (slots are freed as programs end),
+    a subchannel or queue slot on the way; the wait W has the fast path's mean ``mean_us - zero_us``.
+
+    * Open arrivals (``population`` infinite): W exponential of that mean (M/M/1's wait in system).
+    * A closed loop of ``population`` N jobs, each issuing a write every ``cycle_us`` (N / the write rate): the
+      writes waiting form a finite-source queue (the machine-repairman M/M/1//N): an arriving write finds n
+      of the N - 1 others there (arrival theorem), pi(n) ~ (N - 1)! / (N - 1 - n)! a^n, and waits n + 1
+      departures of mean m each (the slot releases: programs ending on any of the dies, a superposition close
+      to Poisson), W | n ~ Erlang(n + 1, m). The two unknowns a = m / Z (Z = ``cycle_us`` - w, the rest of a
+      job's cycle) and m come from the fast path's mean: m (1 + E[n]) = w (``finite_source_wait``). A loop
+      that saturates its device keeps about N - 1 - X Z writes queued, so its W is tight (Erlang of many
+      stages), not exponential; as N grows pi tends to the geometric law and W to the exponential (the open
+      case).
+    """
+
+    zero_us: float
+    mean_us: float
+    ack_us: float = 0.0
+    ack_cv: float = 0.0
+    population: float = math.inf
+    cycle_us: float = 0.0
+    servers: int = 0
+    """Dies draining the cache (0: stages taken as exponential, an Erlang per n). With ``servers`` c the stages are
+    departures of c busy dies whose programs have cv ``program_cv``: n + 1 of them take a gamma law of the
+    count's variance (``departure_variance``), tighter than an Erlang once n nears c (a die seldom ends twice
+    within one program time)."""
+    program_cv: float = 0.0
+    copies: int = 1
+    devices: int = 1
+    """Devices the loop's writes spread over (their queues: ``finite_source_wait``)."""
+    visits: float = 1.0
+    """Visits to one device per write (``copies`` / ``devices`` when spread evenly)."""
+    """Devices a write waits at in parallel (a mirrored write: 2); it is acknowledged when the slowest copy is."""
+
+    @property
+    def wait_us(self) -> float:
+        return max(0.0, self.mean_us - self.zero_us)
+
+    def _one_copy(self, w: float) -> tuple[float, list[float]]:
+        """The finite-source wait table of one copy whose mean wait is ``w``."""
+        m, first, probs = finite_source_wait(round(self.population), self.cycle_us - self.wait_us, w, self.devices,
+                                             self.visits)
+        if not probs:
+            step = w * 14.0 / WRITE_STEPS
+            return step, [math.exp(-n * step / w) for n in range(WRITE_STEPS + 1)]
+        if self.servers > 0:
+            return stage_mixture_above(m, first, probs, self.servers, self.program_cv)
+        return erlang_mixture_above(m, first, probs)
+
+    @property
+    def closed(self) -> bool:
+        """Whether the wait is a closed loop's finite-source law (else the open exponential)."""
+        return math.isfinite(self.population) and self.population >= 2 and self.cycle_us > self.wait_us
+
+    def wait_table(self) -> tuple[float, list[float]]:
+        """(step h, P(W > n h) for n = 0, 1, ...): the wait's tail on a grid; (0, [0]) without a wait (or one below
+        1e-3 of the zero-load latency: ``above`` then shifts the latency by it)."""
+        w = self.wait_us
+        if w <= 1e-3 * max(1.0, self.zero_us):  # a wait this small only shifts the latency (``above``)
+            return 0.0, [0.0]
+        if self.closed:
+            if self.copies <= 1:
+                return self._one_copy(w)
+            # the slowest of k copies at k devices (independent queues): P(W > t) = 1 - (1 - P(W_1 > t))^k, the
+            # copy's mean w_1 set so that the maximum's mean is the fast path's (a few fixed-point steps)
+            k = self.copies
+            w1 = w
+            for _ in range(4):
+                step, above = self._one_copy(w1)
+                table = [1.0 - (1.0 - a) ** k for a in above]
+                mean = (sum(table, 0.0) - table[0] / 2) * step
+                if mean <= 0 or abs(mean - w) < 1e-3 * w:
+                    break
+                w1 *= w / mean
+            return step, table
+        step = w * 14.0 / WRITE_STEPS  # exponential: to e^-14 of its mean
+        return step, [math.exp(-n * step / w) for n in range(WRITE_STEPS + 1)]
+
+    def above(self, t: float, table: tuple[float, list[float]]) -> float:
+        """P(latency > t): the fixed part plus the lognormal acknowledgement plus W (W's tail linear between
+        grid points; the acknowledgement at ``SERVICE_POINTS`` equally likely points)."""
+        base = self.zero_us - self.ack_us if table[0] > 0 else self.mean_us - self.ack_us
+        x = t - base
+        if x < 0:
+            return 1.0
+        if self.ack_us <= 0:
+            return _table_above(table, x) if table[0] > 0 else (1.0 if x < 0 else 0.0)
+        if table[0] <= 0:
+            return _lognormal_above(self.ack_us, self.ack_cv, x)
+        # P(A > x) exactly, plus E[P(W > x - A); A <= x] over the points of A (as ``DieWaitLaw.above``)
+        points = _service_points(self.ack_us, self.ack_cv)
+        acc = 0.0
+        if self.closed:
+            for s in points:
+                if s > x:
+                    break  # the points ascend
+                acc += _table_above(table, x - s)
+        else:  # the exponential in closed form
+            w = self.wait_us
+            for s in points:
+                if s > x:
+                    break
+                acc += math.exp(-(x - s) / w)
+        return _lognormal_above(self.ack_us, self.ack_cv, x) + acc / len(points)
+
+
+WRITE_STEPS = 240
+"""Grid points of a write's wait tail (``WriteLaw.wait_table``)."""
+
+
+def _finite_source_probs(others: int, a: float) -> tuple[int, list[float]]:
+    """(first n, [pi(n)]) of the machine repairman's arrival law with ``others`` other jobs and ratio ``a``:
+    pi(n) ~ others! / (others - n)! a^n, n = 0..others, the negligible ends (below 1e-10 of the largest) left off."""
+    logs = [0.0]
+    for n in range(others):
+        logs.append(logs[-1] + math.log((others - n) * a))
+    top = max(logs)
+    cut = top + math.log(1e-10)
+    first = 0
+    while logs[first] < cut:
+        first += 1
+    last = len(logs) - 1
+    while logs[last] < cut:
+        last -= 1
+    weights = [math.exp(v - top) for v in logs[first:last + 1]]
+    total = sum(weights, 0.0)
+    return first, [v / total for v in weights]
+
+
+PRODUCT_FORM_WORK = 40_000
+"""Most (N - 1) x devices for ``finite_source_wait``'s product form (beyond: independent sources)."""
+
+
+def _product_form_probs(others: int, a: float, devices: int) -> tuple[int, list[float]]:
+    """(first n, [pi(n)]): the jobs an arrival at one of ``devices`` identical single-server queues finds there, with
+    ``others`` other jobs in a closed product-form network of those queues (relative demand ``a`` each) and a delay
+    (demand 1): pi(n) ~ a^n G(others - n), G the normalizing constants of the other queues and the delay
+    (convolution: G_delay(k) = 1 / k!, a queue added by G'(k) = G(k) + a G'(k - 1); in logs). The jobs crowd
+    together at a queue far more than independent sources would (with the delay small, uniformly over the ways
+    to share them out)."""
+    log_a = math.log(a)
+    lg = [-math.lgamma(k + 1.0) for k in range(others + 1)]
+    for _ in range(devices - 1):
+        prev = lg[0]
+        for k in range(1, others + 1):
+            x, y = lg[k], log_a + prev
+            prev = (x if x > y else y) + math.log1p(math.exp(-abs(x - y)))
+            lg[k] = prev
+    logs = [n * log_a + lg[others - n] for n in range(others + 1)]
+    top = max(logs)
+    cut = top + math.log(1e-10)
+    first = 0
+    while logs[first] < cut:
+        first += 1
+    last = len(logs) - 1
+    while logs[last] < cut:
+        last -= 1
+    weights = [math.exp(v - top) for v in logs[first:last + 1]]
+    total = sum(weights, 0.0)
+    return first, [v / total for v in weights]
+
+
+def finite_source_wait(population: int, rest_us: float, wait_us: float, devices: int = 1,
+                       visits: float = 1.0) -> tuple[float, int, list[float]]:
+    """The machine repairman M/M/1//N matched to a closed loop's mean wait (``WriteLaw``): N = ``population``
+    jobs, each away for ``rest_us`` (Z) between visits, mean time at the queue ``wait_us`` (w). Finds
+    a = m / Z with m (1 + E[n]) = w, n ~ pi (``_finite_source_probs`` with N - 1 others), by bisection on log a;
+    returns (m, first n, [pi(n)]). With ``devices`` D > 1 queues, each visited ``visits`` v times per job cycle
+    (Z the cycle's rest), the arrival law is the product form's (``_product_form_probs``, a = v m / Z) while
+    (N - 1) D stays within ``PRODUCT_FORM_WORK``, else independent sources (one queue, Z / v - w away)."""
+    others = population - 1
+    product = devices > 1 and others * devices <= PRODUCT_FORM_WORK
+    rest = rest_us if product or devices <= 1 else max(1e-9, (rest_us + wait_us) / visits - wait_us)
+    per_visit = visits if product else 1.0
+
+    def mean_time(a: float) -> tuple[float, int, list[float]]:
+        first, probs = _product_form_probs(others, a, devices) if product else _finite_source_probs(others, a)
+        en = sum((p * (first + i) for i, p in enumerate(probs)), 0.0)
+        return a * rest / per_visit * (1.0 + en), first, probs
+
+    lo, hi = -40.0, 40.0
+    for _ in range(40 if product else 56):
+        mid = 0.5 * (lo + hi)
+        if mean_time(math.exp(mid))[0] < wait_us:
+            lo = mid
+        else:
+            hi = mid
+    a = math.exp(0.5 * (lo + hi))
+    _, first, probs = mean_time(a)
+    en = sum((p * (first + i) for i, p in enumerate(probs)), 0.0)
+    return wait_us / (1.0 + en), first, probs
+
+
+def erlang_mixture_above(m: float, first: int, probs: list[float]) -> tuple[float, list[float]]:
+    """(step, [P(W > k step)]) of W ~ Erlang(n + 1, mean m each stage) with n = ``first`` + i at chance probs[i]:
+    P(W > x) = sum_n pi(n) P(Poisson(x / m) <= n), on ``WRITE_STEPS`` steps up to 1e-7 of the tail."""
+    last = first + len(probs) - 1
+    reach = m * (last + 1 + 8.0 * math.sqrt(last + 1) + 20.0)
+    step = reach / WRITE_STEPS
+    out: list[float] = []
+    for k in range(WRITE_STEPS + 1):
+        y = k * step / m
+        if y <= 0:
+            out.append(1.0)
+            continue
+        # Poisson(y) pmf from j = 0 in log space (no underflow for a large y), its running CDF weighted by pi
+        log_y = math.log(y)
+        log_p = -y
+        cdf = 0.0
+        acc = 0.0
+        for j in range(last + 1):
+            if log_p > -745.0:
+                cdf += math.exp(log_p)
+            if j >= first:
+                acc += probs[j - first] * min(1.0, cdf)
+            log_p += log_y - math.log(j + 1)
+        out.append(acc)
+        if acc < 1e-7:
+            break
+    return step, out
+
+
+def departure_variance(stages: float, servers: int, cv: float) -> float:
+    """Variance of the number of departures from ``servers`` c busy servers in a window of ``stages`` K mean
+    inter-departure times (each server a stationary renewal process of period c stages, its service of cv ``cv``;
+    in stage units). Each server's count in the window t = K / c periods: P(N >= 1) = min(1, t) (the tight law's
+    residual about uniform on (0, one period)), P(N >= j) = P(U + S_{j-1} <= t) averaged over the residual U (32
+    points), S_{j-1} the sum of j - 1 programs taken as a lognormal of its mean j - 1 and cv cv / sqrt(j - 1)
+    (Fenton-Wilkinson: never negative); Var = c (E[N^2] - E[N]^2). K << c: about K (Poisson, the Erlang); K = c:
+    about c cv^2 (each die ends about once)."""
+    if stages <= 0:
+        return 0.0
+    c = float(servers)
+    t = stages / c
+    points = 32
+    normal = NormalDist()
+    p1 = min(1.0, t)
+    e1 = p1
+    e2 = p1
+    j = 2
+    while j - 1 <= t + 1.0 + 8.0 * cv * math.sqrt(t + 1.0):
+        whole = j - 1
+        # the sum of j - 1 programs as a lognormal of their mean and cv (Fenton-Wilkinson): never negative
+        sigma = math.sqrt(math.log1p(cv * cv / whole))
+        mu = math.log(whole) - sigma * sigma / 2
+        acc = 0.0
+        for i in range(points):
+            x = t - (i + 0.5) / points
+            if x <= 0:
+                break
+            if sigma > 0:
+                acc += normal.cdf((math.log(x) - mu) / sigma)
+            elif x >= whole:
+                acc += 1.0
+        pj = acc / points
+        e1 += pj
+        e2 += (2 * j - 1) * pj
+        j += 1
+    return max(c * (e2 - e1 * e1), 1e-9)
+
+
+def _gamma_q(a: float, x: float) -> float:
+    """The regularized upper incomplete gamma Q(a, x) = P(Gamma(a, 1) > x) (series below a + 1, Lentz's continued
+    fraction above; Numerical Recipes 6.2)."""
+    if x <= 0:
+        return 1.0
+    log_front = -x + a * math.log(x) - math.lgamma(a)
+    if x < a + 1.0:
+        term = 1.0 / a
+        total = term
+        ap = a
+        for _ in range(10_000):
+            ap += 1.0
+            term *= x / ap
+            total += term
+            if term < total * 1e-12:
+                break
+        return max(0.0, 1.0 - total * math.exp(log_front))
+    tiny = 1e-300
+    b = x + 1.0 - a
+    c = 1.0 / tiny
+    d = 1.0 / b
+    h = d
+    for i in range(1, 10_000):
+        an = -i * (i - a)
+        b += 2.0
+        d = an * d + b
+        d = tiny if abs(d) < tiny else d
+        c = b + an / c
+        c = tiny if abs(c) < tiny else c
+        d = 1.0 / d
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < 1e-12:
+            break
+    return min(1.0, math.exp(log_front) * h)
+
+
+def stage_mixture_above(m: float, first: int, probs: list[float], servers: int, cv: float) -> tuple[float, list[float]]:
+    """(step, [P(W > k step)]) of W = n + 1 departures of ``servers`` busy dies (stage mean m), n = ``first`` + i at
+    chance probs[i]: W | n a gamma law of mean (n + 1) m and variance m^2 ``departure_variance(n + 1)`` (the duality
+    of a counting process and its epochs), on ``WRITE_STEPS`` steps up to 1e-7 of the tail."""
+    laws: list[tuple[float, float, float]] = []  # (pi, shape, scale)
+    reach = 0.0
+    for i, p in enumerate(probs):
+        k = first + i + 1.0
+        v = departure_variance(k, servers, cv)
+        laws.append((p, k * k / v, m * v / k))
+        reach = max(reach, m * k + 8.0 * m * math.sqrt(v) + 20.0 * m / max(1.0, k * k / v))
+    step = reach / WRITE_STEPS
+    out: list[float] = [1.0]
+    for n in range(1, WRITE_STEPS + 1):
+        x = n * step
+        acc = 0.0
+        for p, shape, scale in laws:
+            acc += p * _gamma_above(shape, x / scale)
+        out.append(acc)
+        if acc < 1e-7:
+            break
+    return step, out
+
+
+def _gamma_above(shape: float, x: float) -> float:
+    """P(Gamma(shape, 1) > x): ``_gamma_q`` for a shape below 8, else the Wilson-Hilferty cube-root normal
+    approximation (within about 1e-4 there); 1 or 0 beyond 12 standard deviations of the cube root."""
+    if x <= 0:
+        return 1.0
+    if shape < 8.0:
+        return _gamma_q(shape, x)
+    spread = math.sqrt(1.0 / (9.0 * shape))
+    z = ((x / shape) ** (1.0 / 3.0) - (1.0 - 1.0 / (9.0 * shape))) / spread
+    if z < -12.0:
+        return 1.0
+    if z > 12.0:
+        return 0.0
+    return 0.5 * math.erfc(z / math.sqrt(2.0))
+
+
 def route_quantiles_us(qs: tuple[float, ...], read_share: float, read_mean_us: float, laws: list[DieWaitLaw],
-                       write_zero_us: float, write_mean_us: float) -> list[float]:
+                       write: WriteLaw) -> list[float]:
     """The ``qs`` quantiles of a route's latency under the ``dies`` device model (the fast path's p99 / p99.9).
 
     A read's latency is its mean outside the dies (``read_mean_us`` less the dies' mean wait and read time,
     each group's by its share; a read is taken to wait at one die: a read over several pages waits as for
     one, as in the mean) plus the wait and read at its die (``DieWaitLaw``; a mixture over the groups
-    by their shares of the reads). A write (acknowledged from the device's cache under ``dies``) is its
-    zero-load latency plus an exponential wait of the fast path's mean (none when the mean is the zero-load
-    latency). Each quantile of the mixture (reads ``read_share`` of the I/Os) is found by bisection
-    (to 1e-3 relative).
+    by their shares of the reads). A write (acknowledged from the device's cache under ``dies``) follows
+    ``WriteLaw``: its fixed part, the lognormal acknowledgement and the wait for the cache (exponential for open
+    arrivals, the finite-source law of a closed loop). Each quantile of the mixture (reads ``read_share`` of
+    the I/Os) is found by bisection (to 1e-3 relative).
     """
     for q in qs:
         if not 0 < q < 1:
@@ -367,8 +809,8 @@ def route_quantiles_us(qs: tuple[float, ...], read_share: float, read_mean_us: f
     outside = max(0.0, read_mean_us - die_mean)
     tables = [w.wait_table() for w in reads]
     write_share = 1.0 - read_share if reads else 1.0
-    write_wait = max(0.0, write_mean_us - write_zero_us)
-    write_base = write_zero_us if write_wait > 0 else write_mean_us
+    write_table = write.wait_table() if write_share > 0 else (0.0, [0.0])
+    write_mean_us = write.mean_us
 
     def above(t: float) -> float:
         p = 0.0
@@ -376,10 +818,7 @@ def route_quantiles_us(qs: tuple[float, ...], read_share: float, read_mean_us: f
             p += read_share * sum((w.share * w.above(t - outside, tab) for w, tab in zip(reads, tables, strict=True)),
                                   0.0) / total_share
         if write_share > 0:
-            if t < write_base:
-                p += write_share
-            elif write_wait > 0:
-                p += write_share * math.exp(-(t - write_base) / write_wait)
+            p += write_share * write.above(t, write_table)
         return p
 
     out: list[float] = []

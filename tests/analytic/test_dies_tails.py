@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+from statistics import NormalDist
 from typing import Any
 
 import pytest
@@ -165,3 +166,258 @@ def test_a_mixed_queue_depth_sweep_has_die_level_tails_near_the_des() -> None:
     assert fast.latency_mean_us < fast.latency_p99_us < fast.latency_p999_us
     lo, hi = des.ci95["latency_p99_us"]
     assert (1 - TOLERANCE) * lo <= fast.latency_p99_us <= (1 + TOLERANCE) * hi
+
+
+# -- writes (issue 18 wtails): the acknowledgement's lognormal and a closed loop's finite-source wait --------------
+
+
+def _repairman(n_jobs: int, z: float, m: float) -> tuple[float, list[float]]:
+    """The machine repairman M/M/1//N by exact MVA: the mean time at the queue R(N) and the arrival law pi_{N-1}(n)
+    (the time-average queue length law with N - 1 jobs, a birth-death chain: p(n + 1) / p(n) = (N - 1 - n) m / z)."""
+    q = 0.0
+    r = m
+    for k in range(1, n_jobs + 1):
+        r = m * (1 + q)
+        q = k * r / (z + r)
+    p = [1.0]
+    for n in range(n_jobs - 1):
+        p.append(p[-1] * (n_jobs - 1 - n) * m / z)
+    total = sum(p)
+    return r, [v / total for v in p]
+
+
+@pytest.mark.parametrize(("n_jobs", "z", "m"), [(20, 29.0, 9.0), (8, 100.0, 20.0), (64, 10.0, 4.0)])
+def test_write_wait_is_the_machine_repairmans(n_jobs: int, z: float, m: float) -> None:
+    """Theory: fed the exact mean of an M/M/1//N (MVA), ``finite_source_wait`` recovers the stage mean m and the
+    arrival law; its tail is the repairman's closed form sum_n pi(n) P(Erlang(n + 1, m) > t) (within 1e-3)."""
+    from scipy.stats import gamma
+
+    from sim.analytic.dies import erlang_mixture_above, finite_source_wait
+
+    r, pi = _repairman(n_jobs, z, m)
+    m_fit, first, probs = finite_source_wait(n_jobs, z, r)
+    assert m_fit == pytest.approx(m, rel=1e-6)
+    for i, p in enumerate(probs):
+        assert p == pytest.approx(pi[first + i], abs=1e-9)
+    step, above = erlang_mixture_above(m_fit, first, probs)
+    for k in (1, len(above) // 8, len(above) // 4, len(above) // 2):
+        t = k * step
+        exact = sum(p * gamma.sf(t, n + 1, scale=m) for n, p in enumerate(pi))
+        assert above[k] == pytest.approx(exact, abs=1e-3)
+    assert (sum(above) - above[0] / 2) * step == pytest.approx(r, rel=0.01)  # the mean, by trapezoids
+
+
+def test_write_wait_tends_to_the_open_exponential() -> None:
+    """The open limit: N jobs with N m / Z = rho fixed, N large: pi is geometric (ratio rho) and the wait is the
+    M/M/1's exponential of mean m / (1 - rho), the law an open route's writes take."""
+    from sim.analytic.dies import WriteLaw
+
+    m, rho, n_jobs = 1.0, 0.7, 4000
+    w = m / (1 - rho)
+    closed = WriteLaw(zero_us=10.0, mean_us=10.0 + w, population=n_jobs, cycle_us=n_jobs * m / rho + w)
+    step, above = closed.wait_table()
+    for t in (0.5 * w, 2.0 * w, 5.0 * w):
+        k = round(t / step)
+        assert above[k] == pytest.approx(math.exp(-k * step / w), abs=0.01)
+    opened = WriteLaw(zero_us=10.0, mean_us=10.0 + w)
+    step_o, above_o = opened.wait_table()
+    assert above_o[round(2.0 * w / step_o)] == pytest.approx(math.exp(-2.0), abs=0.01)
+
+
+def test_a_saturated_closed_write_loop_has_a_tight_wait() -> None:
+    """A loop that saturates its device keeps about N - 1 - X Z writes queued: the wait is an Erlang of many stages,
+    its p99 far below the exponential's of the same mean (mean + 1.3 sd of that many stages, not 4.6 means)."""
+    from sim.analytic.dies import WriteLaw, route_quantiles_us
+
+    law = WriteLaw(zero_us=29.4, mean_us=179.4, population=20, cycle_us=179.4)
+    (p99,) = route_quantiles_us((0.99,), 0.0, 0.0, [], law)
+    expo = WriteLaw(zero_us=29.4, mean_us=179.4)
+    (p99_open,) = route_quantiles_us((0.99,), 0.0, 0.0, [], expo)
+    assert 179.4 < p99 < 179.4 + 3.0 * 150.0 / math.sqrt(10)
+    assert p99_open == pytest.approx(29.4 + 150.0 * math.log(100.0), rel=2e-3)
+
+
+def test_the_write_acknowledgement_is_lognormal() -> None:
+    """An unloaded write is its fixed part plus the cache's acknowledgement, a lognormal of the device law's cv (the
+    DES's ``write_ack`` delay): its quantiles are the lognormal's, shifted."""
+    from sim.analytic.dies import WriteLaw, route_quantiles_us
+
+    cv = 0.3
+    law = WriteLaw(zero_us=16.0, mean_us=16.0, ack_us=15.0, ack_cv=cv)
+    p99, p999 = route_quantiles_us((0.99, 0.999), 0.0, 0.0, [], law)
+    sigma = math.sqrt(math.log1p(cv * cv))
+    for q, got in ((0.99, p99), (0.999, p999)):
+        expected = 1.0 + 15.0 * math.exp(-sigma * sigma / 2 + sigma * NormalDist().inv_cdf(q))
+        assert got == pytest.approx(expected, rel=2e-3)
+
+
+def _drive_loop(name: str, qd: int, read_fraction: float, max_ios: int = 20_000) -> Scenario:
+    from calibration.ext.die_solvers import scenario_for
+
+    return scenario_for("dimms" if name.startswith("eXFlash") else "drives", name, qd, max_ios, read_fraction=read_fraction)
+
+
+@pytest.mark.parametrize(("name", "qd"), [("ES5F", 1), ("ES4G", 16), ("ES5F", 16), ("ES5F", 64), ("P4510-4TB", 16),
+                                         ("P4510-4TB", 64), ("eXFlash-400GB", 16)])
+def test_closed_write_loops_p99_near_the_des(name: str, qd: int) -> None:
+    """4 KiB random writes in a closed loop on one drive under dies (calibration/ext/die_solvers_writes.md): the
+    fast p99 within 15% of the DES's (unloaded: the lognormal acknowledgement; saturated: the finite-source wait;
+    the departures of busy dies; before, the exponential wait was +113% at ES5F QD16, +240% at eXFlash QD16 and the
+    unloaded p99 -44..-47%)."""
+    sc = _drive_loop(name, qd, 0.0)
+    fast = evaluate(sc)
+    des = simulate(sc)
+    assert fast.tail_method == "dies"
+    assert fast.latency_p99_us is not None and des.latency_p99_us.value is not None
+    assert fast.latency_p99_us == pytest.approx(des.latency_p99_us.value, rel=TOLERANCE)
+
+
+@pytest.mark.parametrize("path", ["examples/s4_zvm_edev_aliases.yaml", "calibration/scenarios/s4_minidisk.yaml"])
+def test_s4_zvm_writes_p99_near_the_des(path: str) -> None:
+    """S4 z/VM under dies, 20 CMS guests writing to one P4510: with 11 aliases the drive is saturated (the wait's
+    stages are departures of its busy dies; 647 us against the DES's 262 with the exponential wait), with none the
+    one subchannel binds (its SSCHs are the stages; 3112 us against 772). The fast p99 within 15% of the DES's."""
+    from models import load_scenario
+
+    sc = _under_dies(load_scenario(ROOT / path), max_ios=20_000)
+    fast = evaluate(sc)
+    des = simulate(sc)
+    assert fast.latency_p99_us is not None and des.latency_p99_us.value is not None
+    assert fast.latency_p99_us == pytest.approx(des.latency_p99_us.value, rel=TOLERANCE)
+
+
+def test_a_qd1_mix_read_meets_the_loops_own_programs() -> None:
+    """QD1 67/33 on one ES5F under dies: writes are acknowledged from the cache, so the loop's own program can still
+    run on the die the next read lands on: the read's wait is that program's residual (busy = the dies' program
+    load), with no read residual mixed in (a QD1 read has no other read ahead). The p99 within 15% of the DES's
+    (-27% when the read load's residual diluted the program's)."""
+    from sim.analytic.dies import DieWaitLaw
+
+    sc = _drive_loop("ES5F", 1, 0.67)
+    fast = evaluate(sc)
+    des = simulate(sc)
+    assert fast.latency_p99_us is not None and des.latency_p99_us.value is not None
+    assert fast.latency_p99_us == pytest.approx(des.latency_p99_us.value, rel=TOLERANCE)
+    # the law itself: a program residual only, met with the program load's chance, its mean the fast path's
+    law = DieWaitLaw(share=1.0, mean_wait_us=0.02 * 700.0 * 1.09 / 2, read_us=67.5, read_cv=0.1, read_load=0.0,
+                     program_load=0.02, program_us=700.0, program_cv=0.3, busy=0.02)
+    step, above = law.wait_table()
+    assert above[0] == pytest.approx(0.02)
+    parts = law.residuals()
+    assert all(length > 300.0 for _, length in parts)  # programs only
+    k = round(350.0 / step)
+    expected = 0.02 * sum(w * max(0.0, 1.0 - k * step / length) for w, length in parts)
+    assert above[k] == pytest.approx(expected, abs=1e-3)
+
+
+def test_departures_of_busy_dies_tighten_the_write_wait() -> None:
+    """The stages of a saturated loop's write wait are departures of c busy dies (``departure_variance``): a window of
+    K << c departures is Poisson (variance K: the Erlang), K = c departures of deterministic programs come from each
+    die once (variance about 0), with programs of cv 0.3 about c cv^2; checked against a simulation of c stationary
+    renewal processes (lognormal programs)."""
+    import random
+
+    from sim.analytic.dies import departure_variance
+
+    assert departure_variance(2.0, 1000, 0.3) == pytest.approx(2.0, rel=0.01)
+    assert departure_variance(56.0, 56, 0.0) == pytest.approx(0.0, abs=1e-6)
+    assert departure_variance(56.0, 56, 0.3) == pytest.approx(56 * 0.09, rel=0.25)
+    rng = random.Random(7)
+    c, cv, window = 24, 0.3, 15.0  # in stages: each die's period is c stages
+    sigma = math.sqrt(math.log1p(cv * cv))
+    counts = []
+    for _ in range(4000):
+        total = 0
+        for _ in range(c):
+            first = rng.uniform(0.0, c)  # the tight law's residual, as in the formula
+            t = first
+            while t <= window:
+                total += 1
+                t += c * rng.lognormvariate(-sigma * sigma / 2, sigma)
+        counts.append(total)
+    mean = sum(counts) / len(counts)
+    var = sum((x - mean) ** 2 for x in counts) / (len(counts) - 1)
+    assert mean == pytest.approx(window, rel=0.02)
+    assert departure_variance(window, c, cv) == pytest.approx(var, rel=0.1)
+
+
+@pytest.mark.parametrize("shape", [0.7, 1.0, 3.5, 9.0, 40.0, 400.0])
+def test_the_gamma_tail_helper_is_the_gamma_law(shape: float) -> None:
+    """``_gamma_above`` (series / continued fraction below shape 8, Wilson-Hilferty above) against scipy's gamma law."""
+    from scipy.stats import gamma
+
+    from sim.analytic.dies import _gamma_above
+
+    for q in (0.1, 0.5, 0.9, 0.99, 0.999):
+        x = float(gamma.ppf(q, shape))
+        assert _gamma_above(shape, x) == pytest.approx(1 - q, abs=2e-4, rel=0.03)
+
+
+def test_a_read_waits_out_at_most_one_program() -> None:
+    """The write point starts a program only on an idle die, so a read finds at most the one program in service ahead
+    of it (``one_program_wait_above``): with no reads queued (QD1) the wait is busy x the program's exact equilibrium
+    residual tail E[(S - x)+] / E[S] (checked by quadrature of the lognormal), and with reads queued the table's mean
+    is the fast path's mean wait."""
+    from sim.analytic.dies import _residual_above, _table_above, one_program_wait_above
+
+    t_prog, cv, busy = 700.0, 0.3, 0.02
+    mean = busy * t_prog * (1 + cv * cv) / 2
+    step, above = one_program_wait_above(0.0, 67.5, 0.1, busy, t_prog, cv, mean, busy)
+    sigma = math.sqrt(math.log1p(cv * cv))
+    mu = math.log(t_prog) - sigma * sigma / 2
+    normal = NormalDist()
+    points = [math.exp(mu + sigma * normal.inv_cdf((i + 0.5) / 4000)) for i in range(4000)]
+    for x in (100.0, 400.0, 900.0):
+        exact = sum(max(0.0, s - x) for s in points) / len(points) / t_prog
+        assert _residual_above(t_prog, cv, x) == pytest.approx(exact, abs=2e-3)
+        assert _table_above((step, above), x) == pytest.approx(busy * exact, abs=busy * 3e-3)
+    # a deep loop: reads queued behind the program; the grid's mean (trapezoids) is the mean wait it was given
+    w = 300.0
+    step, above = one_program_wait_above(0.2, 64.0, 0.1, 0.75, 502.0, cv, w, 0.95)
+    assert (sum(above) - above[0] / 2) * step == pytest.approx(w, rel=0.01)
+
+
+@pytest.mark.parametrize(("name", "qd"), [("P4510-4TB", 64), ("eXFlash-400GB", 16)])
+def test_deep_mixes_p99_near_the_des(name: str, qd: int) -> None:
+    """67/33 closed loops deep enough that the dies are mostly programming: the read waits out one program at most
+    (the write point), then the reads queued ahead; the fast p99 within 15% of the DES's (+28% and +23% when the wait
+    was a geometric sum of program residuals)."""
+    sc = _drive_loop(name, qd, 0.67)
+    fast = evaluate(sc)
+    des = simulate(sc)
+    assert fast.latency_p99_us is not None and des.latency_p99_us.value is not None
+    assert fast.latency_p99_us == pytest.approx(des.latency_p99_us.value, rel=TOLERANCE)
+
+
+@pytest.mark.parametrize(("devices", "n_jobs", "a"), [(2, 12, 0.8), (8, 96, 0.5), (8, 96, 3.0), (4, 30, 0.05)])
+def test_write_wait_over_devices_is_the_product_forms(devices: int, n_jobs: int, a: float) -> None:
+    """Theory: the arrival law at one of D identical queues (``_product_form_probs``) has the mean queue length that
+    exact MVA gives the same closed network (D single-server queues of demand a, a delay of demand 1) at N - 1 jobs,
+    and sums to 1; with D = 1 it is the machine repairman's."""
+    from sim.analytic.dies import _finite_source_probs, _product_form_probs
+
+    q = [0.0] * devices
+    for k in range(1, n_jobs):
+        r = [a * (1 + qi) for qi in q]
+        x = k / (1.0 + sum(r))
+        q = [x * ri for ri in r]
+    first, probs = _product_form_probs(n_jobs - 1, a, devices)
+    assert sum(probs) == pytest.approx(1.0, abs=1e-9)
+    assert sum(p * (first + i) for i, p in enumerate(probs)) == pytest.approx(q[0], rel=1e-4, abs=1e-6)
+    f1, p1 = _product_form_probs(n_jobs - 1, a, 1)
+    f2, p2 = _finite_source_probs(n_jobs - 1, a)
+    assert f1 == f2 and p1 == pytest.approx(p2, abs=1e-9)
+
+
+def test_s2_mirrored_writes_p99_within_a_quarter_of_the_des() -> None:
+    """examples/s2_ibmi_8x4_mirrored.yaml under dies (96 jobs of mirrored writes over 8 saturated ES5F): the writes
+    queue at each drive apart (product-form arrival law) and wait for the slower copy. Measured: fast p99 208 us
+    against the DES's 272 (-23%; the exponential wait gave 311, +14%; one queue 106): a known gap, kept honest at
+    25% here (the product form's jobs are not fork-join synchronised as the DES's mirror is)."""
+    from models import load_scenario
+
+    sc = _under_dies(load_scenario(ROOT / "examples" / "s2_ibmi_8x4_mirrored.yaml"), max_ios=20_000)
+    fast = evaluate(sc)
+    des = simulate(sc)
+    assert fast.latency_p99_us is not None and des.latency_p99_us.value is not None
+    assert fast.latency_p99_us == pytest.approx(des.latency_p99_us.value, rel=0.25)

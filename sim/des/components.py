@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Sequence
-from heapq import heappush, heapreplace
+from heapq import heappop, heappush, heapreplace
 from typing import Any, Final
 
 import simpy
@@ -565,6 +565,96 @@ class SubchannelPool(Meter):
             nxt.token = token
             advance(nxt)
         advance(job)
+
+
+class BookedPool(Pool):
+    """A ``Pool`` whose releases may be booked ahead of time (``release_at``): a flash device's write cache,
+    whose slot is freed when a destage's program ends, a time its ``Chain`` knows when the destage starts.
+
+    A booked release costs no event: the releases due by now are done, in time order and at their own times,
+    before anything else looks at the pool (an acquire, a release, a meter read, ``load``), so the occupancy
+    integrates exactly as it does when each release is an event at its time (the same operations on the same
+    floats, in the same order: time order; two at the same time add nothing to the area in either order).
+    A slot must pass to a waiter at the release's own time, so while jobs wait an event is kept on the queue
+    at the earliest booked release (``_wake``); a release at that time hands its slot on as ``Pool.release``.
+    """
+
+    __slots__ = ("_wake_cb", "due", "wakes")
+
+    def __init__(self, env: simpy.Environment, name: str, slots: int):
+        super().__init__(env, name, slots)
+        self.due: list[float] = []
+        """The booked releases still to do (a heap of times)."""
+        self.wakes: list[float] = []
+        """The times of the wake events on the queue (a heap)."""
+        self._wake_cb = self._wake
+
+    def _settle(self, now: float) -> None:
+        """Do the booked releases due by ``now`` (as ``Pool.release`` at their times, in time order)."""
+        due = self.due
+        while due and due[0] <= now:
+            r = heappop(due)
+            if self.waiting:  # only at a wake (r is now): the slot passes straight to the next waiter
+                advance(self.waiting.popleft())
+                continue
+            u = self.in_use
+            dt = r - self.t_last
+            if dt:
+                self.area += u * dt
+                self.busy_area += dt
+                self.t_last = r
+            self.in_use = u - 1
+
+    def _wake_for_waiters(self) -> None:
+        """Jobs wait: keep an event at the earliest booked release (one is enough: each wake books the next)."""
+        due = self.due
+        if due and self.waiting and not (self.wakes and self.wakes[0] <= due[0]):
+            t = due[0]
+            heappush(self.wakes, t)
+            env = self.env
+            ev = Event(env)
+            ev._ok = True
+            ev._value = None
+            ev.callbacks = [self._wake_cb]
+            heappush(env._queue, (t, NORMAL, next(env._eid), ev))  # at t itself: the release's own time
+
+    def _wake(self, event: Event) -> None:
+        now = self.env._now
+        wakes = self.wakes
+        while wakes and wakes[0] <= now:
+            heappop(wakes)
+        self._settle(now)
+        self._wake_for_waiters()
+
+    def release_at(self, job: Job, t: float) -> float:
+        """Book the release of ``job``'s slot at ``t`` (now or later; a ``Chain`` part) and return ``t``."""
+        heappush(self.due, t)
+        if self.waiting:
+            self._wake_for_waiters()
+        return t
+
+    def acquire(self, job: Job) -> None:
+        if self.due:
+            self._settle(self.env._now)
+        Pool.acquire(self, job)
+        if self.waiting:
+            self._wake_for_waiters()
+
+    def release(self, job: Job) -> None:
+        if self.due:
+            self._settle(self.env._now)
+        Pool.release(self, job)
+
+    def _account(self) -> None:
+        if self.due:
+            self._settle(self.env._now)
+        Meter._account(self)
+
+    @property
+    def load(self) -> int:
+        if self.due:
+            self._settle(self.env._now)
+        return self.in_use + len(self.waiting)
 
 
 class JobFactory:

@@ -23,6 +23,7 @@ from sim.des.components import (
     CHAIN_NEXT,
     READ,
     WRITE,
+    BookedPool,
     Chain,
     Child,
     DeferredFifoStation,
@@ -136,6 +137,12 @@ class Builder:
 
     def pool(self, name: str, slots: int) -> Pool:
         p = Pool(self.env, name, slots)
+        self.meters.append(p)
+        return p
+
+    def booked_pool(self, name: str, slots: int) -> BookedPool:
+        """A pool whose releases a ``Chain`` may book ahead of time (``BookedPool.release_at``)."""
+        p = BookedPool(self.env, name, slots)
         self.meters.append(p)
         return p
 
@@ -294,7 +301,7 @@ class FlashDevice:
         else:
             read_stage = (b.station(f"{name}.read_units", p.read_units, read_time),)
         self.read_bw = b.station(f"{name}.read_bw", 1, _varied(_bytes_time(p.read_channel_gbs), b, p.read_channel_cv))
-        self.write_cache = b.pool(f"{name}.write_cache", p.write_cache_slots)
+        self.write_cache = b.booked_pool(f"{name}.write_cache", p.write_cache_slots)
         ack_unit = b.streams.unit(law, cv)
         self.ack = Delay(b.env, lambda job: ack * ack_unit(), f"{name}.write_ack")
         if p.shared_dies:
@@ -318,11 +325,20 @@ class FlashDevice:
                 locks = DieProgramLocks(b.env, p.program_units, b.streams.uniform())
                 on_start = locks.book
                 read_stage = (locks.wait_for_own_die, *read_stage)
-            # deep: a full write cache's worth of destages can queue here (2,048 per drive in S2)
-            self.program_units = b.station(f"{name}.program_units", p.program_units, program_time, on_start, deep=True)
-            destage = make_route(self.write_bw, self.program_units, self.write_cache.release)
+            self.program_units = b.station(f"{name}.program_units", p.program_units, program_time, on_start)
+            # a destage is one chain with no event at all: the write channel (reached now: a fork's child starts at
+            # once), the program units (fed by nothing but the channel, one server: reached ahead in time order)
+            # and its cache slot's release booked at the program's end (``BookedPool.release_at``); a full cache's
+            # worth of destages can queue at the program units (2,048 per drive in S2) without any event queued
+            channel, units = self.write_bw, self.program_units
+            assert isinstance(channel, FifoStation) and isinstance(units, FifoStation)
+            units.reached_ahead()
+            destage = (Chain(b.env, [channel.commit, units.commit, self.write_cache.release_at],
+                             CHAIN_DROP, jobs=b.jobs),)
         self.read_hops: tuple[Hop, ...] = (*read_stage, self.read_bw)
-        self.write_hops: tuple[Hop, ...] = (self.write_cache.acquire, self.ack, Fork(destage, b.jobs))
+        destaging = Fork(destage, b.jobs)
+        destaging.set_body(destage)
+        self.write_hops: tuple[Hop, ...] = (self.write_cache.acquire, self.ack, destaging)
         self.parallelism = ({"nand_dies": p.read_units} if p.shared_dies else {"read_units": p.read_units, "program_units": p.program_units}
                             ) | {"write_cache_slots": p.write_cache_slots}
 

@@ -579,20 +579,36 @@ class BookedPool(Pool):
     at the earliest booked release (``_wake``); a release at that time hands its slot on as ``Pool.release``.
     """
 
-    __slots__ = ("_wake_cb", "due", "wakes")
+    __slots__ = ("_wake_cb", "due", "due_in", "wakes")
 
     def __init__(self, env: simpy.Environment, name: str, slots: int):
         super().__init__(env, name, slots)
         self.due: list[float] = []
         """The booked releases still to do (a heap of times)."""
+        self.due_in: deque[float] = deque()
+        """The booked acquires still to do (times, in the order booked: ``acquire_at`` books them in time order)."""
         self.wakes: list[float] = []
         """The times of the wake events on the queue (a heap)."""
         self._wake_cb = self._wake
 
     def _settle(self, now: float) -> None:
-        """Do the booked releases due by ``now`` (as ``Pool.release`` at their times, in time order)."""
-        due = self.due
-        while due and due[0] <= now:
+        """Do the booked acquires and releases due by ``now`` (as ``Pool.acquire`` and ``Pool.release`` at their
+        times, in time order; a release before an acquire at the same time)."""
+        due, ins = self.due, self.due_in
+        while True:
+            if ins and ins[0] <= now and not (due and due[0] <= ins[0]):
+                a = ins.popleft()
+                u = self.in_use
+                dt = a - self.t_last
+                if dt:
+                    if u:
+                        self.area += u * dt
+                        self.busy_area += dt
+                    self.t_last = a
+                self.in_use = u + 1
+                continue
+            if not (due and due[0] <= now):
+                return
             r = heappop(due)
             if self.waiting:  # only at a wake (r is now): the slot passes straight to the next waiter
                 advance(self.waiting.popleft())
@@ -633,28 +649,90 @@ class BookedPool(Pool):
             self._wake_for_waiters()
         return t
 
+    def can_book(self, now: float) -> bool:
+        """Whether a slot taken after ``now`` surely finds one free: no job waits, and the slots in use by now
+        with the acquires booked still to come leave one (a release meanwhile only frees more)."""
+        if self.due or self.due_in:
+            self._settle(now)
+        return not self.waiting and self.in_use + len(self.due_in) < self.capacity
+
+    def acquire_at(self, t: float) -> None:
+        """Book the acquire of a slot at ``t`` (no earlier than any booked before; ``can_book`` said one is free)."""
+        self.due_in.append(t)
+
     def acquire(self, job: Job) -> None:
-        if self.due:
+        if self.due or self.due_in:
             self._settle(self.env._now)
         Pool.acquire(self, job)
         if self.waiting:
             self._wake_for_waiters()
 
     def release(self, job: Job) -> None:
-        if self.due:
+        if self.due or self.due_in:
             self._settle(self.env._now)
         Pool.release(self, job)
 
     def _account(self) -> None:
-        if self.due:
+        if self.due or self.due_in:
             self._settle(self.env._now)
         Meter._account(self)
 
     @property
     def load(self) -> int:
-        if self.due:
+        if self.due or self.due_in:
             self._settle(self.env._now)
         return self.in_use + len(self.waiting)
+
+
+class WriteEntry:
+    """A cached write's way in: one single-server channel (a ``FifoStation``), then a slot of the device's write
+    cache (a ``BookedPool``), then the write acknowledgement (a ``Delay``), with one event instead of two.
+
+    The route reads ``(entry, cache.acquire, entry.acknowledge, ...)``. Every write to the cache comes through
+    the one channel (``sim.des.model`` checks), whose departures keep the order of its arrivals, so the slots are
+    taken and the acknowledgements drawn in the order the channel is entered. Entering it now, a write learns
+    when it leaves (Lindley's recursion); when the cache surely has a slot free then (``BookedPool.can_book``)
+    and no write before it is still on the way to its acknowledgement by events, the slot is booked at that
+    time, the acknowledgement drawn and the write moves on, past the acquire and the acknowledgement, with one
+    event at the acknowledgement's end: the times, the draws and their order are those of the event walk.
+    Otherwise the write leaves the channel by an event and takes the acquire and ``acknowledge`` hops.
+    """
+
+    __slots__ = ("_cb", "_spare", "ack", "cache", "channel", "env", "slow")
+
+    def __init__(self, env: simpy.Environment, channel: FifoStation, cache: BookedPool, ack: Delay):
+        self.env = env
+        self.channel = channel
+        self.cache = cache
+        self.ack = ack
+        self.slow = 0
+        """Writes between the channel and their acknowledgement's draw on the way by events."""
+        self._spare: list[Event] = []
+        self._cb = self._leave
+
+    def __call__(self, job: Job) -> None:
+        env = self.env
+        now = env._now
+        t = self.channel.commit(job, now)
+        if self.slow == 0 and self.cache.can_book(now):
+            self.cache.acquire_at(t)
+            t = self.ack.visit(job, t)
+            job.step += 2  # the acquire and the acknowledgement are done
+        else:
+            self.slow += 1
+        if t > now:
+            _push(env, self._spare, t, job, self._cb)
+        else:
+            advance(job)
+
+    def _leave(self, event: Event) -> None:
+        self._spare.append(event)
+        advance(event._value)
+
+    def acknowledge(self, job: Job) -> None:
+        """The acknowledgement of a write that came by events (its slot taken)."""
+        self.slow -= 1
+        self.ack(job)
 
 
 class JobFactory:

@@ -39,6 +39,7 @@ from sim.des.components import (
     Split,
     Station,
     SubchannelPool,
+    WriteEntry,
     _advance_event,
     advance,
     host_visit,
@@ -436,11 +437,16 @@ def build(env: simpy.Environment, scenario: Scenario, streams: Streams, jobs: Jo
     keys = [(m, op, path, hit) for m in range(v.members) for op in (READ, WRITE) for path in range(paths if draw is not None else 1)
             for hit in ((False, True) if draw is not None and op == READ else (False,))] if lay.uses_volume else []
     fusion = Fusion(env, b.jobs, {key: raw(*key) for key in keys})
+    hops.check_entries()
     fused: dict[tuple[int, int, int, bool], Sequence[Hop]] = {key: fusion.route(r, split) for key, r in fusion.raw.items()}
 
     def make(member: int, op: int, path: int, hit: bool) -> Sequence[Hop]:
         got = fused.get((member, op, path, hit))
-        return got if got is not None else fusion.late(raw(member, op, path, hit), split)
+        if got is not None:
+            return got
+        late = raw(member, op, path, hit)
+        hops.check_entries()
+        return fusion.late(late, split)
 
     routes: Callable[..., Sequence[Hop]]
     if draw is not None:
@@ -659,6 +665,11 @@ class _Hops:
     def __init__(self, b: Builder, made: dict[int, list[Any]], submit: Hop | None, complete: Hop | None,
                  join: Callable[[], Hop]):
         self.b, self.made, self.submit, self.complete, self.join = b, made, submit, complete, join
+        self.entries: dict[int, WriteEntry] = {}
+        """The ``WriteEntry`` of each flash device written page by page (by ``id`` of the device)."""
+        self.plain_writes: set[int] = set()
+        """The write caches (``id``) written by plain hops, and the links crossed by them (``plain_links``)."""
+        self.plain_links: set[int] = set()
 
     def route_of(self, lay: RouteLayout) -> Callable[[int, int, int, bool], list[Hop]]:
         def make(member: int, op: int, path: int, hit: bool) -> list[Hop]:
@@ -672,6 +683,41 @@ class _Hops:
         if isinstance(bank, SubchannelBank):
             return made[0]
         return made[instance_of(bank.of, member)]
+
+    def entered(self, steps: Sequence[Step], member: int, path: int) -> tuple[Hop, ...] | None:
+        """A page written across a single-server link into a flash device's write cache (z/VM's channel program,
+        seed 003): the link, the cache slot and the acknowledgement as one ``WriteEntry`` (None for other steps)."""
+        if len(steps) != 2 or not isinstance(steps[0], Cross) or not isinstance(steps[1], Device) or steps[1].op != WRITE:
+            return None
+        link = self.one(steps[0].bank, member, path)[steps[0].toward]
+        dev = self.one(steps[1].bank, member, path)
+        if not isinstance(dev, FlashDevice) or not isinstance(link, FifoStation) or link.capacity != 1:
+            return None
+        entry = self.entries.get(id(dev))
+        if entry is None:
+            entry = self.entries[id(dev)] = WriteEntry(self.b.env, link, dev.write_cache, dev.ack)
+        elif entry.channel is not link:  # the order of the slots taken is the order of one channel's arrivals
+            raise RuntimeError(f"{dev.write_cache.name} is written through more than one link")
+        return (entry, dev.write_cache.acquire, entry.acknowledge, *dev.write_hops[2:])
+
+    def check_entries(self) -> None:
+        """A device written through a ``WriteEntry`` is written through nothing else (its slots and acknowledgement
+        draws are taken in the order of the entry's channel), and the channel carries nothing else."""
+        for entry in self.entries.values():
+            if id(entry.cache) in self.plain_writes or id(entry.channel) in self.plain_links:
+                raise RuntimeError(f"{entry.cache.name} is written through a WriteEntry and another way")
+
+    def cross(self, step: Cross, member: int, path: int) -> Hop:
+        link: Hop = self.one(step.bank, member, path)[step.toward]
+        self.plain_links.add(id(link))
+        return link
+
+    def device(self, step: Device, member: int, path: int) -> tuple[Hop, ...]:
+        dev = self.one(step.bank, member, path)
+        if step.op == WRITE and isinstance(dev, FlashDevice):
+            self.plain_writes.add(id(dev.write_cache))
+        hops: tuple[Hop, ...] = dev.read_hops if step.op == READ else dev.write_hops
+        return hops
 
     def hops(self, steps: Sequence[Step], member: int, op: int, path: int) -> list[Hop | None]:
         out: list[Hop | None] = []
@@ -688,10 +734,9 @@ class _Hops:
                 behind = make_route(*self.hops(step.steps, member, op, path), self.one(step.bank, member, path).release)
                 out.append(Fork(behind, self.b.jobs))
             elif isinstance(step, Cross):
-                out.append(self.one(step.bank, member, path)[step.toward])
+                out.append(self.cross(step, member, path))
             elif isinstance(step, Device):
-                dev = self.one(step.bank, member, path)
-                out.extend(dev.read_hops if step.op == READ else dev.write_hops)
+                out.extend(self.device(step, member, path))
             elif isinstance(step, Serve):
                 out.append(self.one(step.bank, member, path))
             elif isinstance(step, Transfer):
@@ -713,6 +758,7 @@ class _Hops:
             return [[(inner[0], n, job.op, job.member)] for n in sizes]
 
         pages = Split(page_commands, self.b.jobs, self.b.env)
-        inner.append(make_route(*self.hops(step.steps, member, op, path), pages.join))
+        entered = self.entered(step.steps, member, path)
+        inner.append(make_route(*(entered if entered is not None else self.hops(step.steps, member, op, path)), pages.join))
         pages.inner = inner
         return pages

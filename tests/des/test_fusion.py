@@ -248,3 +248,59 @@ def test_a_pool_with_releases_booked_ahead_grants_and_meters_as_released_by_even
     assert booked_waited == event_waited
     assert booked_granted == event_granted  # the same floats: releases at their own times, in time order
     assert booked_seen == event_seen
+
+
+@pytest.mark.parametrize("slots", [2, 64])
+def test_a_write_entry_takes_slots_and_acknowledgements_as_the_event_walk(slots: int) -> None:
+    """Link -> write cache slot -> acknowledgement (a random draw per write) -> a destage that frees the slot
+    later: through a ``WriteEntry`` (one event per write while the cache surely has a free slot), every write
+    is acknowledged at the same time with the same draw as walked hop by hop with events, and the link and the
+    cache meter the same; with 2 slots the cache fills (the event way and the waiters' wakes are taken), with
+    64 it never does (the one-event way throughout)."""
+    from sim.des.components import BookedPool, Fork, Pool, WriteEntry, advance
+
+    arrivals = _arrivals(1_500, 29)
+    holds = [random.Random(31).expovariate(1 / 25.0) for _ in arrivals]
+    marks = [arrivals[k][0] + 0.5 for k in range(40, 1_500, 83)]
+
+    def run(entered: bool) -> tuple[list[float], list[float], int]:
+        env = simpy.Environment()
+        jobs = JobFactory()
+        rnd = random.Random(37)
+        link = FifoStation(env, "link", 1, lambda job: 0.5 * job.cost)
+        cache = BookedPool(env, "write_cache", slots) if entered else Pool(env, "write_cache", slots)
+        ack = Delay(env, lambda job: rnd.expovariate(1 / 4.0), "ack")
+        acked: list[float] = [0.0] * len(arrivals)
+
+        def mark(job: Job) -> None:
+            job.member = job.slot
+            advance(job)
+
+        def acknowledged(job: Job) -> None:
+            acked[job.slot] = env.now
+            advance(job)
+
+        if isinstance(cache, BookedPool):
+            entry = WriteEntry(env, link, cache, ack)
+
+            def destage(job: Job) -> None:
+                cache.release_at(job, env.now + holds[job.slot])
+                advance(job)
+
+            route: tuple[object, ...] = (mark, entry, cache.acquire, entry.acknowledge, acknowledged, destage)
+        else:
+            behind = Fork((Delay(env, lambda job: holds[job.member], "hold"), cache.release), jobs)
+            route = (mark, link, cache.acquire, ack, acknowledged, behind)
+        seen: list[float] = []
+        for m in marks:
+            env.timeout(m).callbacks.append(
+                lambda e: seen.extend((link.unit_time(), link.busy_area, cache.unit_time(), cache.busy_area)))
+        _walk(route, arrivals, env)
+        return acked, seen, cache.waited
+
+    event_acked, event_seen, event_waited = run(False)
+    entry_acked, entry_seen, entry_waited = run(True)
+    assert (event_waited > 100) == (slots == 2)  # the small cache does fill
+    assert entry_waited == event_waited
+    assert entry_acked == event_acked  # the same floats: same times, same draws in the same order
+    assert entry_seen == event_seen

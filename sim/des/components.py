@@ -796,7 +796,7 @@ class Split:
     ``join_at``): the phase ends at the latest time a child joins at, with one event.
     """
 
-    __slots__ = ("_phase_cb", "env", "inner", "jobs", "planner")
+    __slots__ = ("_after_cb", "_phase_cb", "_spare", "env", "inner", "jobs", "planner")
 
     def __init__(self, planner: Planner, jobs: JobFactory, env: simpy.Environment | None = None):
         self.planner = planner
@@ -805,6 +805,8 @@ class Split:
         self.inner: list[Sequence[Hop]] = []
         """Child routes the planner alone knows (a page split's channel program), for ``sim.des.model`` to fuse."""
         self._phase_cb = self._phase_event
+        self._after_cb = self._after_delay
+        self._spare: list[Event] = []
 
     def __call__(self, job: Job) -> None:
         job.phases = self.planner(job)
@@ -836,7 +838,18 @@ class Split:
         if parent.pending == 0:
             env = self.env
             if env is not None and parent.t_done > env._now:
-                schedule(env, parent.t_done - env._now, parent, self._phase_cb)
+                now = env._now
+                if parent.phase + 1 == len(parent.phases):
+                    after = parent.route[parent.step + 1] if parent.step + 1 < len(parent.route) else None
+                    if isinstance(after, Delay) and after.fixed:
+                        # the split's end, then a constant delay (z/VM's turnaround): one event at the delay's end,
+                        # at the time the two events give (the phase event's time, then the delay's end)
+                        t = now + (parent.t_done - now)
+                        wait = after.delay(parent)
+                        if wait > 0.0:
+                            _push(env, self._spare, t + wait, parent, self._after_cb)
+                            return
+                schedule(env, parent.t_done - now, parent, self._phase_cb)
             else:
                 self._phase_done(parent)
 
@@ -850,6 +863,15 @@ class Split:
 
     def _phase_event(self, event: Event) -> None:
         self._phase_done(event._value)
+
+    def _after_delay(self, event: Event) -> None:
+        """The split's last phase is over and the constant delay after it too: move on past the delay."""
+        parent: Job = event._value
+        self._spare.append(event)
+        parent.phase += 1
+        parent.phases = []
+        parent.step += 1
+        advance(parent)
 
     def _phase_done(self, parent: Job) -> None:
         parent.phase += 1

@@ -304,3 +304,28 @@ def test_a_write_entry_takes_slots_and_acknowledgements_as_the_event_walk(slots:
     assert entry_waited == event_waited
     assert entry_acked == event_acked  # the same floats: same times, same draws in the same order
     assert entry_seen == event_seen
+
+
+def test_a_split_then_a_constant_delay_is_one_event_at_the_delay_end() -> None:
+    """A split whose children join ahead of time (a ``CHAIN_JOIN`` chain), then a constant delay (z/VM's
+    turnaround after the channel program): each I/O moves on at the same time as with a phase event and a
+    delay event, with one event fewer per I/O."""
+    from sim.des.components import CHAIN_JOIN, Split
+
+    arrivals = _arrivals(800, 41)
+
+    def run(fixed: bool) -> tuple[list[float], int]:
+        env = simpy.Environment()
+        jobs = JobFactory()
+        st = FifoStation(env, "channel", 1, lambda job: 0.2 * job.cost + 1.0)
+        split = Split(lambda job: [], jobs, env)
+        chain = Chain(env, [st.commit], CHAIN_JOIN, split, jobs)
+        split.planner = lambda job: [[((chain,), 4096, 0, 0)], [((chain,), 4096, 0, 0), ((chain,), 4096, 0, 0)]]
+        turnaround = Delay(env, lambda job: 152.9931, "turnaround", fixed=fixed)
+        done = _walk((split, turnaround), arrivals, env)
+        return done, int(next(env._eid)) - len(env._queue)
+
+    event_done, event_events = run(False)
+    folded_done, folded_events = run(True)
+    assert folded_done == event_done
+    assert folded_events == event_events - len(arrivals)

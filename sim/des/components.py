@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Sequence
-from heapq import heappush, heapreplace
+from heapq import heappop, heappush, heapreplace
 from typing import Any, Final
 
 import simpy
@@ -567,6 +567,174 @@ class SubchannelPool(Meter):
         advance(job)
 
 
+class BookedPool(Pool):
+    """A ``Pool`` whose releases may be booked ahead of time (``release_at``): a flash device's write cache,
+    whose slot is freed when a destage's program ends, a time its ``Chain`` knows when the destage starts.
+
+    A booked release costs no event: the releases due by now are done, in time order and at their own times,
+    before anything else looks at the pool (an acquire, a release, a meter read, ``load``), so the occupancy
+    integrates exactly as it does when each release is an event at its time (the same operations on the same
+    floats, in the same order: time order; two at the same time add nothing to the area in either order).
+    A slot must pass to a waiter at the release's own time, so while jobs wait an event is kept on the queue
+    at the earliest booked release (``_wake``); a release at that time hands its slot on as ``Pool.release``.
+    """
+
+    __slots__ = ("_wake_cb", "due", "due_in", "wakes")
+
+    def __init__(self, env: simpy.Environment, name: str, slots: int):
+        super().__init__(env, name, slots)
+        self.due: list[float] = []
+        """The booked releases still to do (a heap of times)."""
+        self.due_in: deque[float] = deque()
+        """The booked acquires still to do (times, in the order booked: ``acquire_at`` books them in time order)."""
+        self.wakes: list[float] = []
+        """The times of the wake events on the queue (a heap)."""
+        self._wake_cb = self._wake
+
+    def _settle(self, now: float) -> None:
+        """Do the booked acquires and releases due by ``now`` (as ``Pool.acquire`` and ``Pool.release`` at their
+        times, in time order; a release before an acquire at the same time)."""
+        due, ins = self.due, self.due_in
+        while True:
+            if ins and ins[0] <= now and not (due and due[0] <= ins[0]):
+                a = ins.popleft()
+                u = self.in_use
+                dt = a - self.t_last
+                if dt:
+                    if u:
+                        self.area += u * dt
+                        self.busy_area += dt
+                    self.t_last = a
+                self.in_use = u + 1
+                continue
+            if not (due and due[0] <= now):
+                return
+            r = heappop(due)
+            if self.waiting:  # only at a wake (r is now): the slot passes straight to the next waiter
+                advance(self.waiting.popleft())
+                continue
+            u = self.in_use
+            dt = r - self.t_last
+            if dt:
+                self.area += u * dt
+                self.busy_area += dt
+                self.t_last = r
+            self.in_use = u - 1
+
+    def _wake_for_waiters(self) -> None:
+        """Jobs wait: keep an event at the earliest booked release (one is enough: each wake books the next)."""
+        due = self.due
+        if due and self.waiting and not (self.wakes and self.wakes[0] <= due[0]):
+            t = due[0]
+            heappush(self.wakes, t)
+            env = self.env
+            ev = Event(env)
+            ev._ok = True
+            ev._value = None
+            ev.callbacks = [self._wake_cb]
+            heappush(env._queue, (t, NORMAL, next(env._eid), ev))  # at t itself: the release's own time
+
+    def _wake(self, event: Event) -> None:
+        now = self.env._now
+        wakes = self.wakes
+        while wakes and wakes[0] <= now:
+            heappop(wakes)
+        self._settle(now)
+        self._wake_for_waiters()
+
+    def release_at(self, job: Job, t: float) -> float:
+        """Book the release of ``job``'s slot at ``t`` (now or later; a ``Chain`` part) and return ``t``."""
+        heappush(self.due, t)
+        if self.waiting:
+            self._wake_for_waiters()
+        return t
+
+    def can_book(self, now: float) -> bool:
+        """Whether a slot taken after ``now`` surely finds one free: no job waits, and the slots in use by now
+        with the acquires booked still to come leave one (a release meanwhile only frees more)."""
+        if self.due or self.due_in:
+            self._settle(now)
+        return not self.waiting and self.in_use + len(self.due_in) < self.capacity
+
+    def acquire_at(self, t: float) -> None:
+        """Book the acquire of a slot at ``t`` (no earlier than any booked before; ``can_book`` said one is free)."""
+        self.due_in.append(t)
+
+    def acquire(self, job: Job) -> None:
+        if self.due or self.due_in:
+            self._settle(self.env._now)
+        Pool.acquire(self, job)
+        if self.waiting:
+            self._wake_for_waiters()
+
+    def release(self, job: Job) -> None:
+        if self.due or self.due_in:
+            self._settle(self.env._now)
+        Pool.release(self, job)
+
+    def _account(self) -> None:
+        if self.due or self.due_in:
+            self._settle(self.env._now)
+        Meter._account(self)
+
+    @property
+    def load(self) -> int:
+        if self.due or self.due_in:
+            self._settle(self.env._now)
+        return self.in_use + len(self.waiting)
+
+
+class WriteEntry:
+    """A cached write's way in: one single-server channel (a ``FifoStation``), then a slot of the device's write
+    cache (a ``BookedPool``), then the write acknowledgement (a ``Delay``), with one event instead of two.
+
+    The route reads ``(entry, cache.acquire, entry.acknowledge, ...)``. Every write to the cache comes through
+    the one channel (``sim.des.model`` checks), whose departures keep the order of its arrivals, so the slots are
+    taken and the acknowledgements drawn in the order the channel is entered. Entering it now, a write learns
+    when it leaves (Lindley's recursion); when the cache surely has a slot free then (``BookedPool.can_book``)
+    and no write before it is still on the way to its acknowledgement by events, the slot is booked at that
+    time, the acknowledgement drawn and the write moves on, past the acquire and the acknowledgement, with one
+    event at the acknowledgement's end: the times, the draws and their order are those of the event walk.
+    Otherwise the write leaves the channel by an event and takes the acquire and ``acknowledge`` hops.
+    """
+
+    __slots__ = ("_cb", "_spare", "ack", "cache", "channel", "env", "slow")
+
+    def __init__(self, env: simpy.Environment, channel: FifoStation, cache: BookedPool, ack: Delay):
+        self.env = env
+        self.channel = channel
+        self.cache = cache
+        self.ack = ack
+        self.slow = 0
+        """Writes between the channel and their acknowledgement's draw on the way by events."""
+        self._spare: list[Event] = []
+        self._cb = self._leave
+
+    def __call__(self, job: Job) -> None:
+        env = self.env
+        now = env._now
+        t = self.channel.commit(job, now)
+        if self.slow == 0 and self.cache.can_book(now):
+            self.cache.acquire_at(t)
+            t = self.ack.visit(job, t)
+            job.step += 2  # the acquire and the acknowledgement are done
+        else:
+            self.slow += 1
+        if t > now:
+            _push(env, self._spare, t, job, self._cb)
+        else:
+            advance(job)
+
+    def _leave(self, event: Event) -> None:
+        self._spare.append(event)
+        advance(event._value)
+
+    def acknowledge(self, job: Job) -> None:
+        """The acknowledgement of a write that came by events (its slot taken)."""
+        self.slow -= 1
+        self.ack(job)
+
+
 class JobFactory:
     """A free list of Job objects, so a long run does not allocate one per I/O."""
 
@@ -628,7 +796,7 @@ class Split:
     ``join_at``): the phase ends at the latest time a child joins at, with one event.
     """
 
-    __slots__ = ("_phase_cb", "env", "inner", "jobs", "planner")
+    __slots__ = ("_after_cb", "_phase_cb", "_spare", "env", "inner", "jobs", "planner")
 
     def __init__(self, planner: Planner, jobs: JobFactory, env: simpy.Environment | None = None):
         self.planner = planner
@@ -637,6 +805,8 @@ class Split:
         self.inner: list[Sequence[Hop]] = []
         """Child routes the planner alone knows (a page split's channel program), for ``sim.des.model`` to fuse."""
         self._phase_cb = self._phase_event
+        self._after_cb = self._after_delay
+        self._spare: list[Event] = []
 
     def __call__(self, job: Job) -> None:
         job.phases = self.planner(job)
@@ -668,7 +838,18 @@ class Split:
         if parent.pending == 0:
             env = self.env
             if env is not None and parent.t_done > env._now:
-                schedule(env, parent.t_done - env._now, parent, self._phase_cb)
+                now = env._now
+                if parent.phase + 1 == len(parent.phases):
+                    after = parent.route[parent.step + 1] if parent.step + 1 < len(parent.route) else None
+                    if isinstance(after, Delay) and after.fixed:
+                        # the split's end, then a constant delay (z/VM's turnaround): one event at the delay's end,
+                        # at the time the two events give (the phase event's time, then the delay's end)
+                        t = now + (parent.t_done - now)
+                        wait = after.delay(parent)
+                        if wait > 0.0:
+                            _push(env, self._spare, t + wait, parent, self._after_cb)
+                            return
+                schedule(env, parent.t_done - now, parent, self._phase_cb)
             else:
                 self._phase_done(parent)
 
@@ -682,6 +863,15 @@ class Split:
 
     def _phase_event(self, event: Event) -> None:
         self._phase_done(event._value)
+
+    def _after_delay(self, event: Event) -> None:
+        """The split's last phase is over and the constant delay after it too: move on past the delay."""
+        parent: Job = event._value
+        self._spare.append(event)
+        parent.phase += 1
+        parent.phases = []
+        parent.step += 1
+        advance(parent)
 
     def _phase_done(self, parent: Job) -> None:
         parent.phase += 1

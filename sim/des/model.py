@@ -23,6 +23,7 @@ from sim.des.components import (
     CHAIN_NEXT,
     READ,
     WRITE,
+    BookedPool,
     Chain,
     Child,
     DeferredFifoStation,
@@ -38,6 +39,7 @@ from sim.des.components import (
     Split,
     Station,
     SubchannelPool,
+    WriteEntry,
     _advance_event,
     advance,
     host_visit,
@@ -136,6 +138,12 @@ class Builder:
 
     def pool(self, name: str, slots: int) -> Pool:
         p = Pool(self.env, name, slots)
+        self.meters.append(p)
+        return p
+
+    def booked_pool(self, name: str, slots: int) -> BookedPool:
+        """A pool whose releases a ``Chain`` may book ahead of time (``BookedPool.release_at``)."""
+        p = BookedPool(self.env, name, slots)
         self.meters.append(p)
         return p
 
@@ -294,7 +302,7 @@ class FlashDevice:
         else:
             read_stage = (b.station(f"{name}.read_units", p.read_units, read_time),)
         self.read_bw = b.station(f"{name}.read_bw", 1, _varied(_bytes_time(p.read_channel_gbs), b, p.read_channel_cv))
-        self.write_cache = b.pool(f"{name}.write_cache", p.write_cache_slots)
+        self.write_cache = b.booked_pool(f"{name}.write_cache", p.write_cache_slots)
         ack_unit = b.streams.unit(law, cv)
         self.ack = Delay(b.env, lambda job: ack * ack_unit(), f"{name}.write_ack")
         if p.shared_dies:
@@ -318,11 +326,20 @@ class FlashDevice:
                 locks = DieProgramLocks(b.env, p.program_units, b.streams.uniform())
                 on_start = locks.book
                 read_stage = (locks.wait_for_own_die, *read_stage)
-            # deep: a full write cache's worth of destages can queue here (2,048 per drive in S2)
-            self.program_units = b.station(f"{name}.program_units", p.program_units, program_time, on_start, deep=True)
-            destage = make_route(self.write_bw, self.program_units, self.write_cache.release)
+            self.program_units = b.station(f"{name}.program_units", p.program_units, program_time, on_start)
+            # a destage is one chain with no event at all: the write channel (reached now: a fork's child starts at
+            # once), the program units (fed by nothing but the channel, one server: reached ahead in time order)
+            # and its cache slot's release booked at the program's end (``BookedPool.release_at``); a full cache's
+            # worth of destages can queue at the program units (2,048 per drive in S2) without any event queued
+            channel, units = self.write_bw, self.program_units
+            assert isinstance(channel, FifoStation) and isinstance(units, FifoStation)
+            units.reached_ahead()
+            destage = (Chain(b.env, [channel.commit, units.commit, self.write_cache.release_at],
+                             CHAIN_DROP, jobs=b.jobs),)
         self.read_hops: tuple[Hop, ...] = (*read_stage, self.read_bw)
-        self.write_hops: tuple[Hop, ...] = (self.write_cache.acquire, self.ack, Fork(destage, b.jobs))
+        destaging = Fork(destage, b.jobs)
+        destaging.set_body(destage)
+        self.write_hops: tuple[Hop, ...] = (self.write_cache.acquire, self.ack, destaging)
         self.parallelism = ({"nand_dies": p.read_units} if p.shared_dies else {"read_units": p.read_units, "program_units": p.program_units}
                             ) | {"write_cache_slots": p.write_cache_slots}
 
@@ -420,11 +437,16 @@ def build(env: simpy.Environment, scenario: Scenario, streams: Streams, jobs: Jo
     keys = [(m, op, path, hit) for m in range(v.members) for op in (READ, WRITE) for path in range(paths if draw is not None else 1)
             for hit in ((False, True) if draw is not None and op == READ else (False,))] if lay.uses_volume else []
     fusion = Fusion(env, b.jobs, {key: raw(*key) for key in keys})
+    hops.check_entries()
     fused: dict[tuple[int, int, int, bool], Sequence[Hop]] = {key: fusion.route(r, split) for key, r in fusion.raw.items()}
 
     def make(member: int, op: int, path: int, hit: bool) -> Sequence[Hop]:
         got = fused.get((member, op, path, hit))
-        return got if got is not None else fusion.late(raw(member, op, path, hit), split)
+        if got is not None:
+            return got
+        late = raw(member, op, path, hit)
+        hops.check_entries()
+        return fusion.late(late, split)
 
     routes: Callable[..., Sequence[Hop]]
     if draw is not None:
@@ -643,6 +665,11 @@ class _Hops:
     def __init__(self, b: Builder, made: dict[int, list[Any]], submit: Hop | None, complete: Hop | None,
                  join: Callable[[], Hop]):
         self.b, self.made, self.submit, self.complete, self.join = b, made, submit, complete, join
+        self.entries: dict[int, WriteEntry] = {}
+        """The ``WriteEntry`` of each flash device written page by page (by ``id`` of the device)."""
+        self.plain_writes: set[int] = set()
+        """The write caches (``id``) written by plain hops, and the links crossed by them (``plain_links``)."""
+        self.plain_links: set[int] = set()
 
     def route_of(self, lay: RouteLayout) -> Callable[[int, int, int, bool], list[Hop]]:
         def make(member: int, op: int, path: int, hit: bool) -> list[Hop]:
@@ -656,6 +683,41 @@ class _Hops:
         if isinstance(bank, SubchannelBank):
             return made[0]
         return made[instance_of(bank.of, member)]
+
+    def entered(self, steps: Sequence[Step], member: int, path: int) -> tuple[Hop, ...] | None:
+        """A page written across a single-server link into a flash device's write cache (z/VM's channel program,
+        seed 003): the link, the cache slot and the acknowledgement as one ``WriteEntry`` (None for other steps)."""
+        if len(steps) != 2 or not isinstance(steps[0], Cross) or not isinstance(steps[1], Device) or steps[1].op != WRITE:
+            return None
+        link = self.one(steps[0].bank, member, path)[steps[0].toward]
+        dev = self.one(steps[1].bank, member, path)
+        if not isinstance(dev, FlashDevice) or not isinstance(link, FifoStation) or link.capacity != 1:
+            return None
+        entry = self.entries.get(id(dev))
+        if entry is None:
+            entry = self.entries[id(dev)] = WriteEntry(self.b.env, link, dev.write_cache, dev.ack)
+        elif entry.channel is not link:  # the order of the slots taken is the order of one channel's arrivals
+            raise RuntimeError(f"{dev.write_cache.name} is written through more than one link")
+        return (entry, dev.write_cache.acquire, entry.acknowledge, *dev.write_hops[2:])
+
+    def check_entries(self) -> None:
+        """A device written through a ``WriteEntry`` is written through nothing else (its slots and acknowledgement
+        draws are taken in the order of the entry's channel), and the channel carries nothing else."""
+        for entry in self.entries.values():
+            if id(entry.cache) in self.plain_writes or id(entry.channel) in self.plain_links:
+                raise RuntimeError(f"{entry.cache.name} is written through a WriteEntry and another way")
+
+    def cross(self, step: Cross, member: int, path: int) -> Hop:
+        link: Hop = self.one(step.bank, member, path)[step.toward]
+        self.plain_links.add(id(link))
+        return link
+
+    def device(self, step: Device, member: int, path: int) -> tuple[Hop, ...]:
+        dev = self.one(step.bank, member, path)
+        if step.op == WRITE and isinstance(dev, FlashDevice):
+            self.plain_writes.add(id(dev.write_cache))
+        hops: tuple[Hop, ...] = dev.read_hops if step.op == READ else dev.write_hops
+        return hops
 
     def hops(self, steps: Sequence[Step], member: int, op: int, path: int) -> list[Hop | None]:
         out: list[Hop | None] = []
@@ -672,10 +734,9 @@ class _Hops:
                 behind = make_route(*self.hops(step.steps, member, op, path), self.one(step.bank, member, path).release)
                 out.append(Fork(behind, self.b.jobs))
             elif isinstance(step, Cross):
-                out.append(self.one(step.bank, member, path)[step.toward])
+                out.append(self.cross(step, member, path))
             elif isinstance(step, Device):
-                dev = self.one(step.bank, member, path)
-                out.extend(dev.read_hops if step.op == READ else dev.write_hops)
+                out.extend(self.device(step, member, path))
             elif isinstance(step, Serve):
                 out.append(self.one(step.bank, member, path))
             elif isinstance(step, Transfer):
@@ -697,6 +758,7 @@ class _Hops:
             return [[(inner[0], n, job.op, job.member)] for n in sizes]
 
         pages = Split(page_commands, self.b.jobs, self.b.env)
-        inner.append(make_route(*self.hops(step.steps, member, op, path), pages.join))
+        entered = self.entered(step.steps, member, path)
+        inner.append(make_route(*(entered if entered is not None else self.hops(step.steps, member, op, path)), pages.join))
         pages.inner = inner
         return pages

@@ -205,3 +205,127 @@ def test_a_deep_station_ending_a_chain_keeps_queued_departures_off_the_event_que
     assert got == pytest.approx(expected, abs=1e-9)
     assert expected[-1] - arrivals[-1][0] > 1_000.0  # the queue did grow deep
     assert deepest[0] <= servers + 1
+
+
+@pytest.mark.parametrize("slots", [1, 4])
+def test_a_pool_with_releases_booked_ahead_grants_and_meters_as_released_by_events(slots: int) -> None:
+    """A write cache whose slots are freed at a destage's known end (``BookedPool.release_at``, no event per
+    release) grants its slots at the same times, in the same order, and meters the same occupancy as a
+    ``Pool`` released by an event at each end; jobs do wait (the pool fills), so the waiters' wakes are tested."""
+    from sim.des.components import BookedPool, Pool
+
+    arrivals = [(t, s * slots * 1.3) for t, s in _arrivals(1_500, 23)]  # holds longer than the pool drains
+    marks = [arrivals[k][0] + 0.5 for k in range(40, 1_500, 83)]
+
+    def run(booked: bool) -> tuple[list[float], list[float], int]:
+        env = simpy.Environment()
+        pool = BookedPool(env, "write_cache", slots) if booked else Pool(env, "write_cache", slots)
+        granted: list[float] = [0.0] * len(arrivals)
+
+        def grant(job: Job) -> None:
+            granted[job.slot] = env.now
+            if isinstance(pool, BookedPool):
+                pool.release_at(job, env.now + job.cost)
+
+        def grant_then_advance(job: Job) -> None:
+            grant(job)
+            from sim.des.components import advance
+            advance(job)
+
+        if booked:
+            route: tuple[object, ...] = (pool.acquire, grant_then_advance)
+        else:
+            route = (pool.acquire, grant_then_advance, Delay(env, lambda job: job.cost, "hold"), pool.release)
+        seen: list[float] = []
+        for m in marks:
+            env.timeout(m).callbacks.append(lambda e: seen.extend((pool.unit_time(), pool.busy_area, float(pool.load))))
+        _walk(route, arrivals, env)
+        return granted, seen, pool.waited
+
+    event_granted, event_seen, event_waited = run(False)
+    booked_granted, booked_seen, booked_waited = run(True)
+    assert event_waited > len(arrivals) // 4  # the pool was full often
+    assert booked_waited == event_waited
+    assert booked_granted == event_granted  # the same floats: releases at their own times, in time order
+    assert booked_seen == event_seen
+
+
+@pytest.mark.parametrize("slots", [2, 64])
+def test_a_write_entry_takes_slots_and_acknowledgements_as_the_event_walk(slots: int) -> None:
+    """Link -> write cache slot -> acknowledgement (a random draw per write) -> a destage that frees the slot
+    later: through a ``WriteEntry`` (one event per write while the cache surely has a free slot), every write
+    is acknowledged at the same time with the same draw as walked hop by hop with events, and the link and the
+    cache meter the same; with 2 slots the cache fills (the event way and the waiters' wakes are taken), with
+    64 it never does (the one-event way throughout)."""
+    from sim.des.components import BookedPool, Fork, Pool, WriteEntry, advance
+
+    arrivals = _arrivals(1_500, 29)
+    holds = [random.Random(31).expovariate(1 / 25.0) for _ in arrivals]
+    marks = [arrivals[k][0] + 0.5 for k in range(40, 1_500, 83)]
+
+    def run(entered: bool) -> tuple[list[float], list[float], int]:
+        env = simpy.Environment()
+        jobs = JobFactory()
+        rnd = random.Random(37)
+        link = FifoStation(env, "link", 1, lambda job: 0.5 * job.cost)
+        cache = BookedPool(env, "write_cache", slots) if entered else Pool(env, "write_cache", slots)
+        ack = Delay(env, lambda job: rnd.expovariate(1 / 4.0), "ack")
+        acked: list[float] = [0.0] * len(arrivals)
+
+        def mark(job: Job) -> None:
+            job.member = job.slot
+            advance(job)
+
+        def acknowledged(job: Job) -> None:
+            acked[job.slot] = env.now
+            advance(job)
+
+        if isinstance(cache, BookedPool):
+            entry = WriteEntry(env, link, cache, ack)
+
+            def destage(job: Job) -> None:
+                cache.release_at(job, env.now + holds[job.slot])
+                advance(job)
+
+            route: tuple[object, ...] = (mark, entry, cache.acquire, entry.acknowledge, acknowledged, destage)
+        else:
+            behind = Fork((Delay(env, lambda job: holds[job.member], "hold"), cache.release), jobs)
+            route = (mark, link, cache.acquire, ack, acknowledged, behind)
+        seen: list[float] = []
+        for m in marks:
+            env.timeout(m).callbacks.append(
+                lambda e: seen.extend((link.unit_time(), link.busy_area, cache.unit_time(), cache.busy_area)))
+        _walk(route, arrivals, env)
+        return acked, seen, cache.waited
+
+    event_acked, event_seen, event_waited = run(False)
+    entry_acked, entry_seen, entry_waited = run(True)
+    assert (event_waited > 100) == (slots == 2)  # the small cache does fill
+    assert entry_waited == event_waited
+    assert entry_acked == event_acked  # the same floats: same times, same draws in the same order
+    assert entry_seen == event_seen
+
+
+def test_a_split_then_a_constant_delay_is_one_event_at_the_delay_end() -> None:
+    """A split whose children join ahead of time (a ``CHAIN_JOIN`` chain), then a constant delay (z/VM's
+    turnaround after the channel program): each I/O moves on at the same time as with a phase event and a
+    delay event, with one event fewer per I/O."""
+    from sim.des.components import CHAIN_JOIN, Split
+
+    arrivals = _arrivals(800, 41)
+
+    def run(fixed: bool) -> tuple[list[float], int]:
+        env = simpy.Environment()
+        jobs = JobFactory()
+        st = FifoStation(env, "channel", 1, lambda job: 0.2 * job.cost + 1.0)
+        split = Split(lambda job: [], jobs, env)
+        chain = Chain(env, [st.commit], CHAIN_JOIN, split, jobs)
+        split.planner = lambda job: [[((chain,), 4096, 0, 0)], [((chain,), 4096, 0, 0), ((chain,), 4096, 0, 0)]]
+        turnaround = Delay(env, lambda job: 152.9931, "turnaround", fixed=fixed)
+        done = _walk((split, turnaround), arrivals, env)
+        return done, int(next(env._eid)) - len(env._queue)
+
+    event_done, event_events = run(False)
+    folded_done, folded_events = run(True)
+    assert folded_done == event_done
+    assert folded_events == event_events - len(arrivals)

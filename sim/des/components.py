@@ -25,6 +25,13 @@ from simpy.events import NORMAL, Event
 READ = 0
 WRITE = 1
 
+SERVICE_CALL: Final = 0
+"""A ``FifoStation``'s service time is ``service(job)``."""
+SERVICE_BYTES: Final = 1
+"""... is ``job.size * per_byte`` (a link or a channel: the same product its ``service`` computes, without the call)."""
+SERVICE_COST: Final = 2
+"""... is ``job.cost`` (the host CPU: the charge a ``HostCharge`` set)."""
+
 Hop = Callable[["Job"], None]
 Child = tuple[Sequence[Hop], int, int, int]
 """A device I/O of a split: (route, bytes, READ or WRITE, member index)."""
@@ -247,7 +254,7 @@ class FifoStation(Station):
     """
 
     __slots__ = ("_depart_cbs", "b_end", "b_start", "booked", "c_area", "c_busy", "free", "free1", "last_start",
-                 "on_start", "union_end")
+                 "law", "on_start", "per_byte", "union_end")
 
     def __init__(self, env: simpy.Environment, name: str, servers: int, service: Callable[[Job], float],
                  on_start: Callable[[float, float], None] | None = None):
@@ -272,6 +279,14 @@ class FifoStation(Station):
         service (a deep station holds thousands: GC work) and no list rebuilt per meter read."""
         self.b_start: list[float] = []
         self.b_end: list[float] = []
+        self.law = SERVICE_CALL
+        self.per_byte = 0.0
+
+    def service_law(self, law: int, per_byte: float = 0.0) -> None:
+        """Compute the service time inline (``SERVICE_BYTES``, ``SERVICE_COST``): the hot path's commonest laws,
+        the same number ``service`` gives (which stays the station's service for anything else that reads it)."""
+        self.law = law
+        self.per_byte = per_byte
 
     def reached_ahead(self) -> None:
         """Arrivals may be booked before they happen (a ``Chain`` part after the first): keep the bookings, so
@@ -280,7 +295,13 @@ class FifoStation(Station):
 
     def commit(self, job: Job, t: float) -> float:
         """Book ``job`` arriving at ``t`` (no earlier than any arrival booked before) and return when it leaves."""
-        s = self.service(job)
+        law = self.law
+        if law == SERVICE_BYTES:
+            s = job.size * self.per_byte
+        elif law == SERVICE_COST:
+            s = job.cost
+        else:
+            s = self.service(job)
         on_start = self.on_start
         if self.capacity == 1:
             f = self.free1

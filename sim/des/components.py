@@ -14,6 +14,7 @@ Time is in microseconds of simulated time throughout the engine.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable, Sequence
 from heapq import heappush, heapreplace
@@ -363,14 +364,21 @@ class FifoStation(Station):
                 del ends[:i]
             area_ahead = 0.0
             busy_ahead = 0.0
-            cur = now
-            for start, end in zip(starts, ends, strict=True):
+            cur = now  # never below now: a booking's part beyond now starts at the later of its start and now
+            k = bisect_right(starts, now)
+            # started by now: the part beyond now runs from now (and from cur for the busy time)
+            for end in ends[:k]:
                 if end > now:
-                    lo = start if start > now else now
-                    area_ahead += end - lo
+                    area_ahead += end - now
                     if end > cur:
-                        busy_ahead += end - (lo if lo > cur else cur)
+                        busy_ahead += end - cur
                         cur = end
+            # still to start (the long queue of a deep station): all of it lies beyond now
+            for start, end in zip(starts[k:], ends[k:], strict=True):
+                area_ahead += end - start
+                if end > cur:
+                    busy_ahead += end - (start if start > cur else cur)
+                    cur = end
             self.area = self.c_area - area_ahead
             self.busy_area = self.c_busy - busy_ahead
             self.t_last = now

@@ -145,17 +145,19 @@ def test_programs_booked_on_arrival_make_reads_wait_as_programs_marked_at_their_
     assert booked_waits == pytest.approx(event_waits, abs=1e-9)
 
 
+@pytest.mark.parametrize("load", [0.6, 1.4])
 @pytest.mark.parametrize("servers", [1, 2])
-def test_a_station_reached_ahead_meters_what_the_event_station_meters(servers: int) -> None:
+def test_a_station_reached_ahead_meters_what_the_event_station_meters(servers: int, load: float) -> None:
     """Port -> constant delay -> controller, fused: the controller's services are booked before they start,
-    some after an idle gap; read at any time, its busy unit-time and busy time are the event-driven ones."""
+    some after an idle gap (load 0.6) or behind a queue that only grows (1.4: most bookings still to start when
+    the meter is read); read at any time, its busy unit-time and busy time are the event-driven ones."""
     arrivals = _arrivals(1_500, 13)
     marks = [arrivals[k][0] + 0.25 for k in range(50, 1_500, 97)]
 
     def run(cls: type[Station], fused: bool) -> tuple[list[float], list[float]]:
         env = simpy.Environment()
         a = cls(env, "a", 1, lambda job: job.cost)
-        b = cls(env, "b", servers, lambda job: 0.6 * servers * job.cost)
+        b = cls(env, "b", servers, lambda job: load * servers * job.cost)
         raw = make_route(a, Delay(env, lambda job: 40.0, "fabric", fixed=True), b)
         route = Fusion(env, JobFactory(), {(0, 0, 0, False): raw}).route(raw, None) if fused else raw
         if fused:

@@ -342,7 +342,15 @@ class FifoStation(Station):
         now = env._now
         d = self.commit(job, now)
         if d > now:
-            _push(env, self._spare, d, job, self._depart_cbs)
+            spare = self._spare  # _push, inlined (a visit of the hot path)
+            if spare:
+                ev = spare.pop()
+            else:
+                ev = Event(env)
+                ev._ok = True
+            ev._value = job
+            ev.callbacks = self._depart_cbs
+            heappush(env._queue, (d, NORMAL, next(env._eid), ev))
         else:
             advance(job)
 
@@ -487,7 +495,15 @@ class Delay:
             advance(job)
         else:
             env = self.env
-            _push(env, self._spare, env._now + d, job, self._cbs)
+            spare = self._spare  # _push, inlined
+            if spare:
+                ev = spare.pop()
+            else:
+                ev = Event(env)
+                ev._ok = True
+            ev._value = job
+            ev.callbacks = self._cbs
+            heappush(env._queue, (env._now + d, NORMAL, next(env._eid), ev))
 
     def _leave(self, event: Event) -> None:
         self._spare.append(event)
@@ -787,7 +803,15 @@ class Chain:
                 if last is not None and last.last_start > arrive:  # it waits for a server: deferred
                     last.defer(job, last.last_start, t)
                 else:
-                    _push(env, self._spare, t, job, self._cbs)
+                    spare = self._spare  # _push, inlined
+                    if spare:
+                        ev = spare.pop()
+                    else:
+                        ev = Event(env)
+                        ev._ok = True
+                    ev._value = job
+                    ev.callbacks = self._cbs
+                    heappush(env._queue, (t, NORMAL, next(env._eid), ev))
             else:
                 advance(job)
         elif end == CHAIN_JOIN:

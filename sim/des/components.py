@@ -14,6 +14,7 @@ Time is in microseconds of simulated time throughout the engine.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable, Sequence
 from heapq import heappop, heappush, heapreplace
@@ -24,6 +25,13 @@ from simpy.events import NORMAL, Event
 
 READ = 0
 WRITE = 1
+
+SERVICE_CALL: Final = 0
+"""A ``FifoStation``'s service time is ``service(job)``."""
+SERVICE_BYTES: Final = 1
+"""... is ``job.size * per_byte`` (a link or a channel: the same product its ``service`` computes, without the call)."""
+SERVICE_COST: Final = 2
+"""... is ``job.cost`` (the host CPU: the charge a ``HostCharge`` set)."""
 
 Hop = Callable[["Job"], None]
 Child = tuple[Sequence[Hop], int, int, int]
@@ -48,6 +56,8 @@ class Job:
         "step",
         "t0",
         "t_done",
+        "t_leave",
+        "t_start",
         "token",
         "workload",
     )
@@ -60,6 +70,9 @@ class Job:
         self.t0 = 0.0
         self.t_done = 0.0
         """When the current phase of a split's children is done (the latest of the times they join at)."""
+        self.t_start = 0.0
+        self.t_leave = 0.0
+        """When the job's service starts and when it leaves, while it waits for a ``DeferredFifoStation`` to start it."""
         self.parent: Job | None = None
         self.member = 0
         self.slot = 0
@@ -98,15 +111,18 @@ def _advance_event(event: simpy.Event) -> None:
     advance(event._value)
 
 
-def _push(env: simpy.Environment, spare: list[Event], at: float, job: Job, callback: Callable[[Event], None]) -> None:
-    """``schedule`` at absolute time ``at`` with an event from ``spare`` (events the callback gave back)."""
+def _push(env: simpy.Environment, spare: list[Event], at: float, job: Job, callbacks: list[Callable[[Event], None]]) -> None:
+    """``schedule`` at absolute time ``at`` with an event from ``spare`` (events the callback gave back).
+
+    ``callbacks`` is the hop's one list ``[callback]``, shared by all its events: SimPy takes an event's list
+    off it before calling it (``Environment.step``) and never changes the list, so no list is made per event."""
     if spare:
         ev = spare.pop()
     else:
         ev = Event(env)
         ev._ok = True
     ev._value = job
-    ev.callbacks = [callback]
+    ev.callbacks = callbacks
     heappush(env._queue, (at, NORMAL, next(env._eid), ev))
 
 
@@ -169,13 +185,14 @@ class Station(Meter):
     creates no event per I/O (the hot path of the engine, see bench/).
     """
 
-    __slots__ = ("_finish_cb", "_spare", "queue", "service")
+    __slots__ = ("_finish_cbs", "_spare", "queue", "service")
 
     def __init__(self, env: simpy.Environment, name: str, servers: int, service: Callable[[Job], float]):
         super().__init__(env, name, servers)
         self.service = service
         self.queue: deque[Job] = deque()
-        self._finish_cb = self._finish
+        self._finish_cbs: list[Callable[[Event], None]] = [self._finish]
+        """Every service completion's callbacks (one list, shared: ``_push``)."""
         self._spare: list[Event] = []
 
     def __call__(self, job: Job) -> None:
@@ -202,7 +219,7 @@ class Station(Meter):
             ev = Event(env)
             ev._ok = True
         ev._value = job
-        ev.callbacks = [self._finish_cb]
+        ev.callbacks = self._finish_cbs
         heappush(env._queue, (now + self.service(job), NORMAL, next(env._eid), ev))
 
     def _finish(self, event: Event) -> None:
@@ -237,13 +254,13 @@ class FifoStation(Station):
     can have one, so it keeps its bookings still to come (``booked``) and takes off exactly those.
     """
 
-    __slots__ = ("_depart_cb", "b_end", "b_start", "booked", "c_area", "c_busy", "free", "free1", "last_start",
-                 "on_start", "union_end")
+    __slots__ = ("_depart_cbs", "b_end", "b_start", "booked", "c_area", "c_busy", "free", "free1", "last_start",
+                 "law", "on_start", "per_byte", "union_end")
 
     def __init__(self, env: simpy.Environment, name: str, servers: int, service: Callable[[Job], float],
                  on_start: Callable[[float, float], None] | None = None):
         super().__init__(env, name, servers, service)
-        self._depart_cb = self._depart
+        self._depart_cbs: list[Callable[[Event], None]] = [self._depart]
         self.on_start = on_start
         """Told ``(start, service)`` of every service as it is booked (at the job's arrival, in the order the
         services start: FCFS starts never go back in time), e.g. ``sim.des.model.DieProgramLocks.book``."""
@@ -263,6 +280,14 @@ class FifoStation(Station):
         service (a deep station holds thousands: GC work) and no list rebuilt per meter read."""
         self.b_start: list[float] = []
         self.b_end: list[float] = []
+        self.law = SERVICE_CALL
+        self.per_byte = 0.0
+
+    def service_law(self, law: int, per_byte: float = 0.0) -> None:
+        """Compute the service time inline (``SERVICE_BYTES``, ``SERVICE_COST``): the hot path's commonest laws,
+        the same number ``service`` gives (which stays the station's service for anything else that reads it)."""
+        self.law = law
+        self.per_byte = per_byte
 
     def reached_ahead(self) -> None:
         """Arrivals may be booked before they happen (a ``Chain`` part after the first): keep the bookings, so
@@ -271,24 +296,40 @@ class FifoStation(Station):
 
     def commit(self, job: Job, t: float) -> float:
         """Book ``job`` arriving at ``t`` (no earlier than any arrival booked before) and return when it leaves."""
-        s = self.service(job)
-        single = self.capacity == 1
-        heap = self.free
-        f = self.free1 if single else heap[0]
-        start = t if t > f else f
-        d = start + s
-        self.last_start = start
-        if self.on_start is not None:
-            self.on_start(start, s)
-        if self.booked:
-            self.b_start.append(start)
-            self.b_end.append(d)
-        self.c_area += s
-        if single:
+        law = self.law
+        if law == SERVICE_BYTES:
+            s = job.size * self.per_byte
+        elif law == SERVICE_COST:
+            s = job.cost
+        else:
+            s = self.service(job)
+        on_start = self.on_start
+        if self.capacity == 1:
+            f = self.free1
+            start = t if t > f else f
+            d = start + s
+            self.last_start = start
+            if on_start is not None:
+                on_start(start, s)
+            if self.booked:
+                self.b_start.append(start)
+                self.b_end.append(d)
+            self.c_area += s
             self.free1 = d
             self.c_busy += s
             self.union_end = d
             return d
+        heap = self.free
+        f = heap[0]
+        start = t if t > f else f
+        d = start + s
+        self.last_start = start
+        if on_start is not None:
+            on_start(start, s)
+        if self.booked:
+            self.b_start.append(start)
+            self.b_end.append(d)
+        self.c_area += s
         heapreplace(heap, d)
         u = self.union_end
         if d > u:
@@ -301,7 +342,15 @@ class FifoStation(Station):
         now = env._now
         d = self.commit(job, now)
         if d > now:
-            _push(env, self._spare, d, job, self._depart_cb)
+            spare = self._spare  # _push, inlined (a visit of the hot path)
+            if spare:
+                ev = spare.pop()
+            else:
+                ev = Event(env)
+                ev._ok = True
+            ev._value = job
+            ev.callbacks = self._depart_cbs
+            heappush(env._queue, (d, NORMAL, next(env._eid), ev))
         else:
             advance(job)
 
@@ -321,21 +370,23 @@ class FifoStation(Station):
             if i:
                 del starts[:i]
                 del ends[:i]
-                n -= i
-                i = 0
             area_ahead = 0.0
             busy_ahead = 0.0
-            cur = now
-            while i < n:
-                end = ends[i]
+            cur = now  # never below now: a booking's part beyond now starts at the later of its start and now
+            k = bisect_right(starts, now)
+            # started by now: the part beyond now runs from now (and from cur for the busy time)
+            for end in ends[:k]:
                 if end > now:
-                    start = starts[i]
-                    lo = start if start > now else now
-                    area_ahead += end - lo
+                    area_ahead += end - now
                     if end > cur:
-                        busy_ahead += end - (lo if lo > cur else cur)
+                        busy_ahead += end - cur
                         cur = end
-                i += 1
+            # still to start (the long queue of a deep station): all of it lies beyond now
+            for start, end in zip(starts[k:], ends[k:], strict=True):
+                area_ahead += end - start
+                if end > cur:
+                    busy_ahead += end - (start if start > cur else cur)
+                    cur = end
             self.area = self.c_area - area_ahead
             self.busy_area = self.c_busy - busy_ahead
             self.t_last = now
@@ -372,33 +423,33 @@ class DeferredFifoStation(FifoStation):
     then holds at most one departure per server, not one per queued job (a deep heap is slow to pop).
 
     A job booked behind busy servers starts when one of them is freed, at the departure of a job booked
-    before it: ``later`` keeps it (start, departure, job, chain) in start order, and every departure of the
-    station (an event: the station's own, or the end of a ``Chain`` it ends, ``Chain.last``) puts those that
-    start by then on the queue (``started``). The station may only end a ``CHAIN_NEXT`` chain or be a hop of
-    its own (``sim.des.model.Fusion`` checks): a departure without an event would start no one.
+    before it: ``later`` keeps it in start order (its start and departure in ``Job.t_start`` and ``Job.t_leave``:
+    no tuple per queued job), and every departure of the station (an event: the station's own, or the end of a
+    ``Chain`` it ends, ``Chain.last``, which is the same event, ``_depart``) puts those that start by then on the
+    queue (``started``). The station may only end a ``CHAIN_NEXT`` chain or be a hop of its own
+    (``sim.des.model.Fusion`` checks): a departure without an event would start no one.
     """
 
-    __slots__ = ("later", "queued_at")
+    __slots__ = ("later",)
 
     def __init__(self, env: simpy.Environment, name: str, servers: int, service: Callable[[Job], float],
                  on_start: Callable[[float, float], None] | None = None):
         super().__init__(env, name, servers, service, on_start)
-        self.later: deque[tuple[float, float, Job, Chain]] = deque()
-        self.queued_at = -1.0
-        """When the service ``commit`` booked last starts, if it waits for a departure; else -1."""
+        self.later: deque[Job] = deque()
 
-    def commit(self, job: Job, t: float) -> float:
-        d = FifoStation.commit(self, job, t)
-        start = self.last_start
-        self.queued_at = start if start > t else -1.0
-        return d
+    def defer(self, job: Job, start: float, leave: float) -> None:
+        """``job``'s service starts at ``start`` (later than now, behind busy servers) and it leaves at ``leave``:
+        its departure goes on the event queue when a departure frees a server for it."""
+        job.t_start = start
+        job.t_leave = leave
+        self.later.append(job)
 
     def started(self, now: float) -> None:
         """A departure at ``now``: queue the departures of the services that start by now."""
         later = self.later
-        while later and later[0][0] <= now:
-            _, d, job, chain = later.popleft()
-            _push(self.env, chain._spare, d, job, chain._cb)
+        while later and later[0].t_start <= now:
+            job = later.popleft()
+            _push(self.env, self._spare, job.t_leave, job, self._depart_cbs)
 
     def _depart(self, event: Event) -> None:
         job = event._value  # before the event is reused (``started`` may take it from the spares)
@@ -427,7 +478,7 @@ class Delay:
     """A pure delay with unlimited parallelism (fabric latency, cache acknowledgement, think time);
     ``name`` is its place in the route (``fabric``, ``turnaround``, ``drive3.write_ack``)."""
 
-    __slots__ = ("_cb", "_spare", "delay", "env", "fixed", "name")
+    __slots__ = ("_cbs", "_spare", "delay", "env", "fixed", "name")
 
     def __init__(self, env: simpy.Environment, delay: Callable[[Job], float], name: str = "", fixed: bool = False):
         self.env = env
@@ -436,7 +487,7 @@ class Delay:
         self.fixed = fixed
         """Whether every job waits the same time (a constant: jobs leave in the order they came)."""
         self._spare: list[Event] = []
-        self._cb = self._leave
+        self._cbs: list[Callable[[Event], None]] = [self._leave]
 
     def __call__(self, job: Job) -> None:
         d = self.delay(job)
@@ -444,7 +495,15 @@ class Delay:
             advance(job)
         else:
             env = self.env
-            _push(env, self._spare, env._now + d, job, self._cb)
+            spare = self._spare  # _push, inlined
+            if spare:
+                ev = spare.pop()
+            else:
+                ev = Event(env)
+                ev._ok = True
+            ev._value = job
+            ev.callbacks = self._cbs
+            heappush(env._queue, (env._now + d, NORMAL, next(env._eid), ev))
 
     def _leave(self, event: Event) -> None:
         self._spare.append(event)
@@ -900,7 +959,7 @@ class Chain:
     books its work and drops it (CHAIN_DROP: no event at all).
     """
 
-    __slots__ = ("_cb", "_spare", "end", "env", "jobs", "last", "parts", "split")
+    __slots__ = ("_cbs", "_spare", "end", "env", "jobs", "last", "parts", "split")
 
     def __init__(self, env: simpy.Environment, parts: Sequence[Callable[[Job, float], float]], end: int = CHAIN_NEXT,
                  split: Split | None = None, jobs: JobFactory | None = None, last: DeferredFifoStation | None = None):
@@ -911,32 +970,38 @@ class Chain:
         self.jobs = jobs
         self.last = last
         """The ``DeferredFifoStation`` that is the chain's last part (CHAIN_NEXT only): the chain's event is
-        its departure, put on the queue when the service starts."""
-        self._spare: list[Event] = []
-        self._cb = self._leave
+        its departure (the station's own, ``DeferredFifoStation._depart``), put on the queue when the service starts."""
+        self._spare: list[Event] = [] if last is None else last._spare
+        self._cbs: list[Callable[[Event], None]] = [self._leave] if last is None else last._depart_cbs
 
     def _leave(self, event: Event) -> None:
-        job = event._value  # before the event is reused (``started`` may take it from the spares)
         self._spare.append(event)
-        last = self.last
-        if last is not None:
-            last.started(self.env._now)
-        advance(job)
+        advance(event._value)
 
     def __call__(self, job: Job) -> None:
         env = self.env
         now = env._now
         t = now
+        arrive = now
         for part in self.parts:
+            arrive = t
             t = part(job, t)
         end = self.end
         if end == CHAIN_NEXT:
             if t > now:
                 last = self.last
-                if last is not None and last.queued_at > now:
-                    last.later.append((last.queued_at, t, job, self))
+                if last is not None and last.last_start > arrive:  # it waits for a server: deferred
+                    last.defer(job, last.last_start, t)
                 else:
-                    _push(env, self._spare, t, job, self._cb)
+                    spare = self._spare  # _push, inlined
+                    if spare:
+                        ev = spare.pop()
+                    else:
+                        ev = Event(env)
+                        ev._ok = True
+                    ev._value = job
+                    ev.callbacks = self._cbs
+                    heappush(env._queue, (t, NORMAL, next(env._eid), ev))
             else:
                 advance(job)
         elif end == CHAIN_JOIN:

@@ -22,6 +22,8 @@ from sim.des.components import (
     CHAIN_JOIN,
     CHAIN_NEXT,
     READ,
+    SERVICE_BYTES,
+    SERVICE_COST,
     WRITE,
     BookedPool,
     Chain,
@@ -149,8 +151,14 @@ class Builder:
 
     def link(self, name: str, gbs: float) -> tuple[Station, Station]:
         """A full-duplex link: (towards the host, towards the device) stations, one transfer at a time each."""
-        t = _bytes_time(gbs)
-        return self.station(f"{name}.to_host", 1, t), self.station(f"{name}.to_device", 1, t)
+        return self.bytes_station(f"{name}.to_host", gbs), self.bytes_station(f"{name}.to_device", gbs)
+
+    def bytes_station(self, name: str, gbs: float) -> Station:
+        """One server moving job.size bytes at ``gbs`` GB/s (a link direction, a channel)."""
+        st = self.station(name, 1, _bytes_time(gbs))
+        assert isinstance(st, FifoStation)
+        st.service_law(SERVICE_BYTES, us_per_byte(gbs))
+        return st
 
     def links(self, bank: LinkBank | None, i: int) -> tuple[Station, Station] | None:
         """Instance ``i`` of a bank of links (None when the bank is absent)."""
@@ -167,6 +175,8 @@ class Builder:
         if charges is None:
             return None, None, None
         st = self.station("host_cpu", charges.cores, lambda job: job.cost)
+        assert isinstance(st, FifoStation)
+        st.service_law(SERVICE_COST)
         submit = _charge(st, charges.submit)
         if charges.serial_us > 0:
             serial_us = charges.serial_us
@@ -319,7 +329,7 @@ class FlashDevice:
                 program_on_die = Delay(b.env, die_program_time, f"{name}.program_on_die")
             destage = make_route(dies.acquire, self.write_cache.release, Fork((program_on_die, dies.release), b.jobs))
         else:
-            self.write_bw = b.station(f"{name}.write_bw", 1, _bytes_time(p.write_bw_gbs))
+            self.write_bw = b.bytes_station(f"{name}.write_bw", p.write_bw_gbs)
             program_time = _scaled(p.program_time_us, b.streams.unit(law, cv))
             on_start: Callable[[float, float], None] | None = None
             if b.reads_meet_programs:
@@ -646,7 +656,7 @@ def _make(b: Builder, element: Any, i: int | None) -> list[Any]:
             return [b.service(name, element.servers, element.law) for name in names]
         return _ports(b, element)
     if isinstance(element, Channel):
-        return [b.station(element.name, 1, _bytes_time(element.gbs))]
+        return [b.bytes_station(element.name, element.gbs)]
     if isinstance(element, DelayElement):
         law = element.law
         if law.law == "deterministic":

@@ -145,17 +145,19 @@ def test_programs_booked_on_arrival_make_reads_wait_as_programs_marked_at_their_
     assert booked_waits == pytest.approx(event_waits, abs=1e-9)
 
 
+@pytest.mark.parametrize("load", [0.6, 1.4])
 @pytest.mark.parametrize("servers", [1, 2])
-def test_a_station_reached_ahead_meters_what_the_event_station_meters(servers: int) -> None:
+def test_a_station_reached_ahead_meters_what_the_event_station_meters(servers: int, load: float) -> None:
     """Port -> constant delay -> controller, fused: the controller's services are booked before they start,
-    some after an idle gap; read at any time, its busy unit-time and busy time are the event-driven ones."""
+    some after an idle gap (load 0.6) or behind a queue that only grows (1.4: most bookings still to start when
+    the meter is read); read at any time, its busy unit-time and busy time are the event-driven ones."""
     arrivals = _arrivals(1_500, 13)
     marks = [arrivals[k][0] + 0.25 for k in range(50, 1_500, 97)]
 
     def run(cls: type[Station], fused: bool) -> tuple[list[float], list[float]]:
         env = simpy.Environment()
         a = cls(env, "a", 1, lambda job: job.cost)
-        b = cls(env, "b", servers, lambda job: 0.6 * servers * job.cost)
+        b = cls(env, "b", servers, lambda job: load * servers * job.cost)
         raw = make_route(a, Delay(env, lambda job: 40.0, "fabric", fixed=True), b)
         route = Fusion(env, JobFactory(), {(0, 0, 0, False): raw}).route(raw, None) if fused else raw
         if fused:
@@ -329,3 +331,63 @@ def test_a_split_then_a_constant_delay_is_one_event_at_the_delay_end() -> None:
     folded_done, folded_events = run(True)
     assert folded_done == event_done
     assert folded_events == event_events - len(arrivals)
+
+
+@pytest.mark.parametrize("servers", [1, 3])
+def test_inline_service_laws_give_the_departures_of_the_service_they_stand_for(servers: int) -> None:
+    """``SERVICE_BYTES`` (size x per byte, a link) and ``SERVICE_COST`` (the host CPU's job.cost) are computed in
+    ``commit`` without calling ``service``: to the last bit the departures of the station that calls it."""
+    from sim.des.components import SERVICE_BYTES, SERVICE_COST, advance
+
+    arrivals = _arrivals(1_500, 23)
+    per_byte = 1.0 / (0.4 * 1e3)  # 0.4 GB/s in us per byte: about 9 us per job, a long queue
+
+    def run(law: int, inline: bool) -> list[float]:
+        env = simpy.Environment()
+        service = (lambda job: job.size * per_byte) if law == SERVICE_BYTES else (lambda job: job.cost)
+        st = FifoStation(env, "st", servers, service)
+        if inline:
+            st.service_law(law, per_byte)
+        done: list[float] = []
+        route = (st, lambda job: done.append(env.now))
+        for i, (t, s) in enumerate(arrivals):
+            job = Job()
+            job.size = int(s * 400 * servers) + 1
+            job.cost = s * servers
+            job.slot = i
+            job.route = route  # type: ignore[assignment]
+
+            def start(event: simpy.Event, job: Job = job) -> None:
+                job.step = -1
+                advance(job)
+
+            env.timeout(t).callbacks.append(start)
+        env.run()
+        return done
+
+    for law in (SERVICE_BYTES, SERVICE_COST):
+        called = run(law, False)
+        assert len(called) == len(arrivals) and called[-1] - arrivals[-1][0] > 50.0  # queued
+        assert run(law, True) == called
+
+
+def test_a_hop_with_many_events_in_flight_shares_one_callbacks_list() -> None:
+    """Every event of a hop carries the hop's one callbacks list (SimPy takes it off the event and never
+    changes it): hundreds of timeouts in flight at once each still take their own job on, at its own time."""
+    env = simpy.Environment()
+    rnd = random.Random(5)
+    delays = [rnd.uniform(1.0, 100.0) for _ in range(400)]
+    delay = Delay(env, lambda job: delays[job.slot], "wait")
+    done: dict[int, float] = {}
+    route = (delay, lambda job: done.__setitem__(job.slot, env.now))
+    for i in range(len(delays)):
+        job = Job()
+        job.slot = i
+        job.route = route  # type: ignore[assignment]
+        job.step = -1
+        from sim.des.components import advance
+        advance(job)
+    assert len(env._queue) == len(delays)
+    assert len({id(e[3].callbacks) for e in env._queue}) == 1
+    env.run()
+    assert done == {i: d for i, d in enumerate(delays)}

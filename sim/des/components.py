@@ -767,7 +767,7 @@ class WriteEntry:
         self.slow = 0
         """Writes between the channel and their acknowledgement's draw on the way by events."""
         self._spare: list[Event] = []
-        self._cb = [self._leave]
+        self._cb: list[Callable[[Event], None]] = [self._leave]
 
     def __call__(self, job: Job) -> None:
         env = self.env
@@ -864,7 +864,7 @@ class Split:
         self.inner: list[Sequence[Hop]] = []
         """Child routes the planner alone knows (a page split's channel program), for ``sim.des.model`` to fuse."""
         self._phase_cb = self._phase_event
-        self._after_cb = [self._after_delay]
+        self._after_cb: list[Callable[[Event], None]] = [self._after_delay]
         self._spare: list[Event] = []
 
     def __call__(self, job: Job) -> None:

@@ -156,8 +156,9 @@ def test_a_screened_run_gives_the_screen_runs_result_and_carried_on_the_full_run
         held = ScreenedRun(screen, full)
         first = held.screen()
         assert first is not None
-        assert _dump(first) == _dump(screen_alone := simulate(screen))
-        assert _dump(held.extend()) == _dump(full_alone := simulate(full))
+        screen_alone, full_alone = simulate(screen), simulate(full)
+        assert _dump(first) == _dump(screen_alone)
+        assert _dump(held.extend()) == _dump(full_alone)
         assert screen_alone.stop_reason.startswith("precision") and full_alone.stop_reason.startswith("precision")
         later.append(full_alone.simulated_ios > first.simulated_ios)
     assert later == [True, True, False]

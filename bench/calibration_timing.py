@@ -10,7 +10,8 @@ It runs ``calibration.evaluate.evaluate`` as ``flashplan calibrate`` does (same 
 * wall seconds and CPU seconds (this process plus its worker processes, user + system): on a machine
   shared with other work the CPU seconds are the figure to compare, the wall follows from them;
 * the phases in this process: loading the records, simulating, predicting;
-* the runs (distinct scenarios; ``[full]`` = a screened record's second pass) by CPU seconds;
+* the runs (distinct scenarios; ``[full]`` = a screened record's second pass: with ``--jobs`` above 1 the screen run
+  carried on from its pause to the full budget, so its CPU seconds are the part after the screen) by CPU seconds;
 * the records by CPU seconds: each record is charged its scenarios' runs, a run shared by n records
   one n-th to each (``alone``: the runs it needs, unshared);
 * which pass gave each record's value (screen, full, screen+full) and the gate's counts.

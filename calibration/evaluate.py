@@ -264,6 +264,9 @@ class Schedule:
 
     hints: dict[str, float] = field(default_factory=dict)
     costs: dict[str, float] = field(default_factory=dict)
+    timeline: list[tuple[int, str, str, float, float]] = field(default_factory=list)
+    """A screened pool's runs as they went (``_screened_in_pool``): (worker, kind, key, start, end), wall seconds from
+    the pool's start; kind ``screen``, ``extend`` (a held screen run carried on) or ``full`` (from the start)."""
 
     def order(self, keys: Iterable[str], same: dict[str, list[str]] | None = None) -> list[str]:
         """Keys longest first by the hints (unknown first), ties in the given order. ``same``: other keys of the
@@ -569,10 +572,13 @@ def _screened_in_pool(records: Sequence[Record], run: dict[str, Any], screen: di
     what a full run costs differ. The costs are filed as ``evaluate`` files them (a full run's under the first key, in
     the records' order, of the keys run again that share it, plus ``FULL_COST_SUFFIX``: a carried-on run's, the part
     after the screen)."""
-    passes = _Passes(records, run, screen, base, schedule or Schedule(), on_done)
+    schedule = schedule or Schedule()
+    passes = _Passes(records, run, screen, base, schedule, on_done)
     import sim.des.engine  # noqa: F401  # once here, not in each worker: the forked workers inherit it
     pools = [ProcessPoolExecutor(max_workers=1, initializer=_worker_init) for _ in range(workers)]
     running: dict[Any, tuple[int, str, bool]] = {}
+    started: dict[Any, tuple[str, float]] = {}
+    t0 = time.perf_counter()
     try:
         while True:
             for w in range(workers):
@@ -588,11 +594,14 @@ def _screened_in_pool(records: Sequence[Record], run: dict[str, Any], screen: di
                 else:
                     fut = pools[w].submit(_fresh_job, scenario, drop)
                 running[fut] = (w, head, kind != "screen")
+                started[fut] = (kind, time.perf_counter() - t0)
             if not running:
                 break
             done, _ = wait(running, return_when=FIRST_COMPLETED)
             for fut in done:
                 w, head, is_full = running.pop(fut)
+                kind, start = started.pop(fut)
+                schedule.timeline.append((w, kind, head, start, time.perf_counter() - t0))
                 passes.take(head, is_full, _call(fut.result), w)
     except BaseException:
         for pool in pools:

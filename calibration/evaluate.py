@@ -24,12 +24,12 @@ from calibration.records import SCENARIO_DIR, Record, ScenarioRef
 from models.result import METRIC_KEYS, Result
 from models.scenario import Scenario, read_scenario_data, scenario_from_data
 
+_T = TypeVar("_T")
+
 # Run budgets: the full set aims at +-2% intervals, the quick (CI) subset at +-4%. Runs stop on
 # precision or on an I/O count, never on the clock, so a record's value is the same on any machine
 # and load; the wall time is only a safety net that fails the record (``_simulate``).
 SAFETY_WALL_S = 300.0
-_T = TypeVar("_T")
-
 FULL_RUN = {"run.target_rel_ci": 0.02, "run.max_ios": 3_000_000, "run.max_wall_s": SAFETY_WALL_S}
 QUICK_RUN = {"run.target_rel_ci": 0.04, "run.max_ios": 1_000_000, "run.max_wall_s": SAFETY_WALL_S}
 SCREEN_RUN = {"run.min_batches": 8}
@@ -628,10 +628,13 @@ def _screen_job(key: str, screen: Scenario, full: Scenario | None,
     c0 = time.process_time()
     if full is None or not screened_pair(screen, full):
         return _simulate(screen), time.process_time() - c0
-    held = ScreenedRun(screen, full)
-    result = held.screen()
+    try:
+        held = ScreenedRun(screen, full)
+        first = held.screen()
+    except Exception:  # whatever failed, a run of the screen alone fails as it fails (or gives its Result), unheld
+        return _simulate(screen), time.process_time() - c0
     # None: the full run's rule stopped it before the screen's was met (the run holds the full Result all the same)
-    result = _simulate(screen) if result is None else _checked(result, screen)
+    result = _simulate(screen) if first is None else _checked(first, screen)
     _HELD[key] = held
     return result, time.process_time() - c0, True
 
@@ -643,7 +646,11 @@ def _extend_job(key: str, full: Scenario, drop: Sequence[str]) -> tuple[Result, 
         _HELD.pop(k, None)
     c0 = time.process_time()
     held = _HELD.pop(key, None)
-    result = _simulate(full) if held is None else _checked(held.extend(), full)
+    try:
+        carried = None if held is None else held.extend()
+    except Exception:  # a run of the full scenario from the start fails as it fails
+        carried = None
+    result = _simulate(full) if carried is None else _checked(carried, full)
     return result, time.process_time() - c0
 
 

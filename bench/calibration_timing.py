@@ -10,7 +10,8 @@ It runs ``calibration.evaluate.evaluate`` as ``flashplan calibrate`` does (same 
 * wall seconds and CPU seconds (this process plus its worker processes, user + system): on a machine
   shared with other work the CPU seconds are the figure to compare, the wall follows from them;
 * the phases in this process: loading the records, simulating, predicting;
-* the runs (distinct scenarios; ``[full]`` = a screened record's second pass) by CPU seconds;
+* the runs (distinct scenarios; ``[full]`` = a screened record's second pass: with ``--jobs`` above 1 the screen run
+  carried on from its pause to the full budget, so its CPU seconds are the part after the screen) by CPU seconds;
 * the records by CPU seconds: each record is charged its scenarios' runs, a run shared by n records
   one n-th to each (``alone``: the runs it needs, unshared);
 * which pass gave each record's value (screen, full, screen+full) and the gate's counts.
@@ -102,6 +103,15 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  statuses: {statuses['within']} within, {statuses['conflict']} conflict, {statuses['known_gap']} known gap, "
           f"{statuses['outside']} outside")
 
+    if schedule.timeline:  # the screened pool: what each worker ran and when it ended (the other may end sooner)
+        end = max(e for *_, e in schedule.timeline)
+        for w in sorted({w for w, *_ in schedule.timeline}):
+            mine = [(k, s, e) for x, k, _, s, e in schedule.timeline if x == w]
+            kinds = Counter(k for k, _, _ in mine)
+            busy = sum((e - s for _, s, e in mine), 0.0)
+            last = max(e for *_, e in mine)
+            print(f"  worker {w}: {len(mine)} runs ({', '.join(f'{k} {n}' for k, n in sorted(kinds.items()))}), busy "
+                  f"{busy:.1f} s wall, done {last:.1f} s of {end:.1f} s")
     print(f"\ncostliest runs (CPU s, top {args.top}):")
     for key, sec in sorted(runs.items(), key=lambda kv: -kv[1])[:args.top]:
         print(f"  {sec:6.2f}  {key[:140]}")

@@ -11,7 +11,8 @@ the data that would settle it). ``--strict`` exits 1 on those too, and on a know
 whose record is now within tolerance (always reported: remove the declaration).
 A full run screens (``--full-budget`` does not, and never writes latest.json): every scenario first runs with
 8 batches at least (calibration.evaluate.SCREEN_RUN); a record whose 95% interval lies wholly inside or outside
-its tolerance keeps that value, the scenarios of the others run again at the full budget (``budget`` of a row).
+its tolerance keeps that value, the scenarios of the others run again at the full budget (``budget`` of a row; with
+``--jobs`` above 1 a screen run is carried on from where it stopped, ``calibration.evaluate._screened_in_pool``).
 ``--fit [--fit-steps N]`` first refits the free parameters (calibration/fit.py) and saves them to
 models/catalog/fitted.yaml.
 """

@@ -18,11 +18,13 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from calibration.records import SCENARIO_DIR, Record, ScenarioRef
 from models.result import METRIC_KEYS, Result
 from models.scenario import Scenario, read_scenario_data, scenario_from_data
+
+_T = TypeVar("_T")
 
 # Run budgets: the full set aims at +-2% intervals, the quick (CI) subset at +-4%. Runs stop on
 # precision or on an I/O count, never on the clock, so a record's value is the same on any machine
@@ -151,9 +153,15 @@ class WallSafetyNet(RuntimeError):
 
 
 def _simulate(scenario: Scenario) -> Result:
-    from sim.des.engine import WALL_BUDGET_REASON, simulate
+    from sim.des.engine import simulate
 
-    result = simulate(scenario)
+    return _checked(simulate(scenario), scenario)
+
+
+def _checked(result: Result, scenario: Scenario) -> Result:
+    """``result``, unless the wall-time safety net stopped it."""
+    from sim.des.engine import WALL_BUDGET_REASON
+
     # a wall budget of the safety net's size (FULL_RUN, QUICK_RUN, FIT_RUN) fails the record when it binds;
     # a tighter one given on purpose (the web app's interactive checks) keeps the value it reached
     if result.stop_reason.startswith(WALL_BUDGET_REASON) and scenario.run.max_wall_s >= SAFETY_WALL_S:
@@ -256,6 +264,9 @@ class Schedule:
 
     hints: dict[str, float] = field(default_factory=dict)
     costs: dict[str, float] = field(default_factory=dict)
+    timeline: list[tuple[int, str, str, float, float]] = field(default_factory=list)
+    """A screened pool's runs as they went (``_screened_in_pool``): (worker, kind, key, start, end), wall seconds from
+    the pool's start; kind ``screen``, ``extend`` (a held screen run carried on) or ``full`` (from the start)."""
 
     def order(self, keys: Iterable[str], same: dict[str, list[str]] | None = None) -> list[str]:
         """Keys longest first by the hints (unknown first), ties in the given order. ``same``: other keys of the
@@ -355,7 +366,7 @@ def _abandon(pool: ProcessPoolExecutor) -> None:
         process.terminate()
 
 
-def _call(fn: Callable[..., tuple[Result, float]], *args: Any) -> tuple[Result, float] | Exception:
+def _call(fn: Callable[..., _T], *args: Any) -> _T | Exception:
     try:
         return fn(*args)
     except Exception as exc:
@@ -551,30 +562,103 @@ def _screened_in_pool(records: Sequence[Record], run: dict[str, Any], screen: di
     decided as soon as its last screen run is in, and the full runs it needs are queued then, ahead of the screen runs
     still waiting (the longest first by the hints), so no worker idles while the other finishes the first pass.
 
-    Every run is one the two passes make one after the other (the same scenarios, the same settings), and each value
-    is filed under the same keys: the outcomes are the ones ``workers=1`` gives; only the order of the runs differs.
-    The costs are filed as ``evaluate`` files them (a full run's under the first key, in the records' order, of the
-    keys run again that share it, plus ``FULL_COST_SUFFIX``)."""
-    passes = _Passes(records, run, screen, base, schedule or Schedule(), on_done)
+    A screen run is the start of its full run (``sim.des.engine.ScreenedRun``): the worker keeps it, paused, and a full
+    run it is asked for goes on from there (``_extend_job``) instead of from the start; the held run is let go when
+    every record on its scenario is decided without it. Each process is a pool of one, so a full run goes to the
+    worker that holds its start; a worker with nothing else to do runs a full run held by a busy one from the start.
+
+    Every value is the one the two passes, run one after the other, give (a carried-on run is the full run, event for
+    event), filed under the same keys: the outcomes are the ones ``workers=1`` gives; only the order of the runs and
+    what a full run costs differ. The costs are filed as ``evaluate`` files them (a full run's under the first key, in
+    the records' order, of the keys run again that share it, plus ``FULL_COST_SUFFIX``: a carried-on run's, the part
+    after the screen)."""
+    schedule = schedule or Schedule()
+    passes = _Passes(records, run, screen, base, schedule, on_done)
     import sim.des.engine  # noqa: F401  # once here, not in each worker: the forked workers inherit it
-    pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init)
-    running: dict[Any, tuple[str, bool]] = {}
+    pools = [ProcessPoolExecutor(max_workers=1, initializer=_worker_init) for _ in range(workers)]
+    running: dict[Any, tuple[int, str, bool]] = {}
+    started: dict[Any, tuple[str, float]] = {}
+    t0 = time.perf_counter()
     try:
         while True:
-            while len(running) < workers and (job := passes.next_job()) is not None:
-                head, is_full, scenario = job
-                running[pool.submit(_timed, scenario)] = (head, is_full)
+            for w in range(workers):
+                busy = {x for x, _, _ in running.values()}
+                if w in busy or (job := passes.next_job(w, busy)) is None:
+                    continue
+                kind, head, held, scenario, full = job
+                drop = passes.drops.pop(w, [])
+                if kind == "screen":
+                    fut = pools[w].submit(_screen_job, head, scenario, full, drop)
+                elif kind == "extend":
+                    fut = pools[w].submit(_extend_job, held, scenario, drop)
+                else:
+                    fut = pools[w].submit(_fresh_job, scenario, drop)
+                running[fut] = (w, head, kind != "screen")
+                started[fut] = (kind, time.perf_counter() - t0)
             if not running:
                 break
             done, _ = wait(running, return_when=FIRST_COMPLETED)
             for fut in done:
-                head, is_full = running.pop(fut)
-                passes.take(head, is_full, _call(fut.result))
+                w, head, is_full = running.pop(fut)
+                kind, start = started.pop(fut)
+                schedule.timeline.append((w, kind, head, start, time.perf_counter() - t0))
+                passes.take(head, is_full, _call(fut.result), w)
     except BaseException:
-        _abandon(pool)
+        for pool in pools:
+            _abandon(pool)
         raise
-    pool.shutdown()
+    for pool in pools:
+        pool.shutdown()
     return passes.outcomes()
+
+
+_HELD: dict[str, Any] = {}
+"""In a worker of ``_screened_in_pool``: its screen runs that may be carried on to the full budget
+(``sim.des.engine.ScreenedRun``), by screen key."""
+
+
+def _screen_job(key: str, screen: Scenario, full: Scenario | None,
+                drop: Sequence[str]) -> tuple[Result, float] | tuple[Result, float, bool]:
+    """In a worker: let the held runs ``drop`` go; run ``screen`` as the start of ``full`` and hold it under ``key``
+    (the third item says it is held), or on its own (a profile workload; a screen ``full``'s rule would stop first)."""
+    from sim.des.engine import ScreenedRun, screened_pair
+
+    for k in drop:
+        _HELD.pop(k, None)
+    c0 = time.process_time()
+    if full is None or not screened_pair(screen, full):
+        return _simulate(screen), time.process_time() - c0
+    try:
+        held = ScreenedRun(screen, full)
+        first = held.screen()
+    except Exception:  # whatever failed, a run of the screen alone fails as it fails (or gives its Result), unheld
+        return _simulate(screen), time.process_time() - c0
+    # None: the full run's rule stopped it before the screen's was met (the run holds the full Result all the same)
+    result = _simulate(screen) if first is None else _checked(first, screen)
+    _HELD[key] = held
+    return result, time.process_time() - c0, True
+
+
+def _extend_job(key: str, full: Scenario, drop: Sequence[str]) -> tuple[Result, float]:
+    """In a worker: the full run of the screen run held under ``key``, carried on from its pause (from the start if it
+    is not held)."""
+    for k in drop:
+        _HELD.pop(k, None)
+    c0 = time.process_time()
+    held = _HELD.pop(key, None)
+    try:
+        carried = None if held is None else held.extend()
+    except Exception:  # a run of the full scenario from the start fails as it fails
+        carried = None
+    result = _simulate(full) if carried is None else _checked(carried, full)
+    return result, time.process_time() - c0
+
+
+def _fresh_job(scenario: Scenario, drop: Sequence[str]) -> tuple[Result, float]:
+    """In a worker: let the held runs ``drop`` go, then ``_timed``."""
+    for k in drop:
+        _HELD.pop(k, None)
+    return _timed(scenario)
 
 
 class _Passes:
@@ -603,6 +687,18 @@ class _Passes:
         self.first_todo = sorted((k for k in self.first_same if isinstance(self.first[k], Scenario)),
                                  key=lambda k: -(self._own_hint(self.first_group[k]) + self._full_hint(self.first_group[k])))
         self.full_todo: list[str] = []
+        self.holder: dict[str, tuple[int, str]] = {}
+        """Per full head not started yet: (worker, screen head) of the paused screen run that carries on to it."""
+        self.drops: dict[int, list[str]] = {}
+        """Per worker: the screen heads of its held runs no full run will need (sent with its next job)."""
+        self.started_full: set[str] = set()
+        self.decided: set[int] = set()
+        self.heads_of = {i: {self.first_group.get(k, [k])[0] for k in keys} for i, keys in self.waiting.items()}
+        self.undecided: dict[str, int] = {}
+        """Per screen head: the records on its scenario not decided yet (at 0 its held run is let go unless needed)."""
+        for heads in self.heads_of.values():
+            for h in heads:
+                self.undecided[h] = self.undecided.get(h, 0) + 1
         for k in list(self.raw):
             self._arrived(k)
         for i in [i for i, keys in self.waiting.items() if not keys]:
@@ -615,27 +711,53 @@ class _Passes:
     def _full_hint(self, keys: Iterable[str]) -> float:
         return max((self.schedule.hints.get(k + FULL_COST_SUFFIX, 0.0) for k in keys), default=0.0)
 
-    def next_job(self) -> tuple[str, bool, Scenario] | None:
-        """The next run: (key, full?, scenario): a full run when one is queued, else the next screen run; None: none."""
-        queue, source, is_full = (self.full_todo, self.full, True) if self.full_todo else (self.first_todo, self.first, False)
-        if not queue:
-            return None
-        head = queue.pop(0)
-        scenario = source[head]
-        assert isinstance(scenario, Scenario)
-        return head, is_full, scenario
+    def next_job(self, worker: int, busy: set[int]) -> tuple[str, str, str, Scenario, Scenario | None] | None:
+        """The next run for ``worker``: (kind, head, held key, scenario, full scenario of a screen run); None: none.
 
-    def take(self, head: str, is_full: bool, got: tuple[Result, float] | Exception) -> None:
-        """File a finished run; a screen run may complete records, whose verdicts may queue full runs."""
+        A queued full run first (the longest first): one ``worker`` holds the start of (``extend``), or that no worker
+        holds (``full``); else the next screen run (``screen``: carried on in its worker when its full run is needed);
+        else a full run a ``busy`` worker holds the start of, run from the start here (``full``)."""
+        pick = next((h for h in self.full_todo if self.holder.get(h, (worker,))[0] == worker), None)
+        if pick is None and not self.first_todo:
+            pick = next((h for h in self.full_todo if self.holder[h][0] in busy), None)
+        if pick is not None:
+            self.full_todo.remove(pick)
+            self.started_full.add(pick)
+            scenario = self.full[pick]
+            assert isinstance(scenario, Scenario)
+            owner = self.holder.pop(pick, None)
+            if owner is not None and owner[0] == worker:
+                return "extend", pick, owner[1], scenario, None
+            if owner is not None:
+                self.drops.setdefault(owner[0], []).append(owner[1])
+            return "full", pick, "", scenario, None
+        if not self.first_todo:
+            return None
+        head = self.first_todo.pop(0)
+        scenario, full = self.first[head], self.full.get(head)
+        assert isinstance(scenario, Scenario)
+        return "screen", head, head, scenario, full if isinstance(full, Scenario) else None
+
+    def take(self, head: str, is_full: bool, got: tuple[Result, float] | tuple[Result, float, bool] | Exception,
+             worker: int = 0) -> None:
+        """File a finished run; a screen run may complete records, whose verdicts may queue full runs. A screen run
+        ``worker`` holds (a third item) is registered as the start of its full run, or let go when none can need it."""
         if not is_full:
-            _keep(head, got, self.raw, self.schedule, self.on_done, self.first_same[head])
+            if not isinstance(got, Exception) and len(got) == 3:
+                full_head = self.full_head.get(head)
+                if full_head is not None and full_head not in self.started_full and full_head not in self.holder:
+                    self.holder[full_head] = (worker, head)
+                else:
+                    self.drops.setdefault(worker, []).append(head)
+            run: tuple[Result, float] | Exception = got if isinstance(got, Exception) else (got[0], got[1])
+            _keep(head, run, self.raw, self.schedule, self.on_done, self.first_same[head])
             for k in (head, *self.first_same[head]):
                 self._arrived(k)
             return
         if isinstance(got, Exception):
             self.full_raw[head] = got
         else:
-            self.full_raw[head], self.full_costs[head] = got
+            self.full_raw[head], self.full_costs[head] = got[0], got[1]
         for k in (head, *self.full_same[head]):
             if k in self.again and self.on_done:
                 self.on_done(k)
@@ -649,10 +771,24 @@ class _Passes:
     def _decide(self, i: int) -> None:
         """A record whose screen runs are all in: unless its verdict is settled, its scenarios (and every key of the
         same screen scenario) run again at the full budget."""
+        if i in self.decided:
+            return
+        self.decided.add(i)
         record = self.records[i]
         outcome = _outcomes([record], self.raw)[0]
-        if verdict_settled(record, outcome, {k: v for k, v in self.raw.items() if isinstance(v, Result)}):
-            return
+        if not verdict_settled(record, outcome, {k: v for k, v in self.raw.items() if isinstance(v, Result)}):
+            self._queue_full(record)
+        for h in self.heads_of[i]:
+            self.undecided[h] -= 1
+            full_head = self.full_head.get(h)
+            if not self.undecided[h] and full_head is not None and full_head not in self.queued_full:
+                owner = self.holder.get(full_head)
+                if owner is not None and owner[1] == h:  # no record on its scenario needs its full run
+                    del self.holder[full_head]
+                    self.drops.setdefault(owner[0], []).append(h)
+
+    def _queue_full(self, record: Record) -> None:
+        """Queue the full runs of ``record``'s scenarios (and of every key of the same screen scenario)."""
         for k in (x for ref in record.scenarios() for x in self.first_group.get(ref.key(), [ref.key()])):
             if k in self.again:
                 continue

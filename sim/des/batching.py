@@ -74,6 +74,8 @@ class BatchMeans:
         self.marks: list[tuple[float, list[float], list[float]]] = []
         self._cut: tuple[tuple[int, int], int] = ((-1, -1), 0)
         self._precision_met_at: int | None = None
+        self._pause_met_at: int | None = None
+        """The precision rule's state for ``run.pause_min_batches`` (``check_stop``)."""
         self.b_ios = 0
         self.b_rlats: list[float] = []
         self.b_wlats: list[float] = []
@@ -225,20 +227,32 @@ class BatchMeans:
         run = self.run
         s = run.scenario.run
         steady = self.steady_batches()
-        if len(steady) >= s.min_batches:
+        pause = run.pause_min_batches
+        if len(steady) >= s.min_batches or 0 < pause <= len(steady):
             rel = []
             for key in ("iops", "latency_mean_us"):
                 v, lo, hi = estimate(steady, key)
                 rel.append((hi - lo) / 2 / abs(v) if v else math.inf)
-            if max(rel) <= s.target_rel_ci and self.workloads_precise(s.target_rel_ci):
-                # Stopping the first time the interval looks narrow enough favours runs whose
-                # variance estimate happens to be low (sequential-stopping bias): confirm the
-                # precision after a further quarter of the run before stopping.
-                if self._precision_met_at is None:
-                    self._precision_met_at = run.completed
-                elif run.completed >= CONFIRM_FACTOR * self._precision_met_at:
-                    run.stop(f"precision reached: relative 95% half-width <= {s.target_rel_ci:g}")
-                    return
-            else:
-                self._precision_met_at = None
+            met = max(rel) <= s.target_rel_ci and self.workloads_precise(s.target_rel_ci)
+            if 0 < pause <= len(steady):
+                # the rule of the same run with ``pause`` batches at least (sim.des.engine.ScreenedRun), followed
+                # beside this run's own: when it would stop that run, this one pauses instead
+                if not met:
+                    self._pause_met_at = None
+                elif self._pause_met_at is None:
+                    self._pause_met_at = run.completed
+                elif run.completed >= CONFIRM_FACTOR * self._pause_met_at:
+                    run.pause(f"precision reached: relative 95% half-width <= {s.target_rel_ci:g}")
+            if len(steady) >= s.min_batches:
+                if met:
+                    # Stopping the first time the interval looks narrow enough favours runs whose
+                    # variance estimate happens to be low (sequential-stopping bias): confirm the
+                    # precision after a further quarter of the run before stopping.
+                    if self._precision_met_at is None:
+                        self._precision_met_at = run.completed
+                    elif run.completed >= CONFIRM_FACTOR * self._precision_met_at:
+                        run.stop(f"precision reached: relative 95% half-width <= {s.target_rel_ci:g}")
+                        return
+                else:
+                    self._precision_met_at = None
         run.check_budgets()

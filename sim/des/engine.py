@@ -19,6 +19,7 @@ from collections.abc import Callable
 from itertools import accumulate
 
 import simpy
+from simpy.core import StopSimulation
 
 from models.result import Result
 from models.scenario import Scenario
@@ -144,6 +145,12 @@ class Run:
         self.batching = BatchMeans(self)
         self.rebuild: RebuildArrivals | None = None
         """A rebuild in progress (the scenario's ``faults.rebuild``): a second source of device I/O."""
+        self.pause_min_batches = 0
+        """Above 0 (``ScreenedRun``): the batch means also follow the precision rule of a run with this many batches at
+        least (``pause_scenario``); when it is met, that run's Result is taken (``paused``) and the run pauses."""
+        self.pause_scenario: Scenario | None = None
+        self.paused: Result | None = None
+        self.paused_at = 0.0
 
     def set_completer(self, index: int, completer: Callable[[Job], None]) -> None:
         """What a completed I/O of workload ``index`` does next (its arrivals' reissue, or recycling)."""
@@ -172,6 +179,24 @@ class Run:
             self.stop(f"budget: max_ios={s.max_ios} completions reached ({self.completed:,} I/Os simulated)")
         elif time.perf_counter() - self.wall_start >= s.max_wall_s:
             self.stop(f"{WALL_BUDGET_REASON}={s.max_wall_s:g} s reached after {self.completed:,} I/Os")
+
+    def pause(self, reason: str) -> None:
+        """The pause rule (``pause_min_batches``) is met at this batch boundary: take the Result the run of
+        ``pause_scenario`` gives when it stops here for ``reason``, and leave ``env.run`` once the events due now and
+        queued before this one are done. Nothing of the run changes: it goes on (``advance``) as if never paused."""
+        assert self.pause_scenario is not None
+        self.pause_min_batches = 0
+        scenario = self.scenario
+        self.scenario, self.stop_reason = self.pause_scenario, reason
+        try:
+            self.paused = assemble(self, self.batching, time.perf_counter() - self.wall_start)
+        finally:
+            self.scenario, self.stop_reason = scenario, ""
+        self.paused_at = time.perf_counter()
+        # one more event (its queue id only moves the later events' ids up by one: their order is the same)
+        event = self.env.event()
+        event.callbacks.append(StopSimulation.callback)  # type: ignore[union-attr]
+        event.succeed()
 
     def stop(self, reason: str) -> None:
         if not self.stopped:
@@ -229,6 +254,12 @@ class Run:
 
     # -- the run ---------------------------------------------------------------------------
     def run(self) -> Result:
+        self.start()
+        self.advance()
+        return self.result()
+
+    def start(self) -> None:
+        """Start the arrival sources (and a rebuild) and the wall clock."""
         wl = self.scenario.workload
         assert not isinstance(wl, ProfileWorkload), "a profile is replayed by sim.des.profile.ProfileRun"
         self.wall_start = time.perf_counter()
@@ -239,13 +270,78 @@ class Run:
         if volume is not None and volume.rebuild is not None and routes is not None:
             self.rebuild = RebuildArrivals(self, volume, volume.rebuild, routes, self.jobs)
             self.rebuild.start()
+
+    def advance(self) -> None:
+        """Run the events until the run stops (or pauses: ``pause``)."""
+        if self.stop_event.processed:
+            return
         try:
             self.env.run(until=self.stop_event)
         except RuntimeError:
             # no events left before the stop event: nothing can complete any more
             self.stop_reason = self.stop_reason or "stalled: no I/O can make progress"
-        wall = time.perf_counter() - self.wall_start
-        return assemble(self, self.batching, wall)
+
+    def result(self) -> Result:
+        """The Result of the stopped run."""
+        return assemble(self, self.batching, time.perf_counter() - self.wall_start)
+
+
+class ScreenedRun:
+    """One run of ``full`` that also gives the Result of ``screen``, the same scenario with fewer batches at least
+    (``run.min_batches``), and goes on to ``full``'s Result only when asked (``extend``).
+
+    Both runs draw the same numbers and see the same events until one of them stops: ``run.min_batches`` only decides
+    when the precision rule may stop a run. So the run follows ``full``'s rule and ``screen``'s beside it
+    (``BatchMeans.check_stop``): where ``screen``'s is met, ``screen``'s Result is taken and the run pauses without
+    stopping; ``extend`` carries it on to where ``full`` stops, the Result a run of ``full`` from the start gives
+    (the pause adds one event to SimPy's queue, which keeps the order of all the others). The screen Result has the
+    metrics, utilization, busy, validity and stop reason of a run of ``screen``; its I/O counters (simulated, issued,
+    in flight) are those of the moment its rule was met, where a stopped run also counts what ends at that instant.
+    A budget, an unstable backlog or a stall ends both runs at one place: each Result is taken there. ``screen``
+    returns None in the one case the run cannot give ``screen``'s Result: ``full``'s rule stopped the run before
+    ``screen``'s was met (``min_batches`` also changes which checks count; ``extend`` still gives ``full``'s)."""
+
+    def __init__(self, screen: Scenario, full: Scenario):
+        if not screened_pair(screen, full):
+            raise ValueError("ScreenedRun: screen must be full with fewer run.min_batches, not a profile workload")
+        self.screen_scenario = screen
+        self.run = Run(full)
+        self.run.pause_min_batches = screen.run.min_batches
+        self.run.pause_scenario = screen
+
+    def screen(self) -> Result | None:
+        """The Result of ``screen`` (None: ``full``'s rule stopped the run first; simulate ``screen`` on its own)."""
+        run = self.run
+        run.start()
+        run.advance()
+        if run.paused is not None:
+            return run.paused
+        run.pause_min_batches = 0
+        if run.stop_reason.startswith("precision"):
+            return None
+        full = run.scenario
+        run.scenario = self.screen_scenario
+        try:
+            return run.result()
+        finally:
+            run.scenario = full
+
+    def extend(self) -> Result:
+        """The Result of ``full``: the run carried on from the pause (call ``screen`` first)."""
+        run = self.run
+        if run.paused is not None:  # (else a budget, a backlog or a stall ended the run: it is where full stops)
+            run.wall_start += time.perf_counter() - run.paused_at  # the pause is not the run's time
+            run.advance()
+        return run.result()
+
+
+def screened_pair(screen: Scenario, full: Scenario) -> bool:
+    """Whether ``ScreenedRun`` can run the two: the same scenario but for fewer ``run.min_batches`` in ``screen``, and
+    no profile workload (a profile is replayed interval by interval)."""
+    if screen.profile_index() is not None or not screen.run.min_batches < full.run.min_batches:
+        return False
+    same = screen.model_copy(update={"run": screen.run.model_copy(update={"min_batches": full.run.min_batches})})
+    return same == full
 
 
 _profile_replay: list[Callable[[Scenario], Result]] = []

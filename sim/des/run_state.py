@@ -58,6 +58,9 @@ class RunState(Protocol):
     """What a completed I/O does next (the workload's arrivals set it)."""
     tallies: list[WorkloadTally]
     """Per-workload batch tallies (empty with a single workload)."""
+    pause_min_batches: int
+    """Above 0: the batch means also follow the precision rule with this many batches at least, and ``pause`` the
+    run when it is met (``sim.des.engine.ScreenedRun``); 0: no such rule."""
 
     @property
     def batching(self) -> BatchWindow:
@@ -72,6 +75,9 @@ class RunState(Protocol):
 
     def issue(self, job: Job) -> None:
         """Start ``job`` down the route."""
+
+    def pause(self, reason: str) -> None:
+        """The ``pause_min_batches`` rule is met (``sim.des.engine.ScreenedRun``)."""
 
     def stop(self, reason: str) -> None:
         """End the run (the first reason is kept)."""

@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import stats as _scipy_stats
+from scipy.special import stdtrit
 
 from sim.des.components import READ, Job
 
@@ -87,7 +87,9 @@ def t_half_width(samples: list[float], confidence: float = 0.95) -> float:
         return float("inf")
     mean = sum(samples) / n
     var = sum((x - mean) ** 2 for x in samples) / (n - 1)
-    t = float(_scipy_stats.t.ppf(0.5 + confidence / 2, n - 1))
+    # the Student-t quantile: scipy.stats.t.ppf is stdtrit(df, q) * 1.0 + 0.0, the same double; scipy.special alone
+    # imports in a third of the time of scipy.stats (0.45 against 1.3 CPU-s), which every run of flashplan paid
+    t = float(stdtrit(n - 1, 0.5 + confidence / 2))
     return t * math.sqrt(var / n)
 
 

@@ -129,3 +129,113 @@ def test_two_processes_give_every_record_what_one_gives_with_the_passes_overlapp
     assert by_id["mixed"][3] == "screen+full"
     assert by_id["broken"][5] is not None and by_id["broken"][4] == "outside"
     assert any(k.endswith(" [full]") for k in runs[1][1])
+
+
+def _dump(result: Any) -> dict[str, Any]:
+    """A Result as JSON, less its wall seconds (the one field that depends on the machine)."""
+    doc: dict[str, Any] = result.model_dump(mode="json")
+    doc.pop("wall_seconds")
+    return doc
+
+
+def test_a_screened_run_gives_the_screen_runs_result_and_carried_on_the_full_runs_exactly() -> None:
+    """``ScreenedRun``: one run gives what a run of the screen scenario gives, then, carried on from its pause, what a run
+    of the full scenario gives from the start: every field of both Results. The precision rule stops the runs: the full
+    one later than the screen (MINIDISK, 2,500 and 3,700 I/Os; with 3 aliases 2,300 and 3,700), or at the same batch
+    (read fraction 0.5: 8,900 I/Os, both rules met at one check). A budget that ends the run before either rule is
+    met ends both at one place."""
+    from calibration.evaluate import load_ref
+    from calibration.records import ScenarioRef
+    from sim.des.engine import ScreenedRun, simulate
+
+    run = RUN | {"run.max_ios": 60_000}  # precision, not the budget, stops these
+    later = []
+    for spec in (MINIDISK, MINIDISK_ALIASES, {"file": "s4_minidisk.yaml", "set": {"workload.read_fraction": 0.5}}):
+        ref = ScenarioRef.model_validate(spec)
+        screen, full = load_ref(ref, run | SCREEN), load_ref(ref, run)
+        held = ScreenedRun(screen, full)
+        first = held.screen()
+        assert first is not None
+        screen_alone, full_alone = simulate(screen), simulate(full)
+        assert _dump(first) == _dump(screen_alone)
+        assert _dump(held.extend()) == _dump(full_alone)
+        assert screen_alone.stop_reason.startswith("precision") and full_alone.stop_reason.startswith("precision")
+        later.append(full_alone.simulated_ios > first.simulated_ios)
+    assert later == [True, True, False]
+    short = {"run.max_ios": 2_000}  # within the 12 batches of 200 after a 500 warm-up: the budget stops both
+    screen, full = load_ref(ScenarioRef.model_validate(MINIDISK), RUN | SCREEN | short), load_ref(ScenarioRef.model_validate(MINIDISK), RUN | short)
+    held = ScreenedRun(screen, full)
+    first = held.screen()
+    assert first is not None and first.stop_reason.startswith("budget")
+    assert _dump(first) == _dump(simulate(screen)) and _dump(held.extend()) == _dump(simulate(full))
+
+
+def test_a_screened_run_takes_only_the_same_scenario_with_fewer_batches() -> None:
+    from calibration.evaluate import load_ref
+    from calibration.records import ScenarioRef
+    from sim.des.engine import ScreenedRun, screened_pair
+
+    ref = ScenarioRef.model_validate(MINIDISK)
+    screen, full = load_ref(ref, RUN | SCREEN), load_ref(ref, RUN)
+    assert screened_pair(screen, full) and not screened_pair(full, screen) and not screened_pair(full, full)
+    other = load_ref(ScenarioRef.model_validate({"file": "s4_minidisk.yaml", "set": {"workload.read_fraction": 0.5}}), RUN)
+    assert not screened_pair(screen, other)
+    try:
+        ScreenedRun(screen, other)
+    except ValueError as exc:
+        assert "min_batches" in str(exc)
+    else:
+        raise AssertionError("ScreenedRun took two different scenarios")
+
+
+def test_the_workers_carry_on_the_screen_runs_they_hold_and_let_the_others_go() -> None:
+    """The pool's bookkeeping, driven in this process (two workers, one job at a time): a record that is not settled has
+    its full run carried on in the worker that holds its screen run, with the full run's value; every other held run
+    is let go; nothing is held at the end."""
+    from pathlib import Path
+
+    from calibration import evaluate as ev
+    from calibration.records import SCENARIO_DIR
+
+    probe = _record(id="probe")
+    screened = evaluate([probe], run=RUN | SCREEN, workers=1)[0].predicted
+    other = {"file": "s4_minidisk.yaml", "set": {"workload.read_fraction": 0.5}}
+    records = [_record(id="far", measured=screened * 10, scenario=other),
+               _record(id="edge", kind="bound", at_least=True, tolerance=None, measured=screened, scenario=MINIDISK),
+               _record(id="near", scenario={"file": "s4_minidisk.yaml", "set": {"workload.read_fraction": 1.0,
+                                                                                "topology.aliases": 0}})]
+    held: list[dict[str, Any]] = [{}, {}]
+    kinds = []
+    passes = ev._Passes(records, RUN, SCREEN, Path(SCENARIO_DIR), Schedule(), None)
+    turn, idle = 0, 0
+    while idle < 2:
+        job = passes.next_job(turn, set())
+        if job is None:
+            idle, turn = idle + 1, 1 - turn
+            continue
+        idle = 0
+        kind, head, key, scenario, full = job
+        kinds.append(kind)
+        ev._HELD.clear()
+        ev._HELD.update(held[turn])
+        drop = passes.drops.pop(turn, [])
+        got: Any
+        if kind == "screen":
+            got = ev._screen_job(head, scenario, full, drop)
+        elif kind == "extend":
+            got = ev._extend_job(key, scenario, drop)
+        else:
+            got = ev._fresh_job(scenario, drop)
+        held[turn] = dict(ev._HELD)
+        passes.take(head, kind != "screen", got, turn)
+        turn = 1 - turn
+    for w, keys in passes.drops.items():
+        for k in keys:
+            held[w].pop(k, None)
+    ev._HELD.clear()
+    assert held == [{}, {}]
+    assert kinds.count("extend") == 1 and "full" not in kinds  # MINIDISK and its alias spelling: one full run
+    outcomes = {o.record.id: o for o in passes.outcomes()}
+    alone = {o.record.id: o for o in evaluate(records, run=RUN, workers=1, screen=SCREEN)}
+    assert [(o.predicted, o.ci95, o.budget) for o in outcomes.values()] == [(o.predicted, o.ci95, o.budget) for o in alone.values()]
+    assert outcomes["edge"].budget == "full" and outcomes["far"].budget == "screen"

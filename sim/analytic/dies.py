@@ -560,12 +560,9 @@ WRITE_STEPS = 240
 """Grid points of a write's wait tail (``WriteLaw.wait_table``)."""
 
 
-def _finite_source_probs(others: int, a: float) -> tuple[int, list[float]]:
-    """(first n, [pi(n)]) of the machine repairman's arrival law with ``others`` other jobs and ratio ``a``:
-    pi(n) ~ others! / (others - n)! a^n, n = 0..others, the negligible ends (below 1e-10 of the largest) left off."""
-    logs = [0.0]
-    for n in range(others):
-        logs.append(logs[-1] + math.log((others - n) * a))
+def _normalised(logs: list[float]) -> tuple[int, list[float]]:
+    """(first n, [pi(n)]) from unnormalised log weights log pi(n), n = 0.., the negligible ends (below 1e-10 of
+    the largest) left off."""
     top = max(logs)
     cut = top + math.log(1e-10)
     first = 0
@@ -577,6 +574,15 @@ def _finite_source_probs(others: int, a: float) -> tuple[int, list[float]]:
     weights = [math.exp(v - top) for v in logs[first:last + 1]]
     total = sum(weights, 0.0)
     return first, [v / total for v in weights]
+
+
+def _finite_source_probs(others: int, a: float) -> tuple[int, list[float]]:
+    """(first n, [pi(n)]) of the machine repairman's arrival law with ``others`` other jobs and ratio ``a``:
+    pi(n) ~ others! / (others - n)! a^n, n = 0..others, the negligible ends (below 1e-10 of the largest) left off."""
+    logs = [0.0]
+    for n in range(others):
+        logs.append(logs[-1] + math.log((others - n) * a))
+    return _normalised(logs)
 
 
 PRODUCT_FORM_WORK = 40_000
@@ -599,17 +605,7 @@ def _product_form_probs(others: int, a: float, devices: int) -> tuple[int, list[
             prev = (x if x > y else y) + math.log1p(math.exp(-abs(x - y)))
             lg[k] = prev
     logs = [n * log_a + lg[others - n] for n in range(others + 1)]
-    top = max(logs)
-    cut = top + math.log(1e-10)
-    first = 0
-    while logs[first] < cut:
-        first += 1
-    last = len(logs) - 1
-    while logs[last] < cut:
-        last -= 1
-    weights = [math.exp(v - top) for v in logs[first:last + 1]]
-    total = sum(weights, 0.0)
-    return first, [v / total for v in weights]
+    return _normalised(logs)
 
 
 def finite_source_wait(population: int, rest_us: float, wait_us: float, devices: int = 1,

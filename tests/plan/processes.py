@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
+import subprocess
 import time
+from collections.abc import Iterator
 
 import psutil
 
@@ -20,3 +25,25 @@ def outliving(processes: list[psutil.Process], timeout_s: float) -> list[psutil.
     while (alive := [p for p in processes if running(p)]) and time.monotonic() < deadline:
         time.sleep(0.05)
     return alive
+
+
+def kill_and_find_survivors(proc: subprocess.Popen[bytes], workers: list[psutil.Process],
+                            timeout_s: float = 10) -> list[psutil.Process]:
+    """SIGKILL ``proc`` alone, wait for it, and return those of its ``workers`` still running ``timeout_s`` later."""
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    return outliving(workers, timeout_s)
+
+
+@contextlib.contextmanager
+def nothing_left_behind(proc: subprocess.Popen[bytes], workers: list[psutil.Process]) -> Iterator[None]:
+    """On the way out, pass or fail, kill ``proc``'s session (started with ``start_new_session=True``) and every
+    process in ``workers`` (the list as it is then), so a failing test leaves no process behind."""
+    try:
+        yield
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        for child in workers:
+            with contextlib.suppress(psutil.Error):
+                child.kill()

@@ -22,7 +22,7 @@ from models.requirements import load_requirements
 from sim.plan.planner import plan
 from sim.plan.screen import spans
 from sim.plan.space import hardware_key, wide_candidates
-from tests.plan.processes import outliving
+from tests.plan.processes import kill_and_find_survivors, nothing_left_behind
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 PLANS = ROOT / "examples" / "plan"
@@ -114,25 +114,17 @@ def test_a_planner_killed_while_screening_leaves_no_worker_behind() -> None:
            "--quiet", "--json", *(f"--set={k}={v}" for k, v in SHORT_DES.items())]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     workers: list[psutil.Process] = []
-    try:
+    with nothing_left_behind(proc, workers):
         deadline = time.monotonic() + 300
         planner = psutil.Process(proc.pid)
         while len(workers) < 2:
             assert proc.poll() is None, "the plan ended before forking its workers"
             assert time.monotonic() < deadline, "the planner forked no 2 workers in 300 s"
             with contextlib.suppress(psutil.Error):
-                workers = planner.children()
+                workers[:] = planner.children()
             time.sleep(0.01)
         time.sleep(0.5)  # into their first chunks
         assert proc.poll() is None, "the plan ended before the kill"
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=30)
-        alive = outliving(workers, 10)
+        alive = kill_and_find_survivors(proc, workers)
         assert not alive, f"screening workers outlived the killed planner: {alive}"
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        for child in workers:
-            with contextlib.suppress(psutil.Error):
-                child.kill()
     assert proc.returncode == -signal.SIGKILL

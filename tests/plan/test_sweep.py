@@ -39,7 +39,7 @@ from sim.plan.sweep import (
     sweep_frame,
 )
 from tests.conftest import EXAMPLES, ROOT
-from tests.plan.processes import outliving
+from tests.plan.processes import kill_and_find_survivors, nothing_left_behind
 
 SMALL_RUN = {"run.max_ios": 6_000, "run.warmup_ios": 1_000, "run.min_batches": 5, "run.target_rel_ci": 0.05}
 MM1_SERVICE_US = 10.0  # examples/mm1.yaml
@@ -239,23 +239,15 @@ def test_a_sweep_killed_mid_way_resumes_without_recomputing(tmp_path: Path) -> N
            "sweep", str(sweep), "--out", str(out), "--workers", "2", "--no-progress"]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     workers: list[psutil.Process] = []
-    try:
+    with nothing_left_behind(proc, workers):
         deadline = time.monotonic() + 60
         while len(read_journal(journal)) < 3:
             assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
             assert time.monotonic() < deadline, "the sweep journalled fewer than 3 runs in 60 s"
             time.sleep(0.02)
-        workers = psutil.Process(proc.pid).children(recursive=True)
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=30)
-        alive = outliving(workers, 10)
+        workers[:] = psutil.Process(proc.pid).children(recursive=True)
+        alive = kill_and_find_survivors(proc, workers)
         assert not alive, f"worker processes outlived the killed sweep: {alive}"
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        for child in workers:
-            with contextlib.suppress(psutil.Error):
-                child.kill()
     assert proc.returncode == -signal.SIGKILL
     assert len(workers) >= 2
     before = {r["scenario_digest"]: r for r in read_journal(journal)}
@@ -299,27 +291,19 @@ def test_a_sweep_killed_while_its_workers_start_leaves_no_worker_behind(tmp_path
            "sweep", str(sweep), "--out", str(out), "--workers", "2", "--no-progress"]
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     children: list[psutil.Process] = []
-    try:
+    with nothing_left_behind(proc, children):
         deadline = time.monotonic() + 60
         sweep_process = psutil.Process(proc.pid)
         while True:
             assert proc.poll() is None, "the sweep ended before starting its workers"
             assert time.monotonic() < deadline, "the sweep started no 2 workers in 60 s"
             with contextlib.suppress(psutil.Error):
-                children = sweep_process.children(recursive=True)
+                children[:] = sweep_process.children(recursive=True)
                 if sum("--multiprocessing-fork" in c.cmdline() for c in children) >= 2:
                     break
             time.sleep(0.005)
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=30)
-        alive = outliving(children, 10)
+        alive = kill_and_find_survivors(proc, children)
         assert not alive, f"worker processes outlived the sweep killed while they started: {alive}"
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        for child in children:
-            with contextlib.suppress(psutil.Error):
-                child.kill()
     assert proc.returncode == -signal.SIGKILL
     assert read_journal(journal_path(out)) == [], "the kill must land before any run finished"
     assert not out.exists()

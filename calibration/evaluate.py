@@ -347,7 +347,7 @@ def simulate_refs(refs: Iterable[ScenarioRef], run: dict[str, Any] | None = None
             _keep(k, _call(_timed, s), out, schedule, on_done, same[k])
         return {k: out[k] for k in scenarios}
     import sim.des.engine  # noqa: F401  # once here, not in each worker: the forked workers inherit it
-    pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init)
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init, initargs=(os.getpid(),))
     try:
         futures = {k: pool.submit(_timed, todo[k]) for k in schedule.order(todo, same)}
         for k, fut in futures.items():
@@ -394,23 +394,18 @@ over 30 S2 runs and took 0.13 of their 7.4 CPU-s (1.8%), at this threshold once 
 depend on when garbage is collected."""
 
 
-def _worker_init() -> None:
-    """Worker initializer: Ctrl-C left to the parent (``_ignore_ctrl_c``); what the parent loaded before the fork
-    moved out of the collector's sight (``gc.freeze``: it lives as long as the worker) and the youngest generation
-    collected less often (``WORKER_GC_THRESHOLD``)."""
+def _worker_init(parent: int) -> None:
+    """Worker initializer: Ctrl-C left to the parent and the worker ended with the parent's process, even a
+    SIGKILLed one (``exit_with_parent``); what the parent loaded before the fork moved out of the collector's sight
+    (``gc.freeze``: it lives as long as the worker) and the youngest generation collected less often
+    (``WORKER_GC_THRESHOLD``)."""
     import gc
 
-    _ignore_ctrl_c()
+    from sim.plan.parent_watch import exit_with_parent
+
+    exit_with_parent(parent)
     gc.freeze()
     gc.set_threshold(WORKER_GC_THRESHOLD, *gc.get_threshold()[1:])
-
-
-def _ignore_ctrl_c() -> None:
-    """Worker initializer: Ctrl-C (sent to the whole process group) is the parent's to handle,
-    so a worker neither prints a traceback nor dies half-way through a result."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def status_of(within: bool, settled_by: str | None, known_gap: bool = False) -> str:
@@ -575,7 +570,8 @@ def _screened_in_pool(records: Sequence[Record], run: dict[str, Any], screen: di
     schedule = schedule or Schedule()
     passes = _Passes(records, run, screen, base, schedule, on_done)
     import sim.des.engine  # noqa: F401  # once here, not in each worker: the forked workers inherit it
-    pools = [ProcessPoolExecutor(max_workers=1, initializer=_worker_init) for _ in range(workers)]
+    pools = [ProcessPoolExecutor(max_workers=1, initializer=_worker_init, initargs=(os.getpid(),))
+             for _ in range(workers)]
     running: dict[Any, tuple[int, str, bool]] = {}
     started: dict[Any, tuple[str, float]] = {}
     t0 = time.perf_counter()

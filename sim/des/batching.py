@@ -234,25 +234,28 @@ class BatchMeans:
                 v, lo, hi = estimate(steady, key)
                 rel.append((hi - lo) / 2 / abs(v) if v else math.inf)
             met = max(rel) <= s.target_rel_ci and self.workloads_precise(s.target_rel_ci)
+            # Stopping the first time the interval looks narrow enough favours runs whose variance estimate
+            # happens to be low (sequential-stopping bias): the precision is confirmed after a further quarter
+            # of the run (``_confirmed``) before the run stops.
             if 0 < pause <= len(steady):
                 # the rule of the same run with ``pause`` batches at least (sim.des.engine.ScreenedRun), followed
                 # beside this run's own: when it would stop that run, this one pauses instead
-                if not met:
-                    self._pause_met_at = None
-                elif self._pause_met_at is None:
-                    self._pause_met_at = run.completed
-                elif run.completed >= CONFIRM_FACTOR * self._pause_met_at:
+                self._pause_met_at, held = _confirmed(self._pause_met_at, met, run.completed)
+                if held:
                     run.pause(f"precision reached: relative 95% half-width <= {s.target_rel_ci:g}")
             if len(steady) >= s.min_batches:
-                if met:
-                    # Stopping the first time the interval looks narrow enough favours runs whose
-                    # variance estimate happens to be low (sequential-stopping bias): confirm the
-                    # precision after a further quarter of the run before stopping.
-                    if self._precision_met_at is None:
-                        self._precision_met_at = run.completed
-                    elif run.completed >= CONFIRM_FACTOR * self._precision_met_at:
-                        run.stop(f"precision reached: relative 95% half-width <= {s.target_rel_ci:g}")
-                        return
-                else:
-                    self._precision_met_at = None
+                self._precision_met_at, held = _confirmed(self._precision_met_at, met, run.completed)
+                if held:
+                    run.stop(f"precision reached: relative 95% half-width <= {s.target_rel_ci:g}")
+                    return
         run.check_budgets()
+
+
+def _confirmed(met_at: int | None, met: bool, completed: int) -> tuple[int | None, bool]:
+    """The precision rule's confirmation: (the completed I/Os when the precision was first met since it last
+    failed, or None; whether it has held from there to ``CONFIRM_FACTOR`` times as many I/Os)."""
+    if not met:
+        return None, False
+    if met_at is None:
+        return completed, False
+    return met_at, completed >= CONFIRM_FACTOR * met_at

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import subprocess
 import sys
@@ -122,7 +121,7 @@ def test_a_calibration_killed_while_its_workers_run_leaves_no_worker_behind(tmp_
 
     import psutil
 
-    from tests.plan.processes import kill_and_find_survivors, nothing_left_behind
+    from tests.plan.processes import kill_and_find_survivors, nothing_left_behind, wait_for_workers
 
     cmd = [sys.executable, "-m", "sim.cli", "calibrate", "--only", "S1", "--jobs", "2", "--results",
            str(tmp_path / "r.json"), "--parity", str(tmp_path / "p.html")]
@@ -130,14 +129,7 @@ def test_a_calibration_killed_while_its_workers_run_leaves_no_worker_behind(tmp_
                             stderr=subprocess.DEVNULL, start_new_session=True)
     workers: list[psutil.Process] = []
     with nothing_left_behind(proc, workers):
-        deadline = time.monotonic() + 300
-        calibrate = psutil.Process(proc.pid)
-        while len(workers) < 2:
-            assert proc.poll() is None, "calibrate ended before forking its workers"
-            assert time.monotonic() < deadline, "calibrate forked no 2 workers in 300 s"
-            with contextlib.suppress(psutil.Error):
-                workers[:] = calibrate.children()
-            time.sleep(0.01)
+        wait_for_workers(proc, workers, "calibrate")
         time.sleep(0.5)  # into their first runs
         assert proc.poll() is None, "calibrate ended before the kill"
         alive = kill_and_find_survivors(proc, workers)

@@ -47,3 +47,17 @@ def nothing_left_behind(proc: subprocess.Popen[bytes], workers: list[psutil.Proc
         for child in workers:
             with contextlib.suppress(psutil.Error):
                 child.kill()
+
+
+def wait_for_workers(proc: subprocess.Popen[bytes], workers: list[psutil.Process], what: str, count: int = 2,
+                     timeout_s: float = 300) -> None:
+    """Fill ``workers`` with ``proc``'s child processes once it has ``count`` of them (``what`` names ``proc`` in
+    the failure messages), failing if it ends first or takes over ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    parent = psutil.Process(proc.pid)
+    while len(workers) < count:
+        assert proc.poll() is None, f"{what} ended before forking its workers"
+        assert time.monotonic() < deadline, f"{what} forked no {count} workers in {timeout_s:g} s"
+        with contextlib.suppress(psutil.Error):
+            workers[:] = parent.children()
+        time.sleep(0.01)

@@ -4,7 +4,6 @@ progress bar that stays on stderr."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
@@ -22,7 +21,7 @@ from models.requirements import load_requirements
 from sim.plan.planner import plan
 from sim.plan.screen import spans
 from sim.plan.space import hardware_key, wide_candidates
-from tests.plan.processes import kill_and_find_survivors, nothing_left_behind
+from tests.plan.processes import kill_and_find_survivors, nothing_left_behind, wait_for_workers
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 PLANS = ROOT / "examples" / "plan"
@@ -115,14 +114,7 @@ def test_a_planner_killed_while_screening_leaves_no_worker_behind() -> None:
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     workers: list[psutil.Process] = []
     with nothing_left_behind(proc, workers):
-        deadline = time.monotonic() + 300
-        planner = psutil.Process(proc.pid)
-        while len(workers) < 2:
-            assert proc.poll() is None, "the plan ended before forking its workers"
-            assert time.monotonic() < deadline, "the planner forked no 2 workers in 300 s"
-            with contextlib.suppress(psutil.Error):
-                workers[:] = planner.children()
-            time.sleep(0.01)
+        wait_for_workers(proc, workers, "the planner")
         time.sleep(0.5)  # into their first chunks
         assert proc.poll() is None, "the plan ended before the kill"
         alive = kill_and_find_survivors(proc, workers)

@@ -342,18 +342,13 @@ def _part_label(part: Any) -> str:
 
 def event_label(event: Any) -> str:
     """What caused a queued SimPy event: the station whose service ends, or the hop that scheduled the timeout."""
-    from sim.des.components import Chain, DeferredFifoStation, Delay, Job, Meter, Split, _advance_event
+    from sim.des.components import Chain, Delay, Meter, Split, _advance_event
 
     callbacks = event.callbacks or []
     if not callbacks:
         return "event without callbacks"
     cb = callbacks[0]
     owner = getattr(cb, "__self__", None)
-    if isinstance(owner, DeferredFifoStation):  # its departure ends a chain too (``Chain.last``): the job's hop says which
-        job = event._value
-        hop = job.route[job.step] if isinstance(job, Job) and 0 <= job.step < len(job.route) else None
-        if isinstance(hop, Chain):
-            return hop_label(hop) + " (end)"
     if isinstance(owner, Meter):
         return f"Station {_norm(owner.name)} (service end)"
     if isinstance(owner, Chain):

@@ -56,8 +56,6 @@ class Job:
         "step",
         "t0",
         "t_done",
-        "t_leave",
-        "t_start",
         "token",
         "workload",
     )
@@ -70,9 +68,6 @@ class Job:
         self.t0 = 0.0
         self.t_done = 0.0
         """When the current phase of a split's children is done (the latest of the times they join at)."""
-        self.t_start = 0.0
-        self.t_leave = 0.0
-        """When the job's service starts and when it leaves, while it waits for a ``DeferredFifoStation`` to start it."""
         self.parent: Job | None = None
         self.member = 0
         self.slot = 0
@@ -254,8 +249,8 @@ class FifoStation(Station):
     can have one, so it keeps its bookings still to come (``booked``) and takes off exactly those.
     """
 
-    __slots__ = ("_depart_cbs", "b_end", "b_start", "booked", "c_area", "c_busy", "free", "free1", "last_start",
-                 "law", "on_start", "per_byte", "union_end")
+    __slots__ = ("_depart_cbs", "b_end", "b_start", "booked", "c_area", "c_busy", "free", "free1", "law",
+                 "on_start", "per_byte", "union_end")
 
     def __init__(self, env: simpy.Environment, name: str, servers: int, service: Callable[[Job], float],
                  on_start: Callable[[float, float], None] | None = None):
@@ -271,8 +266,6 @@ class FifoStation(Station):
         self.c_busy = 0.0
         self.union_end = 0.0
         """When the last booked busy period ends (the time at least one server is busy, booked up to it)."""
-        self.last_start = 0.0
-        """When the service ``commit`` booked last starts."""
         self.booked = False
         """Whether the station keeps its bookings (``reached_ahead``): ``b_start`` and ``b_end`` hold the (start, end)
         of the services booked and not over when the meter was last read (in start order; one over behind one
@@ -308,7 +301,6 @@ class FifoStation(Station):
             f = self.free1
             start = t if t > f else f
             d = start + s
-            self.last_start = start
             if on_start is not None:
                 on_start(start, s)
             if self.booked:
@@ -323,7 +315,6 @@ class FifoStation(Station):
         f = heap[0]
         start = t if t > f else f
         d = start + s
-        self.last_start = start
         if on_start is not None:
             on_start(start, s)
         if self.booked:
@@ -415,47 +406,6 @@ class FifoStation(Station):
     def unit_time(self) -> float:
         self._account()
         return self.area
-
-
-class DeferredFifoStation(FifoStation):
-    """A ``FifoStation`` that keeps a departure off the event queue until the service starts, when the
-    station may queue deep (a flash device's program units behind a full write cache): the event queue
-    then holds at most one departure per server, not one per queued job (a deep heap is slow to pop).
-
-    A job booked behind busy servers starts when one of them is freed, at the departure of a job booked
-    before it: ``later`` keeps it in start order (its start and departure in ``Job.t_start`` and ``Job.t_leave``:
-    no tuple per queued job), and every departure of the station (an event: the station's own, or the end of a
-    ``Chain`` it ends, ``Chain.last``, which is the same event, ``_depart``) puts those that start by then on the
-    queue (``started``). The station may only end a ``CHAIN_NEXT`` chain or be a hop of its own
-    (``sim.des.model.Fusion`` checks): a departure without an event would start no one.
-    """
-
-    __slots__ = ("later",)
-
-    def __init__(self, env: simpy.Environment, name: str, servers: int, service: Callable[[Job], float],
-                 on_start: Callable[[float, float], None] | None = None):
-        super().__init__(env, name, servers, service, on_start)
-        self.later: deque[Job] = deque()
-
-    def defer(self, job: Job, start: float, leave: float) -> None:
-        """``job``'s service starts at ``start`` (later than now, behind busy servers) and it leaves at ``leave``:
-        its departure goes on the event queue when a departure frees a server for it."""
-        job.t_start = start
-        job.t_leave = leave
-        self.later.append(job)
-
-    def started(self, now: float) -> None:
-        """A departure at ``now``: queue the departures of the services that start by now."""
-        later = self.later
-        while later and later[0].t_start <= now:
-            job = later.popleft()
-            _push(self.env, self._spare, job.t_leave, job, self._depart_cbs)
-
-    def _depart(self, event: Event) -> None:
-        job = event._value  # before the event is reused (``started`` may take it from the spares)
-        self._spare.append(event)
-        self.started(self.env._now)
-        advance(job)
 
 
 class HostCharge:
@@ -959,20 +909,17 @@ class Chain:
     books its work and drops it (CHAIN_DROP: no event at all).
     """
 
-    __slots__ = ("_cbs", "_spare", "end", "env", "jobs", "last", "parts", "split")
+    __slots__ = ("_cbs", "_spare", "end", "env", "jobs", "parts", "split")
 
     def __init__(self, env: simpy.Environment, parts: Sequence[Callable[[Job, float], float]], end: int = CHAIN_NEXT,
-                 split: Split | None = None, jobs: JobFactory | None = None, last: DeferredFifoStation | None = None):
+                 split: Split | None = None, jobs: JobFactory | None = None):
         self.env = env
         self.parts = tuple(parts)
         self.end = end
         self.split = split
         self.jobs = jobs
-        self.last = last
-        """The ``DeferredFifoStation`` that is the chain's last part (CHAIN_NEXT only): the chain's event is
-        its departure (the station's own, ``DeferredFifoStation._depart``), put on the queue when the service starts."""
-        self._spare: list[Event] = [] if last is None else last._spare
-        self._cbs: list[Callable[[Event], None]] = [self._leave] if last is None else last._depart_cbs
+        self._spare: list[Event] = []
+        self._cbs: list[Callable[[Event], None]] = [self._leave]
 
     def _leave(self, event: Event) -> None:
         self._spare.append(event)
@@ -982,26 +929,20 @@ class Chain:
         env = self.env
         now = env._now
         t = now
-        arrive = now
         for part in self.parts:
-            arrive = t
             t = part(job, t)
         end = self.end
         if end == CHAIN_NEXT:
             if t > now:
-                last = self.last
-                if last is not None and last.last_start > arrive:  # it waits for a server: deferred
-                    last.defer(job, last.last_start, t)
+                spare = self._spare  # _push, inlined
+                if spare:
+                    ev = spare.pop()
                 else:
-                    spare = self._spare  # _push, inlined
-                    if spare:
-                        ev = spare.pop()
-                    else:
-                        ev = Event(env)
-                        ev._ok = True
-                    ev._value = job
-                    ev.callbacks = self._cbs
-                    heappush(env._queue, (t, NORMAL, next(env._eid), ev))
+                    ev = Event(env)
+                    ev._ok = True
+                ev._value = job
+                ev.callbacks = self._cbs
+                heappush(env._queue, (t, NORMAL, next(env._eid), ev))
             else:
                 advance(job)
         elif end == CHAIN_JOIN:

@@ -28,7 +28,6 @@ from sim.des.components import (
     BookedPool,
     Chain,
     Child,
-    DeferredFifoStation,
     Delay,
     FifoStation,
     Fork,
@@ -130,11 +129,10 @@ class Builder:
         self.meters: list[Meter] = []
 
     def station(self, name: str, servers: int, service: Callable[[Job], float],
-                on_start: Callable[[float, float], None] | None = None, deep: bool = False) -> Station:
+                on_start: Callable[[float, float], None] | None = None) -> Station:
         """A ``FifoStation``: its service is drawn on arrival, so ``service(job)`` may not read the clock; what
-        must happen when a service starts is ``on_start(start, service)`` (``DieProgramLocks.book``). A station
-        whose queue may grow deep keeps its queued departures off the event queue (``DeferredFifoStation``)."""
-        st = (DeferredFifoStation if deep else FifoStation)(self.env, name, servers, service, on_start)
+        must happen when a service starts is ``on_start(start, service)`` (``DieProgramLocks.book``)."""
+        st = FifoStation(self.env, name, servers, service, on_start)
         self.meters.append(st)
         return st
 
@@ -582,15 +580,12 @@ class Fusion:
             if not chain:
                 return
             last = chain[-1]
-            if isinstance(last, DeferredFifoStation):  # its departure must be an event: a CHAIN_NEXT chain's end
-                final = False
             if final and end != CHAIN_NEXT:
                 out.append(Chain(self.env, [self._part(h) for h in chain], end, split, self.jobs))
             elif len(chain) == 1:
                 out.append(last)
             else:
-                out.append(Chain(self.env, [self._part(h) for h in chain],
-                                 last=last if isinstance(last, DeferredFifoStation) else None))
+                out.append(Chain(self.env, [self._part(h) for h in chain]))
             chain.clear()
 
         for hop in body:
@@ -606,8 +601,6 @@ class Fusion:
                     chain.append(hop)
                 else:
                     out.append(hop)
-            if isinstance(hop, DeferredFifoStation):
-                close(False)  # nothing after it: its departure is the chain's event
         close(True)
         if end == CHAIN_JOIN and (not out or not isinstance(out[-1], Chain) or out[-1].end != CHAIN_JOIN):
             assert split is not None

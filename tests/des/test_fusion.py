@@ -173,42 +173,6 @@ def test_a_station_reached_ahead_meters_what_the_event_station_meters(servers: i
     assert fused_seen == pytest.approx(events_seen, abs=1e-6)
 
 
-@pytest.mark.parametrize("servers", [1, 3])
-def test_a_deep_station_ending_a_chain_keeps_queued_departures_off_the_event_queue(servers: int) -> None:
-    """Write channel -> program units with a queue that only grows (a write cache filling up): fused into
-    one chain whose last part is a ``DeferredFifoStation``, the departures are the event-driven ones, and
-    the event queue holds at most one departure per server."""
-    from sim.des.components import DeferredFifoStation
-
-    arrivals = [(t, s) for t, s in _arrivals(2_000, 17)]
-
-    def build(env: simpy.Environment, deep: bool) -> tuple[Station, Station]:
-        a = (FifoStation if deep else Station)(env, "write_bw", 1, lambda job: 0.1 * job.cost)
-        b = (DeferredFifoStation if deep else Station)(env, "program_units", servers, lambda job: 1.5 * servers * job.cost)
-        return a, b
-
-    env = simpy.Environment()
-    expected = _walk(make_route(*build(env, False)), arrivals, env)
-
-    env = simpy.Environment()
-    raw = make_route(*build(env, True))
-    fused = Fusion(env, JobFactory(), {(0, 0, 0, False): raw}).route(raw, None)
-    assert len(fused) == 1 and isinstance(fused[0], Chain) and fused[0].last is raw[1]
-    deepest = [0]
-    t_end = arrivals[-1][0]
-
-    def watch(event: simpy.Event) -> None:  # departures on the event queue (arrivals and watches carry no job)
-        deepest[0] = max(deepest[0], sum(1 for e in env._queue if isinstance(e[3]._value, Job)))
-        if env.now < t_end:
-            env.timeout(50.0).callbacks.append(watch)
-
-    env.timeout(50.0).callbacks.append(watch)
-    got = _walk(tuple(fused), arrivals, env)
-    assert got == pytest.approx(expected, abs=1e-9)
-    assert expected[-1] - arrivals[-1][0] > 1_000.0  # the queue did grow deep
-    assert deepest[0] <= servers + 1
-
-
 @pytest.mark.parametrize("slots", [1, 4])
 def test_a_pool_with_releases_booked_ahead_grants_and_meters_as_released_by_events(slots: int) -> None:
     """A write cache whose slots are freed at a destage's known end (``BookedPool.release_at``, no event per

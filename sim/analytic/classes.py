@@ -37,6 +37,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import replace
+from typing import TypeVar
 
 from models.fast_result import Bounds, FastResult
 from models.scenario import Scenario
@@ -280,10 +281,16 @@ def alone(scenario: Scenario, wl: Workload, extra_think_us: float = 0.0) -> Scen
                                     workload=one, workloads=None, run=scenario.run, device_model=scenario.device_model)
 
 
-def solve_classes(scenario: Scenario, single: Callable[[Scenario], FastResult],
-                  network: Callable[[Scenario], Network]) -> FastResult:
+Model = TypeVar("Model")
+
+
+def solve_classes(scenario: Scenario, single: Callable[[Scenario], tuple[FastResult, Model]],
+                  network: Callable[[Scenario], Network]) -> tuple[FastResult, dict[str, tuple[Model, float]]]:
     """The fast path of a scenario with several workloads: each class's own solution (``single``)
-    plus the interference of the others (``interference_us``); the totals over the classes."""
+    plus the interference of the others (``interference_us``); the totals over the classes.
+
+    Also, per class, what ``single`` gave with its final solution (the route's die loads, for the die-level tails
+    of ``sim.analytic``) and the mean wait per logical read that the others' programs add at its dies (``Dies``)."""
     named = scenario.named_workloads()
     workloads = [wl for _, wl in named]
     demands = Demands()
@@ -294,9 +301,11 @@ def solve_classes(scenario: Scenario, single: Callable[[Scenario], FastResult],
         dies.add_class(net, wl.read_fraction)
     extra = interference_us(demands, workloads)
     per: dict[str, FastResult] = {}
+    models: dict[str, tuple[Model, float]] = {}
     for (name, wl), more in zip(named, extra, strict=True):
-        own = single(alone(scenario, wl, more if math.isfinite(more) else 0.0))
+        own, model = single(alone(scenario, wl, more if math.isfinite(more) else 0.0))
         per[name] = _with_extra(own, more)
+        models[name] = (model, 0.0)
     # the others' programs on the dies a class reads (one more step for a closed class: it slows its cycle)
     iops = [r.iops for r in per.values()]
     for c, ((name, wl), more) in enumerate(zip(named, extra, strict=True)):
@@ -304,15 +313,18 @@ def solve_classes(scenario: Scenario, single: Callable[[Scenario], FastResult],
         if wait <= 0:
             continue
         if isinstance(wl, ClosedWorkload):
-            own = single(alone(scenario, wl, more + wait))
+            own, model = single(alone(scenario, wl, more + wait))
             per[name] = _with_extra(own, more, wait)
         else:
+            model = models[name][0]
             per[name] = _with_extra(per[name], 0.0, wait)
+        read_share = per[name].read_iops / per[name].iops if per[name].iops > 0 else 0.0
+        models[name] = (model, wait / read_share if read_share > 0 else 0.0)
     result = combine(per, demands, workloads)
     placed = [name for name, wl in named if wl.placement is not None]
     if placed:
         result = replace(result, notes=(*result.notes, PLACEMENT_NOTE.format(", ".join(placed))))
-    return result
+    return result, models
 
 
 PLACEMENT_NOTE = ("placement not modelled by the fast path: workload(s) {} placed on some members are spread over all "

@@ -304,7 +304,7 @@ def _compiled(scenario: Scenario, catalog: Catalog, spread: bool = False) -> Com
 TAIL_METHODS = ("dies", "dies, closed reads", "heuristic")
 """``FastResult.tail_method``: how the p99 / p99.9 were estimated.
 
-* ``dies``: under ``device_model: dies`` (one workload, solved on its route): every read waits at a die of its
+* ``dies``: under ``device_model: dies`` (a workload solved on its route): every read waits at a die of its
   device, its mean wait the fast path's own (``sim.analytic.dies.DieWaitLaw``): reads alone an M/G/1 FIFO (open
   arrivals exactly Pollaczek-Khinchine, a closed loop with its shorter mean); where the die programs, the one
   program in service at most (the write point starts programs on idle dies only) and the reads queued ahead; a
@@ -314,12 +314,20 @@ TAIL_METHODS = ("dies", "dies, closed reads", "heuristic")
   loop's the machine repairman's finite-source law (a loop that saturates its device keeps a steady queue, so its
   wait is tight: z/VM subchannels, deep write loops; with one device its stages are departures of the busy dies),
   combined by ``sim.analytic.dies.route_quantiles_us`` (calibration/ext/die_solvers_writes.md).
+  Several workloads (a ``workloads`` list, a profile's multi-workload interval): each workload's route as above at
+  its own read/write mix, means (the other workloads' interference included, ``sim.analytic.classes``) and
+  population, its dies' read and program loads those of all the workloads summed (``die_wait_laws``: another
+  workload's reads seen in full, the programs' time the load-weighted mean), its die wait's mean its own plus
+  the others' programs' (``classes.Dies``; the rest of the interference, the mixed network's queueing extra, is
+  in the read's mean outside the die: a fixed shift); the total the mixture of the workloads' laws by their shares of the
+  I/Os (``sim.analytic.dies.mixture_quantiles_us``), when each workload with I/Os has a law of its own (else the
+  total takes the heuristic).
 * ``dies, closed reads``: a closed loop of reads (one size up to a die page) on one device alone (the queue-depth
   sweep): ``sim.analytic.dies.closed_read_quantile_us`` (calibration/ext/DIE_LEVEL.md, 144 points).
-* ``heuristic``: the pooled device model, and under ``dies`` what the die-level estimate does not cover
-  (several workloads: a class solved alone has no other class's programs at its dies; a profile's
-  multi-workload interval; an open sequential stream's stripe blend; a route with no flash device of its own:
-  SAN storage servers, plain stations):
+* ``heuristic``: the pooled device model, and under ``dies`` what the die-level estimate does not cover (an open
+  sequential stream's stripe blend, alone or among several workloads, whose load still counts at the dies the
+  others read; a route with no flash device of its own: SAN storage servers, plain stations; the total of
+  several workloads when one of them has no die-level law, or one's is the ``dies, closed reads`` quantile):
   ``heuristic_quantile_us``, a screening heuristic (no queueing mechanism behind its tail).
 """
 
@@ -568,6 +576,10 @@ def _mixed_tails(mixed: FastResult, models: dict[str, tuple[DieTailModel | None,
             parts.append((weight, above))
             scale = max(scale, scale_one)
     out = replace(mixed, workloads=tailed)
+    carrying = [r for r in tailed.values() if r.iops > 0]
+    if len(carrying) == 1 and carrying[0].tail_method:  # one workload carries the I/Os: the total is its law
+        one = carrying[0]
+        return replace(out, latency_p99_us=one.latency_p99_us, latency_p999_us=one.latency_p999_us, tail_method=one.tail_method)
     if unstable or not mixed.stable:
         return replace(out, latency_p99_us=math.inf, latency_p999_us=math.inf, tail_method="dies") if whole else out
     if whole and parts:

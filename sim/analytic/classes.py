@@ -26,6 +26,9 @@ mean rest E[T^2] / 2E[T], so its extra wait is sum_o X_o E[T^2]_o / (2 dies) per
 read split into k device reads waits for the slowest (``Dies.read_wait_us``). This extra is on the reads only (it matters when a write burst
 meets a read-mostly load: the batch bursts next to YCSB, examples/linuxone_bdi_batch_and_ycsb.yaml).
 Devices whose reads share the program dies (``shared_dies``) are left to the classes' own solutions.
+``solve_classes`` also hands each class's route model (``single``'s second value: under ``dies`` the route's die
+loads) and that extra per logical read back, so that ``sim.analytic`` builds each class's die-level tails with
+every class's reads and programs at the shared dies (``TAIL_METHODS``).
 Known approximations: the queueing extra is the same for a class's reads and writes; concurrency limits
 (queues, write caches) and background work enter only through each class's own solution (but for the
 dies, above); the DES's per-workload placement is not modelled here (every class is spread over all

@@ -527,6 +527,14 @@ def _die_tails(model: DieTailModel, latency: list[float]) -> tuple[float, float,
     return tails[0], tails[1], "dies"
 
 
+def _write_with_mean(write: WriteLaw, mean_us: float) -> WriteLaw:
+    """``write`` with the mean latency ``mean_us`` (a class's, the interference included; built field by field: a
+    compiled dataclass is not handed to ``dataclasses.replace``)."""
+    return WriteLaw(zero_us=write.zero_us, mean_us=mean_us, ack_us=write.ack_us, ack_cv=write.ack_cv,
+                    population=write.population, cycle_us=write.cycle_us, servers=write.servers,
+                    program_cv=write.program_cv, copies=write.copies, devices=write.devices, visits=write.visits)
+
+
 def _mixed_tails(mixed: FastResult, models: dict[str, tuple[DieTailModel | None, float]]) -> FastResult:
     """A multi-workload result with die-level tails (``TAIL_METHODS``: ``dies``) for each workload whose route has
     its own (``DieTailModel.own_tails``), the other workloads' loads at the shared dies added to its own
@@ -567,7 +575,7 @@ def _mixed_tails(mixed: FastResult, models: dict[str, tuple[DieTailModel | None,
                                    tail_method="dies, closed reads")
             whole = whole and weight <= 0  # its law is a quantile function only: the total takes the heuristic
             continue
-        write = replace(model.write, mean_us=r.write_latency_mean_us) if r.write_iops > 0 else model.write
+        write = _write_with_mean(model.write, r.write_latency_mean_us) if r.write_iops > 0 else model.write
         above = route_above(model.read_share, read_mean, die_wait_laws(model, others, read_wait), write)
         scale_one = max(1.0, read_mean, write.mean_us)
         tails = mixture_quantiles_us((0.99, 0.999), [(1.0, above)], scale_one)
@@ -664,7 +672,8 @@ def _evaluate_routed(scenario: Scenario, tails: bool = True) -> tuple[FastResult
     with pinned_c.lock:
         pinned = _solve(pinned_c, scenario, utilization=False)  # the blend reads its bound and latencies only
     return (_sequential_blend(spread, pinned, dwell, wl.rate_iops * 1e-6),
-            replace(model, own_tails=False) if model is not None else None)
+            DieTailModel(model.stable, False, model.groups, model.read_share, model.read_mean_us, model.write,
+                         model.closed_reads) if model is not None else None)
 
 
 def _stripe_dwell(scenario: Scenario) -> float | None:

@@ -13,6 +13,8 @@ room for another seed. The heuristic these scenarios had before (332-372 us) is 
 
 from __future__ import annotations
 
+import json
+import math
 from typing import Any
 
 import pytest
@@ -142,3 +144,17 @@ def test_an_open_workload_split_in_two_keeps_its_tails() -> None:
         assert result.tail_method == "dies"
         assert result.latency_p99_us == pytest.approx(whole.latency_p99_us, rel=0.05), name
         assert result.latency_p999_us == pytest.approx(whole.latency_p999_us, rel=0.05), name
+
+
+def test_an_overloaded_mix_has_infinite_tails_in_strict_json() -> None:
+    """The burst at 3,000,000 IOPS of writes (beyond the path's capacity): every workload's and the total's die-level
+    tails are infinite, written as null in the strict-JSON summary."""
+    data = _burst()
+    data["workloads"][0]["rate_iops"] = 3_000_000
+    fast = evaluate(_under_dies(data))
+    assert not fast.stable and fast.workloads is not None
+    for result in (fast, *fast.workloads.values()):
+        assert result.tail_method == "dies"
+        assert result.latency_p99_us == result.latency_p999_us == math.inf
+    doc = json.loads(json.dumps(fast.summary(), allow_nan=False))
+    assert doc["latency_p99_us"] is None and doc["workloads"]["ycsb"]["latency_p999_us"] is None

@@ -7,8 +7,8 @@ profile's interval 1 next to YCSB: 100,708 IOPS of 32 KiB writes and a closed 90
 OLTP and batch workloads of examples/consolidation_oltp_batch_backup.yaml, under dies at 40,000 I/Os. Seeds 1-3
 there (and 200,000 I/Os for the consolidation) gave the DES's YCSB p99 1028-1050 us (fast 1050), p99.9 1337-1433
 (fast 1410), the OLTP p99 850-886 (fast 866), p99.9 1189-1264 (fast 1248): the fast figures lie inside the seed
-spread, each within 5% of every seed's DES figure; the tolerance below (10% beyond the DES's 95% interval) leaves
-room for another seed. The heuristic these scenarios had before (332-372 us) is under half the DES's p99.
+spread, each within 6% of every seed's DES figure; the tolerance below (10% beyond the DES's 95% interval) leaves
+room for another seed. The heuristic these scenarios had before (295-373 us) is under half the DES's p99.
 """
 
 from __future__ import annotations

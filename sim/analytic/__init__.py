@@ -66,7 +66,8 @@ from __future__ import annotations
 import math
 import threading
 from collections import OrderedDict
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from statistics import NormalDist
 
 from pydantic import BaseModel
@@ -88,13 +89,15 @@ from sim.analytic.dies import (
     die_level_closed,
     die_level_quantile_us,
     die_qd1_quantile_us,
+    mixture_quantiles_us,
+    route_above,
     route_quantiles_us,
 )
 from sim.analytic.network import READ, WRITE, Evaluation, Group, Network
 from sim.analytic.paths import STRIPED, Compiler, clear_tables, compile_scenario, layout_of
 from sim.analytic.queueing import INF
 from sim.route.describe import chunk_bytes_of, volume_layout
-from sim.route.flash import write_command_us
+from sim.route.flash import DieLayout, write_command_us
 
 __all__ = ["TAIL_METHODS", "Bounds", "DiePoint", "FastResult", "clear_cache", "die_level_closed", "die_level_quantile_us",
            "die_qd1_quantile_us", "evaluate", "heuristic_quantile_us", "with_tails"]
@@ -301,7 +304,7 @@ def _compiled(scenario: Scenario, catalog: Catalog, spread: bool = False) -> Com
 TAIL_METHODS = ("dies", "dies, closed reads", "heuristic")
 """``FastResult.tail_method``: how the p99 / p99.9 were estimated.
 
-* ``dies``: under ``device_model: dies`` (one workload, solved on its route): every read waits at a die of its
+* ``dies``: under ``device_model: dies`` (a workload solved on its route): every read waits at a die of its
   device, its mean wait the fast path's own (``sim.analytic.dies.DieWaitLaw``): reads alone an M/G/1 FIFO (open
   arrivals exactly Pollaczek-Khinchine, a closed loop with its shorter mean); where the die programs, the one
   program in service at most (the write point starts programs on idle dies only) and the reads queued ahead; a
@@ -311,12 +314,20 @@ TAIL_METHODS = ("dies", "dies, closed reads", "heuristic")
   loop's the machine repairman's finite-source law (a loop that saturates its device keeps a steady queue, so its
   wait is tight: z/VM subchannels, deep write loops; with one device its stages are departures of the busy dies),
   combined by ``sim.analytic.dies.route_quantiles_us`` (calibration/ext/die_solvers_writes.md).
+  Several workloads (a ``workloads`` list, a profile's multi-workload interval): each workload's route as above at
+  its own read/write mix, means (the other workloads' interference included, ``sim.analytic.classes``) and
+  population, its dies' read and program loads those of all the workloads summed (``die_wait_laws``: another
+  workload's reads seen in full, the programs' time the load-weighted mean), its die wait's mean its own plus
+  the others' programs' (``classes.Dies``; the rest of the interference, the mixed network's queueing extra, is
+  in the read's mean outside the die: a fixed shift); the total the mixture of the workloads' laws by their shares of the
+  I/Os (``sim.analytic.dies.mixture_quantiles_us``), when each workload with I/Os has a law of its own (else the
+  total takes the heuristic).
 * ``dies, closed reads``: a closed loop of reads (one size up to a die page) on one device alone (the queue-depth
   sweep): ``sim.analytic.dies.closed_read_quantile_us`` (calibration/ext/DIE_LEVEL.md, 144 points).
-* ``heuristic``: the pooled device model, and under ``dies`` what the die-level estimate does not cover
-  (several workloads: a class solved alone has no other class's programs at its dies; a profile's
-  multi-workload interval; an open sequential stream's stripe blend; a route with no flash device of its own:
-  SAN storage servers, plain stations):
+* ``heuristic``: the pooled device model, and under ``dies`` what the die-level estimate does not cover (an open
+  sequential stream's stripe blend, alone or among several workloads, whose load still counts at the dies the
+  others read; a route with no flash device of its own: SAN storage servers, plain stations; the total of
+  several workloads when one of them has no die-level law, or one's is the ``dies, closed reads`` quantile):
   ``heuristic_quantile_us``, a screening heuristic (no queueing mechanism behind its tail).
 """
 
@@ -355,35 +366,75 @@ def with_tails(fast: FastResult) -> FastResult:
                    latency_p999_us=heuristic_quantile_us(fast, 0.999), tail_method="heuristic")
 
 
-def _without_tails(fast: FastResult) -> FastResult:
-    """``fast`` and its workloads with no tail estimate: a class solved alone has die tails without the other
-    classes' load at its dies, so several workloads take the heuristic (``TAIL_METHODS``)."""
-    workloads = {name: _without_tails(w) for name, w in fast.workloads.items()} if fast.workloads is not None else None
-    return replace(fast, workloads=workloads, latency_p99_us=None, latency_p999_us=None, tail_method="")
+@dataclass(frozen=True)
+class DieGroupLoad:
+    """One die group of a solved route as its reads see it (``DieWaitLaw``'s inputs before other classes' loads):
+    ``devices`` the meter names of its dies (one per device, ``DieGroups``); ``share`` its part of the route's
+    device reads; ``mean_wait_us`` the fast path's mean wait of a read there (the die's queue and the programs
+    met); ``read_load`` and ``program_load`` the die's utilisation by the route's reads (all of them: the closed
+    loop's ``seen`` factor is applied when the law is built) and programs; ``background`` a rebuild's."""
+
+    devices: tuple[str, ...]
+    share: float
+    mean_wait_us: float
+    read_us: float
+    read_cv: float
+    read_load: float
+    seen: float
+    background: float
+    program_load: float
+    program_us: float
+    program_cv: float
 
 
-def _die_tails(c: Compiler, scenario: Scenario, ev: Evaluation, ev0: Evaluation, latency: list[float],
-               stable: bool) -> tuple[float, float, str] | None:
-    """The die-level p99, p99.9 and method of a solved route (``TAIL_METHODS``); None without die groups."""
+@dataclass(frozen=True)
+class DieTailModel:
+    """What a solved route's die-level p99 / p99.9 are built from (``_die_model``; ``TAIL_METHODS``).
+
+    ``stable`` False: the route is unstable (infinite tails). ``own_tails`` False: the model carries the route's
+    load at its dies only (an open sequential stream's stripe blend: its means are not the solved route's, its
+    tail is the heuristic's). ``closed_reads``: (layout, jobs) where the ``dies, closed reads`` law applies."""
+
+    stable: bool
+    own_tails: bool
+    groups: tuple[DieGroupLoad, ...]
+    read_share: float
+    read_mean_us: float
+    write: WriteLaw
+    closed_reads: tuple[DieLayout, int] | None
+
+    def loads(self) -> dict[str, tuple[float, float, float]]:
+        """Per die (by device meter name): (read load, program load, program load x program time)."""
+        out: dict[str, tuple[float, float, float]] = {}
+        for g in self.groups:
+            for name in g.devices:
+                r, w, wt = out.get(name, (0.0, 0.0, 0.0))
+                out[name] = (r + g.read_load, w + g.program_load, wt + g.program_load * g.program_us)
+        return out
+
+
+def _die_model(c: Compiler, scenario: Scenario, ev: Evaluation, ev0: Evaluation, latency: list[float],
+               stable: bool) -> DieTailModel | None:
+    """The die groups' loads and the write law of a solved route (``_die_tails``); None without die groups."""
     if not c.die_devices:
         return None
-    if not stable or not all(math.isfinite(v) for v in latency):
-        return math.inf, math.inf, "dies"
     net = c.net
     wl = scenario.workload
+    write = WriteLaw(zero_us=0.0, mean_us=0.0)
+    if not stable or not all(math.isfinite(v) for v in latency):
+        return DieTailModel(False, True, (), net.op_prob[READ], latency[READ], write, None)
     x = ev.x
+    closed_reads: tuple[DieLayout, int] | None = None
     if isinstance(wl, ClosedWorkload) and net.op_prob[WRITE] <= 0 and len(c.die_devices) == 1:
         device = c.die_devices[0]
         groups = [g for g, _ in device.dies]
         if len(groups) == 1 and len(groups[0].names) == device.d.dies and not device.spans_pages:
-            qd = wl.jobs * wl.queue_depth
-            return (closed_read_quantile_us(device.d, qd, latency[READ], 0.99),
-                    closed_read_quantile_us(device.d, qd, latency[READ], 0.999), "dies, closed reads")
+            closed_reads = (device.d, wl.jobs * wl.queue_depth)
     write_kinds = [k for k in net.kinds if k.op == WRITE]
     write_prob = sum((k.prob for k in write_kinds), 0.0)
     write_bytes = sum((k.prob * k.nbytes for k in write_kinds), 0.0) / write_prob if write_prob > 0 else 4096.0
     population = float(wl.jobs * wl.queue_depth) if isinstance(wl, ClosedWorkload) else INF
-    laws: list[DieWaitLaw] = []
+    loads: list[DieGroupLoad] = []
     for device in c.die_devices:
         p, d = device.p, device.d
         if p.shared_dies:
@@ -403,12 +454,10 @@ def _die_tails(c: Compiler, scenario: Scenario, ev: Evaluation, ev0: Evaluation,
             # acknowledged writes programming), and so does a rebuild; the read load is the one the read sees, both in
             # the chance its die is busy and in the residual's mixture (a read's residual is not in a QD1 read's wait)
             seen = max(0.0, 1.0 - 1.0 / (population * g.reach)) if population * g.reach >= 1 else 0.0
-            read_load = x * g.work / n * seen + g.background_util
-            laws.append(DieWaitLaw(share=reads, mean_wait_us=ev.waits[g.index] + ev.waits[h.index], read_us=d.die_read_us,
-                                   read_cv=d.die_read_cv, read_load=read_load, program_load=program_load,
-                                   program_us=program_us, program_cv=program_cv,
-                                   busy=min(1.0, program_load + read_load)))
-    read_share = net.op_prob[READ]
+            loads.append(DieGroupLoad(devices=tuple(dict.fromkeys(g.names)), share=reads,
+                                      mean_wait_us=ev.waits[g.index] + ev.waits[h.index], read_us=d.die_read_us,
+                                      read_cv=d.die_read_cv, read_load=x * g.work / n, seen=seen, background=g.background_util,
+                                      program_load=program_load, program_us=program_us, program_cv=program_cv))
     # the write's acknowledgement: the cache's ack less the controller's part, the device law's lognormal (the DES's
     # ``write_ack`` delay); a closed loop's writes wait as a finite source (``WriteLaw``)
     p0, d0 = c.die_devices[0].p, c.die_devices[0].d
@@ -437,8 +486,115 @@ def _die_tails(c: Compiler, scenario: Scenario, ev: Evaluation, ev0: Evaluation,
                      cycle_us=population / write_rate if device_rate > 0 and math.isfinite(population) else 0.0,
                      servers=servers, program_cv=p0.service_cv if p0.law == "lognormal" else 0.0,
                      copies=max(1, round(copies)), devices=devices, visits=device_rate / write_rate if write_rate > 0 else 1.0)
-    tails = route_quantiles_us((0.99, 0.999), read_share, latency[READ], laws, write)
+    return DieTailModel(True, True, tuple(loads), net.op_prob[READ], latency[READ], write, closed_reads)
+
+
+def die_wait_laws(model: DieTailModel, others: dict[str, tuple[float, float, float]],
+                  read_wait_us: float = 0.0) -> list[DieWaitLaw]:
+    """The ``DieWaitLaw`` of each die group of ``model``'s route, with ``others`` the other workloads' load at each
+    die (``DieTailModel.loads``: summed over them) and ``read_wait_us`` their programs' mean wait per read
+    (``sim.analytic.classes.Dies``) on top of the route's own. A die's read and program loads are the sums over
+    the workloads (another workload's reads are seen in full: the arrival theorem's N - 1 is a loop's own), its
+    program time the load-weighted mean of theirs (the residual's mean E[S^2] / 2 E[S] kept)."""
+    laws: list[DieWaitLaw] = []
+    for g in model.groups:
+        more_reads = more_programs = more_time = 0.0
+        for name in g.devices:
+            r, w, wt = others.get(name, (0.0, 0.0, 0.0))
+            more_reads += r / len(g.devices)
+            more_programs += w / len(g.devices)
+            more_time += wt / len(g.devices)
+        read_load = g.read_load * g.seen + more_reads + g.background
+        program_load = g.program_load + more_programs
+        program_us = g.program_us
+        if more_programs > 0:
+            program_us = (g.program_load * g.program_us + more_time) / program_load
+        laws.append(DieWaitLaw(share=g.share, mean_wait_us=g.mean_wait_us + read_wait_us, read_us=g.read_us,
+                               read_cv=g.read_cv, read_load=read_load, program_load=program_load,
+                               program_us=program_us, program_cv=g.program_cv, busy=min(1.0, program_load + read_load)))
+    return laws
+
+
+def _die_tails(model: DieTailModel, latency: list[float]) -> tuple[float, float, str]:
+    """The die-level p99, p99.9 and method of a solved route from its die model (``TAIL_METHODS``)."""
+    if not model.stable:
+        return math.inf, math.inf, "dies"
+    if model.closed_reads is not None:
+        layout, qd = model.closed_reads
+        return (closed_read_quantile_us(layout, qd, latency[READ], 0.99),
+                closed_read_quantile_us(layout, qd, latency[READ], 0.999), "dies, closed reads")
+    tails = route_quantiles_us((0.99, 0.999), model.read_share, latency[READ], die_wait_laws(model, {}), model.write)
     return tails[0], tails[1], "dies"
+
+
+def _write_with_mean(write: WriteLaw, mean_us: float) -> WriteLaw:
+    """``write`` with the mean latency ``mean_us`` (a class's, the interference included; built field by field: a
+    compiled dataclass is not handed to ``dataclasses.replace``)."""
+    return WriteLaw(zero_us=write.zero_us, mean_us=mean_us, ack_us=write.ack_us, ack_cv=write.ack_cv,
+                    population=write.population, cycle_us=write.cycle_us, servers=write.servers,
+                    program_cv=write.program_cv, copies=write.copies, devices=write.devices, visits=write.visits)
+
+
+def _mixed_tails(mixed: FastResult, models: dict[str, tuple[DieTailModel | None, float]]) -> FastResult:
+    """A multi-workload result with die-level tails (``TAIL_METHODS``: ``dies``) for each workload whose route has
+    its own (``DieTailModel.own_tails``), the other workloads' loads at the shared dies added to its own
+    (``die_wait_laws``), at its own mix and means (the interference included); the total's the mixture of the
+    workloads' latency laws by their shares of the I/Os, when every workload with I/Os has one (else the
+    heuristic's, ``with_tails``)."""
+    per = mixed.workloads or {}
+    loads = {name: m.loads() for name, (m, _) in models.items() if m is not None and m.stable}
+    tailed: dict[str, FastResult] = {}
+    parts: list[tuple[float, Callable[[float], float]]] = []
+    whole = True
+    unstable = False
+    scale = 1.0
+    for name, r in per.items():
+        model, read_wait = models.get(name, (None, 0.0))
+        weight = r.iops / mixed.iops if mixed.iops > 0 else 0.0
+        if model is None or not model.own_tails:
+            tailed[name] = r
+            whole = whole and weight <= 0
+            continue
+        if not model.stable or not r.stable or not math.isfinite(r.latency_mean_us):
+            tailed[name] = replace(r, latency_p99_us=math.inf, latency_p999_us=math.inf, tail_method="dies")
+            unstable = True
+            continue
+        others: dict[str, tuple[float, float, float]] = {}
+        for other, load in loads.items():
+            if other == name:
+                continue
+            for device, (a, b, t) in load.items():
+                ra, rb, rt = others.get(device, (0.0, 0.0, 0.0))
+                others[device] = (ra + a, rb + b, rt + t)
+        read_mean = r.read_latency_mean_us if r.read_iops > 0 else model.read_mean_us
+        busy = any(v[0] > 0 or v[1] > 0 for v in others.values())
+        if model.closed_reads is not None and not busy and read_wait <= 0:
+            layout, qd = model.closed_reads
+            tailed[name] = replace(r, latency_p99_us=closed_read_quantile_us(layout, qd, read_mean, 0.99),
+                                   latency_p999_us=closed_read_quantile_us(layout, qd, read_mean, 0.999),
+                                   tail_method="dies, closed reads")
+            whole = whole and weight <= 0  # its law is a quantile function only: the total takes the heuristic
+            continue
+        write = _write_with_mean(model.write, r.write_latency_mean_us) if r.write_iops > 0 else model.write
+        above = route_above(model.read_share, read_mean, die_wait_laws(model, others, read_wait), write)
+        scale_one = max(1.0, read_mean, write.mean_us)
+        tails = mixture_quantiles_us((0.99, 0.999), [(1.0, above)], scale_one)
+        tailed[name] = replace(r, latency_p99_us=tails[0], latency_p999_us=tails[1], tail_method="dies")
+        if weight > 0:
+            parts.append((weight, above))
+            scale = max(scale, scale_one)
+    out = replace(mixed, workloads=tailed)
+    carrying = [r for r in tailed.values() if r.iops > 0]
+    if len(carrying) == 1 and carrying[0].tail_method:  # one workload carries the I/Os: the total is its law
+        one = carrying[0]
+        return replace(out, latency_p99_us=one.latency_p99_us, latency_p999_us=one.latency_p999_us, tail_method=one.tail_method)
+    if unstable or not mixed.stable:
+        return replace(out, latency_p99_us=math.inf, latency_p999_us=math.inf, tail_method="dies") if whole else out
+    if whole and parts:
+        total = sum((w for w, _ in parts), 0.0)
+        tails = mixture_quantiles_us((0.99, 0.999), [(w / total, above) for w, above in parts], scale)
+        out = replace(out, latency_p99_us=tails[0], latency_p999_us=tails[1], tail_method="dies")
+    return out
 
 
 def evaluate(scenario: Scenario) -> FastResult:
@@ -449,7 +605,8 @@ def evaluate(scenario: Scenario) -> FastResult:
         raise NotImplementedError("a profile workload changes over time: evaluate it interval by interval "
                                   "(sim.plan.profile_fast.evaluate_profile, `flashplan analyze` does)")
     if scenario.consolidated:
-        return with_tails(_without_tails(solve_classes(scenario, _evaluate_one, _network_of)))
+        mixed, models = solve_classes(scenario, _evaluate_class, _network_of)
+        return with_tails(_mixed_tails(mixed, models))
     return with_tails(_evaluate_one(scenario))
 
 
@@ -480,29 +637,43 @@ def _parity_stream_note(scenario: Scenario) -> str | None:
 
 def _evaluate_one(scenario: Scenario) -> FastResult:
     """One workload's fast-path prediction (the whole of ``evaluate`` for a scenario with one workload)."""
-    result = _evaluate_routed(scenario)
+    return _evaluate_modelled(scenario)[0]
+
+
+def _evaluate_class(scenario: Scenario) -> tuple[FastResult, DieTailModel | None]:
+    """One class of a multi-workload scenario (``solve_classes``): its own prediction without a tail estimate and
+    its route's die model (``_mixed_tails`` builds the tails with the other classes' loads at the dies)."""
+    return _evaluate_modelled(scenario, tails=False)
+
+
+def _evaluate_modelled(scenario: Scenario, tails: bool = True) -> tuple[FastResult, DieTailModel | None]:
+    """``_evaluate_one``'s prediction (its tails only with ``tails``) and its route's die model (``_die_model``)."""
+    result, model = _evaluate_routed(scenario, tails)
     note = _parity_stream_note(scenario)
-    return replace(result, notes=(*result.notes, note)) if note else result
+    return (replace(result, notes=(*result.notes, note)) if note else result), model
 
 
-def _evaluate_routed(scenario: Scenario) -> FastResult:
-    """``_evaluate_one`` before its notes: the route's network solved, or the sequential blend."""
+def _evaluate_routed(scenario: Scenario, tails: bool = True) -> tuple[FastResult, DieTailModel | None]:
+    """``_evaluate_modelled`` before its notes: the route's network solved, or the sequential blend (whose model
+    carries the spread solution's die loads, not tails of its own: ``DieTailModel.own_tails``)."""
     catalog = load_catalog()
     dwell = _stripe_dwell(scenario)
     if dwell is None:
         c = _compiled(scenario, catalog)
         with c.lock:
-            return _solve(c, scenario)
+            return _solve_modelled(c, scenario, tails=tails)
     spread_c = _compiled(scenario, catalog, spread=True)
     with spread_c.lock:
-        spread = _solve(spread_c, scenario)
+        spread, model = _solve_modelled(spread_c, scenario, tails=tails)
     wl = scenario.workload
     if not isinstance(wl, OpenWorkload) or not spread.stable:
-        return spread
+        return spread, model
     pinned_c = _compiled(scenario, catalog)
     with pinned_c.lock:
         pinned = _solve(pinned_c, scenario, utilization=False)  # the blend reads its bound and latencies only
-    return _sequential_blend(spread, pinned, dwell, wl.rate_iops * 1e-6)
+    return (_sequential_blend(spread, pinned, dwell, wl.rate_iops * 1e-6),
+            DieTailModel(model.stable, False, model.groups, model.read_share, model.read_mean_us, model.write,
+                         model.closed_reads) if model is not None else None)
 
 
 def _stripe_dwell(scenario: Scenario) -> float | None:
@@ -565,6 +736,13 @@ def _saturation(net: Network, x: float) -> tuple[float, Evaluation]:
 def _solve(c: Compiler, scenario: Scenario, utilization: bool = True) -> FastResult:
     """Solve the compiled network for the scenario's workload (without ``utilization``, the result's
     utilization and bottleneck are left empty)."""
+    return _solve_modelled(c, scenario, utilization)[0]
+
+
+def _solve_modelled(c: Compiler, scenario: Scenario, utilization: bool = True,
+                    tails: bool = True) -> tuple[FastResult, DieTailModel | None]:
+    """``_solve`` and the route's die model (``_die_model``; None without ``utilization``); the die-level tails are
+    left out without ``tails``."""
     net = c.net
     wl = scenario.workload
     population = float(wl.jobs * wl.queue_depth) if isinstance(wl, ClosedWorkload) else INF
@@ -629,7 +807,8 @@ def _solve(c: Compiler, scenario: Scenario, utilization: bool = True) -> FastRes
     cpu_us = sum([g.work for g, _ in c.cpu.station], 0.0) if c.cpu else 0.0
     mean_bytes = sum([k.prob * k.nbytes for k in net.kinds])
     bound_name = net.groups[bottleneck_index].names[0] if bottleneck_index >= 0 else "none"
-    tails = _die_tails(c, scenario, ev, ev0, latency, stable) if utilization else None
+    model = _die_model(c, scenario, ev, ev0, latency, stable) if utilization else None
+    die = _die_tails(model, latency) if tails and model is not None else None
     return FastResult(
         iops=x * 1e6,
         read_iops=x * 1e6 * net.op_prob[READ],
@@ -643,10 +822,10 @@ def _solve(c: Compiler, scenario: Scenario, utilization: bool = True) -> FastRes
         bounds=Bounds(x_max_iops=x_max * 1e6, r_min_us=r_min, n_star=(r_min + think) * x_max, bottleneck=bound_name),
         cpu_us_per_io=cpu_us,
         stable=stable,
-        latency_p99_us=tails[0] if tails else None,
-        latency_p999_us=tails[1] if tails else None,
-        tail_method=tails[2] if tails else "",
-    )
+        latency_p99_us=die[0] if die else None,
+        latency_p999_us=die[1] if die else None,
+        tail_method=die[2] if die else "",
+    ), model
 
 
 def _group_load(net: Network, ev: Evaluation, g: Group, x: float, reported: dict[int, int]) -> float:

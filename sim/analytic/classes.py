@@ -26,6 +26,9 @@ mean rest E[T^2] / 2E[T], so its extra wait is sum_o X_o E[T^2]_o / (2 dies) per
 read split into k device reads waits for the slowest (``Dies.read_wait_us``). This extra is on the reads only (it matters when a write burst
 meets a read-mostly load: the batch bursts next to YCSB, examples/linuxone_bdi_batch_and_ycsb.yaml).
 Devices whose reads share the program dies (``shared_dies``) are left to the classes' own solutions.
+``solve_classes`` also hands each class's route model (``single``'s second value: under ``dies`` the route's die
+loads) and that extra per logical read back, so that ``sim.analytic`` builds each class's die-level tails with
+every class's reads and programs at the shared dies (``TAIL_METHODS``).
 Known approximations: the queueing extra is the same for a class's reads and writes; concurrency limits
 (queues, write caches) and background work enter only through each class's own solution (but for the
 dies, above); the DES's per-workload placement is not modelled here (every class is spread over all
@@ -37,6 +40,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import replace
+from typing import TypeVar
 
 from models.fast_result import Bounds, FastResult
 from models.scenario import Scenario
@@ -280,10 +284,16 @@ def alone(scenario: Scenario, wl: Workload, extra_think_us: float = 0.0) -> Scen
                                     workload=one, workloads=None, run=scenario.run, device_model=scenario.device_model)
 
 
-def solve_classes(scenario: Scenario, single: Callable[[Scenario], FastResult],
-                  network: Callable[[Scenario], Network]) -> FastResult:
+Model = TypeVar("Model")
+
+
+def solve_classes(scenario: Scenario, single: Callable[[Scenario], tuple[FastResult, Model]],
+                  network: Callable[[Scenario], Network]) -> tuple[FastResult, dict[str, tuple[Model, float]]]:
     """The fast path of a scenario with several workloads: each class's own solution (``single``)
-    plus the interference of the others (``interference_us``); the totals over the classes."""
+    plus the interference of the others (``interference_us``); the totals over the classes.
+
+    Also, per class, what ``single`` gave with its final solution (the route's die loads, for the die-level tails
+    of ``sim.analytic``) and the mean wait per logical read that the others' programs add at its dies (``Dies``)."""
     named = scenario.named_workloads()
     workloads = [wl for _, wl in named]
     demands = Demands()
@@ -294,9 +304,11 @@ def solve_classes(scenario: Scenario, single: Callable[[Scenario], FastResult],
         dies.add_class(net, wl.read_fraction)
     extra = interference_us(demands, workloads)
     per: dict[str, FastResult] = {}
+    models: dict[str, tuple[Model, float]] = {}
     for (name, wl), more in zip(named, extra, strict=True):
-        own = single(alone(scenario, wl, more if math.isfinite(more) else 0.0))
+        own, model = single(alone(scenario, wl, more if math.isfinite(more) else 0.0))
         per[name] = _with_extra(own, more)
+        models[name] = (model, 0.0)
     # the others' programs on the dies a class reads (one more step for a closed class: it slows its cycle)
     iops = [r.iops for r in per.values()]
     for c, ((name, wl), more) in enumerate(zip(named, extra, strict=True)):
@@ -304,15 +316,18 @@ def solve_classes(scenario: Scenario, single: Callable[[Scenario], FastResult],
         if wait <= 0:
             continue
         if isinstance(wl, ClosedWorkload):
-            own = single(alone(scenario, wl, more + wait))
+            own, model = single(alone(scenario, wl, more + wait))
             per[name] = _with_extra(own, more, wait)
         else:
+            model = models[name][0]
             per[name] = _with_extra(per[name], 0.0, wait)
+        read_share = per[name].read_iops / per[name].iops if per[name].iops > 0 else 0.0
+        models[name] = (model, wait / read_share if read_share > 0 else 0.0)
     result = combine(per, demands, workloads)
     placed = [name for name, wl in named if wl.placement is not None]
     if placed:
         result = replace(result, notes=(*result.notes, PLACEMENT_NOTE.format(", ".join(placed))))
-    return result
+    return result, models
 
 
 PLACEMENT_NOTE = ("placement not modelled by the fast path: workload(s) {} placed on some members are spread over all "

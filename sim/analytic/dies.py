@@ -14,6 +14,7 @@ device part. The tail at depth (per-die M/G/1 waiting) is the next step of issue
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from statistics import NormalDist
 
@@ -796,9 +797,12 @@ def route_quantiles_us(qs: tuple[float, ...], read_share: float, read_mean_us: f
     arrivals, the finite-source law of a closed loop). Each quantile of the mixture (reads ``read_share`` of
     the I/Os) is found by bisection (to 1e-3 relative).
     """
-    for q in qs:
-        if not 0 < q < 1:
-            raise ValueError(f"q must be in (0, 1), got {q}")
+    return mixture_quantiles_us(qs, [(1.0, route_above(read_share, read_mean_us, laws, write))],
+                                max(1.0, read_mean_us, write.mean_us))
+
+
+def route_above(read_share: float, read_mean_us: float, laws: list[DieWaitLaw], write: WriteLaw) -> Callable[[float], float]:
+    """P(latency > t) of a route under the ``dies`` device model, as a function of t (``route_quantiles_us``)."""
     reads = [w for w in laws if w.share > 0] if read_share > 0 else []
     total_share = sum((w.share for w in reads), 0.0)
     die_mean = sum((w.share * (w.mean_wait_us + w.read_us) for w in reads), 0.0) / total_share if reads else 0.0
@@ -806,7 +810,6 @@ def route_quantiles_us(qs: tuple[float, ...], read_share: float, read_mean_us: f
     tables = [w.wait_table() for w in reads]
     write_share = 1.0 - read_share if reads else 1.0
     write_table = write.wait_table() if write_share > 0 else (0.0, [0.0])
-    write_mean_us = write.mean_us
 
     def above(t: float) -> float:
         p = 0.0
@@ -817,11 +820,28 @@ def route_quantiles_us(qs: tuple[float, ...], read_share: float, read_mean_us: f
             p += write_share * write.above(t, write_table)
         return p
 
+    return above
+
+
+def mixture_quantiles_us(qs: tuple[float, ...], parts: list[tuple[float, Callable[[float], float]]],
+                         scale_us: float) -> list[float]:
+    """The ``qs`` quantiles of a mixture: P(latency > t) = sum of weight x above(t) over ``parts`` (weights
+    summing to 1: several workloads' routes by their shares of the I/Os), each by bisection to 1e-3 relative,
+    starting from ``scale_us`` (the largest mean of the parts)."""
+    for q in qs:
+        if not 0 < q < 1:
+            raise ValueError(f"q must be in (0, 1), got {q}")
+
+    def above(t: float) -> float:
+        if len(parts) == 1:
+            return parts[0][1](t)
+        return sum((weight * part(t) for weight, part in parts), 0.0)
+
     out: list[float] = []
     for q in qs:
         target = 1.0 - q
-        lo = out[-1] if out and out[-1] <= max(1.0, read_mean_us, write_mean_us) * 2.0 else 0.0
-        hi = max(1.0, read_mean_us, write_mean_us, lo) * 2.0
+        lo = out[-1] if out and out[-1] <= scale_us * 2.0 else 0.0
+        hi = max(scale_us, lo) * 2.0
         while above(hi) > target:
             lo, hi = hi, hi * 2.0
         while hi - lo > 1e-3 * hi:

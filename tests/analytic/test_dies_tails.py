@@ -142,19 +142,6 @@ def test_planner_benchmark_under_dies_screens_with_the_die_level_p99() -> None:
     assert json.loads(json.dumps(m, allow_nan=False)) == m
 
 
-def test_several_workloads_take_the_named_heuristic_under_dies() -> None:
-    """A class solved alone has die tails without the other classes' load at its dies: a scenario with a
-    ``workloads`` list takes the heuristic, named so, for the whole and for every workload."""
-    from models import load_scenario
-
-    base = load_scenario(ROOT / "examples" / "consolidation_oltp_batch_backup.yaml")
-    fast = evaluate(_under_dies(base))
-    assert fast.workloads
-    for result in (fast, *fast.workloads.values()):
-        assert result.tail_method == "heuristic"
-        assert result.latency_p99_us == heuristic_quantile_us(result, 0.99)
-
-
 def test_a_mixed_queue_depth_sweep_has_die_level_tails_near_the_des() -> None:
     """A closed 70/30 sweep of one drive under dies (reads wait behind programs at their die): the fast sweep's
     p99 and p99.9 are the die-level estimate, the p99 within 15% of the DES's beyond its 95% interval at QD16."""

@@ -303,7 +303,19 @@ def _norm(name: str) -> str:
 
 def hop_label(hop: Any) -> str:
     """What kind of hop ``hop`` is, in the engine's words (component class and its normalized name)."""
-    from sim.des.components import CHAIN_DROP, CHAIN_JOIN, CHAIN_NEXT, Chain, Delay, Fork, HostCharge, Meter, Split, Station
+    from sim.des.components import (
+        CHAIN_DROP,
+        CHAIN_JOIN,
+        CHAIN_NEXT,
+        BookedRelease,
+        Chain,
+        Delay,
+        Fork,
+        HostCharge,
+        Meter,
+        Split,
+        Station,
+    )
 
     owner = getattr(hop, "__self__", None)
     if isinstance(hop, Chain):
@@ -311,6 +323,8 @@ def hop_label(hop: Any) -> str:
         return "Chain [" + ", ".join(_part_label(p) for p in hop.parts) + "]" + ends[hop.end]
     if isinstance(hop, HostCharge):
         return "host CPU charge (enters Station host_cpu)"
+    if isinstance(hop, BookedRelease):
+        return f"BookedRelease {_norm(hop.pool.name)}"
     if isinstance(hop, Station):
         return f"Station {_norm(hop.name)}"
     if isinstance(owner, Meter):
@@ -334,7 +348,11 @@ def hop_label(hop: Any) -> str:
 
 def _part_label(part: Any) -> str:
     """A chain part: a station's or a delay's bound method, or a host CPU charge's closure."""
+    from sim.des.components import Meter, Station
+
     owner = getattr(part, "__self__", None)
+    if isinstance(owner, Meter) and not isinstance(owner, Station):  # a pool's booked release (``release_at``)
+        return f"{type(owner).__name__}.{part.__name__} {_norm(owner.name)}"
     if owner is not None:
         return hop_label(owner)
     return "host CPU charge (enters Station host_cpu)"

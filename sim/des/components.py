@@ -693,6 +693,21 @@ class BookedPool(Pool):
         return self.in_use + len(self.waiting)
 
 
+class BookedRelease:
+    """The release of a ``BookedPool`` slot that ends a background child (``ReleaseBehind``: a write-back
+    destage). As a hop it releases now (``BookedPool.release``); ``sim.des.model.Fusion`` folds it into the
+    ``Chain`` of timed hops before it, which then books the release at its own end time (``BookedPool.release_at``)
+    and drops the child: no event for the release."""
+
+    __slots__ = ("pool",)
+
+    def __init__(self, pool: BookedPool):
+        self.pool = pool
+
+    def __call__(self, job: Job) -> None:
+        self.pool.release(job)
+
+
 class WriteEntry:
     """A cached write's way in: one single-server channel (a ``FifoStation``), then a slot of the device's write
     cache (a ``BookedPool``), then the write acknowledgement (a ``Delay``), with one event instead of two.

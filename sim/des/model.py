@@ -26,6 +26,7 @@ from sim.des.components import (
     SERVICE_COST,
     WRITE,
     BookedPool,
+    BookedRelease,
     Chain,
     Child,
     Delay,
@@ -127,6 +128,9 @@ class Builder:
         self.reads_meet_programs = reads_meet_programs
         """Whether flash devices see reads and writes together (``reads_meet_programs``): else no die locks."""
         self.meters: list[Meter] = []
+        self.released_behind: set[int] = set()
+        """The pool banks (by ``id``) whose slots a background route gives back (``ReleaseBehind``): made
+        ``BookedPool``, so that a background route fused into a chain books the release at its end."""
 
     def station(self, name: str, servers: int, service: Callable[[Job], float],
                 on_start: Callable[[float, float], None] | None = None) -> Station:
@@ -426,6 +430,7 @@ def build(env: simpy.Environment, scenario: Scenario, streams: Streams, jobs: Jo
     route = describe(scenario)
     lay = layout(route)
     b = Builder(env, streams, jobs, route.reads_meet_programs)
+    b.released_behind = _released_behind([s for steps in lay.steps.values() for s in steps])
     cpu, submit, complete = b.cpu(route.host)
     made: dict[int, list[Any]] = {}
     for item in lay.des_order:
@@ -490,6 +495,18 @@ def build(env: simpy.Environment, scenario: Scenario, streams: Streams, jobs: Jo
                  volume=v, device_routes=routes)
 
 
+def _released_behind(steps: Sequence[Step]) -> set[int]:
+    """The pool banks (by ``id``) a ``ReleaseBehind`` among ``steps`` (or inside them) gives back."""
+    out: set[int] = set()
+    for step in steps:
+        if isinstance(step, ReleaseBehind):
+            out.add(id(step.bank))
+            out |= _released_behind(step.steps)
+        elif isinstance(step, Pages):
+            out |= _released_behind(step.steps)
+    return out
+
+
 def _unplanned(job: Job) -> list[list[Child]]:
     raise RuntimeError("the volume split was used before its planner was set")
 
@@ -517,7 +534,10 @@ class Fusion:
     device's stations are ``FifoStation`` too (its program units book their die when the program will
     start, ``DieProgramLocks.book``), so a destage's program units fold behind its write channel.
     A chain that ends a split's child joins at its end time (``CHAIN_JOIN``), one that ends a background
-    child books its work and needs no event (``CHAIN_DROP``).
+    child books its work and needs no event (``CHAIN_DROP``); that includes the release of the slot a background
+    child holds (``BookedRelease``, a ``ReleaseBehind``: a SAN write-back destage), booked at the chain's end time
+    (``BookedPool.release_at``). Where a background child's release cannot join a chain it stays a hop (an event
+    path of its own).
     """
 
     def __init__(self, env: simpy.Environment, jobs: JobFactory, raw: dict[tuple[int, int, int, bool], Sequence[Hop]]):
@@ -590,6 +610,9 @@ class Fusion:
 
         for hop in body:
             self._inner(hop)
+            if isinstance(hop, BookedRelease) and chain and end == CHAIN_DROP:
+                chain.append(hop)  # a background child's release, booked at its chain's end time
+                continue
             timed = isinstance(hop, (FifoStation, Delay, HostCharge))
             if timed and chain and (isinstance(hop, Delay) or id(hop) in self.ahead):
                 if isinstance(hop, FifoStation):
@@ -623,6 +646,8 @@ class Fusion:
             return hop.commit
         if isinstance(hop, Delay):
             return hop.visit
+        if isinstance(hop, BookedRelease):
+            return hop.pool.release_at
         assert isinstance(hop, HostCharge)
         return host_visit(hop)
 
@@ -637,6 +662,8 @@ def _make(b: Builder, element: Any, i: int | None) -> list[Any]:
     if isinstance(element, (PoolBank, LinkBank, DeviceBank, StationBank, PortBank)):
         names = element.names if i is None else (element.names[i],)
         if isinstance(element, PoolBank):
+            if id(element) in b.released_behind:
+                return [b.booked_pool(name, element.slots) for name in names]
             return [b.pool(name, element.slots) for name in names]
         if isinstance(element, LinkBank):
             return [b.link(name, element.gbs) for name in names]
@@ -734,7 +761,9 @@ class _Hops:
             elif isinstance(step, Release):
                 out.append(self.one(step.bank, member, path).release)
             elif isinstance(step, ReleaseBehind):
-                behind = make_route(*self.hops(step.steps, member, op, path), self.one(step.bank, member, path).release)
+                pool = self.one(step.bank, member, path)
+                assert isinstance(pool, BookedPool)  # ``_released_behind``
+                behind = make_route(*self.hops(step.steps, member, op, path), BookedRelease(pool))
                 out.append(Fork(behind, self.b.jobs))
             elif isinstance(step, Cross):
                 out.append(self.cross(step, member, path))

@@ -27,6 +27,7 @@ from sim.des.components import (
     WRITE,
     BookedPool,
     BookedRelease,
+    CacheEntry,
     Chain,
     Child,
     Delay,
@@ -451,6 +452,7 @@ def build(env: simpy.Environment, scenario: Scenario, streams: Streams, jobs: Jo
             for hit in ((False, True) if draw is not None and op == READ else (False,))] if lay.uses_volume else []
     fusion = Fusion(env, b.jobs, {key: raw(*key) for key in keys})
     hops.check_entries()
+    hops.check_cache_entries()
     fused: dict[tuple[int, int, int, bool], Sequence[Hop]] = {key: fusion.route(r, split) for key, r in fusion.raw.items()}
 
     def make(member: int, op: int, path: int, hit: bool) -> Sequence[Hop]:
@@ -459,6 +461,7 @@ def build(env: simpy.Environment, scenario: Scenario, streams: Streams, jobs: Jo
             return got
         late = raw(member, op, path, hit)
         hops.check_entries()
+        hops.check_cache_entries()
         return fusion.late(late, split)
 
     routes: Callable[..., Sequence[Hop]]
@@ -563,6 +566,8 @@ class Fusion:
             self.objects[id(hop)] = hop
             if isinstance(hop, FifoStation):
                 self.preds.setdefault(id(hop), set()).add(prev)
+            elif isinstance(hop, CacheEntry):  # its station is entered now, never reached ahead
+                self.preds.setdefault(id(hop.station), set()).add(id(hop))
             if not (isinstance(hop, Delay) and hop.fixed):
                 prev = id(hop)
             if id(hop) in self.seen:
@@ -700,6 +705,10 @@ class _Hops:
         self.plain_writes: set[int] = set()
         """The write caches (``id``) written by plain hops, and the links crossed by them (``plain_links``)."""
         self.plain_links: set[int] = set()
+        self.cache_entries: dict[int, CacheEntry] = {}
+        """The ``CacheEntry`` of each write-back cache entered from a station (by ``id`` of the cache's pool)."""
+        self.plain_acquires: set[int] = set()
+        """The pools (``id``) whose slots a plain ``Acquire`` hop takes."""
 
     def route_of(self, lay: RouteLayout) -> Callable[[int, int, int, bool], list[Hop]]:
         def make(member: int, op: int, path: int, hit: bool) -> list[Hop]:
@@ -737,6 +746,32 @@ class _Hops:
             if id(entry.cache) in self.plain_writes or id(entry.channel) in self.plain_links:
                 raise RuntimeError(f"{entry.cache.name} is written through a WriteEntry and another way")
 
+    def cache_entered(self, steps: Sequence[Step], member: int, path: int) -> tuple[Hop, ...] | None:
+        """A station, then a slot of a write-back cache (a pool given back behind a destage: a ``BookedPool``),
+        then a delay (the SAN's controller, write cache and cache-hit acknowledgement): the three as one
+        ``CacheEntry`` (None for other steps)."""
+        if len(steps) < 3 or not isinstance(steps[0], Serve) or not isinstance(steps[1], Acquire) \
+                or not isinstance(steps[2], Wait) or steps[1].least_of != 1:
+            return None
+        station = self.one(steps[0].bank, member, path)
+        cache = self.one(steps[1].bank, member, path)
+        if not isinstance(station, FifoStation) or not isinstance(cache, BookedPool):
+            return None
+        ack = self.made[id(steps[2].delay)][0]
+        entry = self.cache_entries.get(id(cache))
+        if entry is None:
+            entry = self.cache_entries[id(cache)] = CacheEntry(self.b.env, station, cache, ack)
+        elif entry.station is not station or entry.ack is not ack:  # one entry counts every slot taken
+            raise RuntimeError(f"{cache.name} is entered from more than one station or acknowledged by more than one delay")
+        return (entry, entry.acquire, entry.acknowledge)
+
+    def check_cache_entries(self) -> None:
+        """A cache entered through a ``CacheEntry`` has no slot taken another way (``can_book`` counts the slots
+        in use and booked: a plain acquire meanwhile could take the one it counted on)."""
+        for entry in self.cache_entries.values():
+            if id(entry.cache) in self.plain_acquires:
+                raise RuntimeError(f"{entry.cache.name} is entered through a CacheEntry and acquired another way")
+
     def cross(self, step: Cross, member: int, path: int) -> Hop:
         link: Hop = self.one(step.bank, member, path)[step.toward]
         self.plain_links.add(id(link))
@@ -751,26 +786,28 @@ class _Hops:
 
     def hops(self, steps: Sequence[Step], member: int, op: int, path: int) -> list[Hop | None]:
         out: list[Hop | None] = []
-        for step in steps:
+        i = 0
+        while i < len(steps):
+            step = steps[i]
+            i += 1
             if isinstance(step, Submit):
                 out.append(self.submit)
             elif isinstance(step, Complete):
                 out.append(self.complete)
             elif isinstance(step, Acquire):
-                out.append(self.one(step.bank, member, path).acquire)
+                out.append(self.acquire(step, member, path))
             elif isinstance(step, Release):
                 out.append(self.one(step.bank, member, path).release)
             elif isinstance(step, ReleaseBehind):
-                pool = self.one(step.bank, member, path)
-                assert isinstance(pool, BookedPool)  # ``_released_behind``
-                behind = make_route(*self.hops(step.steps, member, op, path), BookedRelease(pool))
-                out.append(Fork(behind, self.b.jobs))
+                out.append(self.behind(step, member, op, path))
             elif isinstance(step, Cross):
                 out.append(self.cross(step, member, path))
             elif isinstance(step, Device):
                 out.extend(self.device(step, member, path))
             elif isinstance(step, Serve):
-                out.append(self.one(step.bank, member, path))
+                entered = self.cache_entered(steps[i - 1:], member, path)
+                out.extend(entered if entered is not None else (self.one(step.bank, member, path),))
+                i += 0 if entered is None else 2  # the acquire and the delay are in the entry too
             elif isinstance(step, Transfer):
                 out.append(self.made[id(step.channel)][0])
             elif isinstance(step, Wait):
@@ -778,6 +815,19 @@ class _Hops:
             else:
                 out.append(self.pages(step, member, op, path))
         return out
+
+    def acquire(self, step: Acquire, member: int, path: int) -> Hop:
+        pool = self.one(step.bank, member, path)
+        self.plain_acquires.add(id(pool))
+        hop: Hop = pool.acquire
+        return hop
+
+    def behind(self, step: ReleaseBehind, member: int, op: int, path: int) -> Hop:
+        """A background child on ``step.steps`` that gives the slot back at its end (``BookedRelease``: booked at the
+        end of the chain ``Fusion`` folds the child into)."""
+        pool = self.one(step.bank, member, path)
+        assert isinstance(pool, BookedPool)  # ``_released_behind``
+        return Fork(make_route(*self.hops(step.steps, member, op, path), BookedRelease(pool)), self.b.jobs)
 
     def pages(self, step: Pages, member: int, op: int, path: int) -> Hop:
         """A split into one child per page, run one after another (CP's channel program, seed 003)."""

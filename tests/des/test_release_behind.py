@@ -1,6 +1,9 @@
-"""A slot given back behind a background route (``ReleaseBehind``: a SAN write-back destage) costs no event when
-the route fuses into a chain (issue 23): the release is booked at the chain's end (``BookedRelease``,
-``BookedPool.release_at``), and every write is granted its slot and acknowledged at the times of the event walk."""
+"""A SAN write-back cache in fewer events (issue 23).
+
+A slot given back behind a background route (``ReleaseBehind``: a destage) costs no event when the route fuses
+into a chain: the release is booked at the chain's end (``BookedRelease``, ``BookedPool.release_at``), and every
+write is granted its slot and acknowledged at the times of the event walk. A write's controller, cache slot and
+acknowledgement are one event while the cache surely has a slot free (``CacheEntry``)."""
 
 from __future__ import annotations
 

@@ -303,7 +303,20 @@ def _norm(name: str) -> str:
 
 def hop_label(hop: Any) -> str:
     """What kind of hop ``hop`` is, in the engine's words (component class and its normalized name)."""
-    from sim.des.components import CHAIN_DROP, CHAIN_JOIN, CHAIN_NEXT, Chain, Delay, Fork, HostCharge, Meter, Split, Station
+    from sim.des.components import (
+        CHAIN_DROP,
+        CHAIN_JOIN,
+        CHAIN_NEXT,
+        BookedRelease,
+        CacheEntry,
+        Chain,
+        Delay,
+        Fork,
+        HostCharge,
+        Meter,
+        Split,
+        Station,
+    )
 
     owner = getattr(hop, "__self__", None)
     if isinstance(hop, Chain):
@@ -311,6 +324,8 @@ def hop_label(hop: Any) -> str:
         return "Chain [" + ", ".join(_part_label(p) for p in hop.parts) + "]" + ends[hop.end]
     if isinstance(hop, HostCharge):
         return "host CPU charge (enters Station host_cpu)"
+    if isinstance(hop, (BookedRelease, CacheEntry)):
+        return _cache_label(hop)
     if isinstance(hop, Station):
         return f"Station {_norm(hop.name)}"
     if isinstance(owner, Meter):
@@ -332,9 +347,22 @@ def hop_label(hop: Any) -> str:
     return name.replace(".<locals>", "")
 
 
+def _cache_label(hop: Any) -> str:
+    """A write-back cache's hops: the release booked behind a destage, the way in through a station."""
+    from sim.des.components import BookedRelease
+
+    if isinstance(hop, BookedRelease):
+        return f"BookedRelease {_norm(hop.pool.name)}"
+    return f"CacheEntry [Station {_norm(hop.station.name)}, BookedPool.acquire {_norm(hop.cache.name)}, {hop_label(hop.ack)}]"
+
+
 def _part_label(part: Any) -> str:
     """A chain part: a station's or a delay's bound method, or a host CPU charge's closure."""
+    from sim.des.components import Meter, Station
+
     owner = getattr(part, "__self__", None)
+    if isinstance(owner, Meter) and not isinstance(owner, Station):  # a pool's booked release (``release_at``)
+        return f"{type(owner).__name__}.{part.__name__} {_norm(owner.name)}"
     if owner is not None:
         return hop_label(owner)
     return "host CPU charge (enters Station host_cpu)"
@@ -342,7 +370,7 @@ def _part_label(part: Any) -> str:
 
 def event_label(event: Any) -> str:
     """What caused a queued SimPy event: the station whose service ends, or the hop that scheduled the timeout."""
-    from sim.des.components import Chain, Delay, Meter, Split, _advance_event
+    from sim.des.components import CacheEntry, Chain, Delay, Meter, Split, _advance_event
 
     callbacks = event.callbacks or []
     if not callbacks:
@@ -351,7 +379,7 @@ def event_label(event: Any) -> str:
     owner = getattr(cb, "__self__", None)
     if isinstance(owner, Meter):
         return f"Station {_norm(owner.name)} (service end)"
-    if isinstance(owner, Chain):
+    if isinstance(owner, (Chain, CacheEntry)):
         return hop_label(owner) + " (end)"
     if isinstance(owner, Delay):
         return hop_label(owner) + " (timeout)"

@@ -594,8 +594,9 @@ class BookedPool(Pool):
         super().__init__(env, name, slots)
         self.due: list[float] = []
         """The booked releases still to do (a heap of times)."""
-        self.due_in: deque[float] = deque()
-        """The booked acquires still to do (times, in the order booked: ``acquire_at`` books them in time order)."""
+        self.due_in: list[float] = []
+        """The booked acquires still to do (a heap of times: a ``WriteEntry`` books them in time order, a
+        ``CacheEntry`` behind a station of several servers in the order its jobs enter it)."""
         self.wakes: list[float] = []
         """The times of the wake events on the queue (a heap)."""
         self._wake_cb = self._wake
@@ -606,7 +607,7 @@ class BookedPool(Pool):
         due, ins = self.due, self.due_in
         while True:
             if ins and ins[0] <= now and not (due and due[0] <= ins[0]):
-                a = ins.popleft()
+                a = heappop(ins)
                 u = self.in_use
                 dt = a - self.t_last
                 if dt:
@@ -629,6 +630,15 @@ class BookedPool(Pool):
                 self.busy_area += dt
                 self.t_last = r
             self.in_use = u - 1
+
+    def settle_now(self) -> None:
+        """Do the booked acquires and releases due by now."""
+        if self.due or self.due_in:
+            self._settle(self.env._now)
+
+    def wake_for_waiters(self) -> None:
+        """Keep a wake event at the earliest booked release while jobs wait (``_wake_for_waiters``)."""
+        self._wake_for_waiters()
 
     def _wake_for_waiters(self) -> None:
         """Jobs wait: keep an event at the earliest booked release (one is enough: each wake books the next)."""
@@ -666,8 +676,8 @@ class BookedPool(Pool):
         return not self.waiting and self.in_use + len(self.due_in) < self.capacity
 
     def acquire_at(self, t: float) -> None:
-        """Book the acquire of a slot at ``t`` (no earlier than any booked before; ``can_book`` said one is free)."""
-        self.due_in.append(t)
+        """Book the acquire of a slot at ``t`` (now or later; ``can_book`` said one is free)."""
+        heappush(self.due_in, t)
 
     def acquire(self, job: Job) -> None:
         if self.due or self.due_in:
@@ -691,6 +701,21 @@ class BookedPool(Pool):
         if self.due or self.due_in:
             self._settle(self.env._now)
         return self.in_use + len(self.waiting)
+
+
+class BookedRelease:
+    """The release of a ``BookedPool`` slot that ends a background child (``ReleaseBehind``: a write-back
+    destage). As a hop it releases now (``BookedPool.release``); ``sim.des.model.Fusion`` folds it into the
+    ``Chain`` of timed hops before it, which then books the release at its own end time (``BookedPool.release_at``)
+    and drops the child: no event for the release."""
+
+    __slots__ = ("pool",)
+
+    def __init__(self, pool: BookedPool):
+        self.pool = pool
+
+    def __call__(self, job: Job) -> None:
+        self.pool.release(job)
 
 
 class WriteEntry:
@@ -737,6 +762,80 @@ class WriteEntry:
     def _leave(self, event: Event) -> None:
         self._spare.append(event)
         advance(event._value)
+
+    def acknowledge(self, job: Job) -> None:
+        """The acknowledgement of a write that came by events (its slot taken)."""
+        self.slow -= 1
+        self.ack(job)
+
+
+class CacheEntry:
+    """A write's way into a write-back cache: a ``FifoStation`` of any number of servers (a storage server's
+    controller), then a slot of the cache (a ``BookedPool``), then the cache's acknowledgement (a ``Delay``), with
+    one event instead of two (``WriteEntry``'s pattern for a station whose departures need not keep the order of
+    its arrivals; the two can merge).
+
+    The route reads ``(entry, entry.acquire, entry.acknowledge, ...)``, and every slot of the cache is taken
+    through the entry (``sim.des.model`` checks). Entering the station now, a write learns when it leaves
+    (Lindley's recursion); when the cache surely has a slot free then (``BookedPool.can_book``: slots in use
+    and booked leave one) and no write before it is still on the way to its slot by events, the slot is booked
+    at that time (a heap: the departures of several servers come out of order), the acknowledgement drawn now,
+    and the write moves on past the acquire and the acknowledgement with one event at the acknowledgement's end.
+    Otherwise the write leaves the station by an event and takes the ``acquire`` and ``acknowledge`` hops; its
+    ``acquire`` counts the slots booked and still to be taken as taken (a write that went by events can leave a
+    station of several servers before one that booked its slot earlier: it waits rather than take that slot), so
+    slots in use and booked never exceed the cache.
+
+    While the cache does not fill, the times are those of the event walk; the acknowledgement is drawn when the
+    write enters the station rather than when it leaves (the same law, another draw order: not byte-identical to
+    the event walk where the delay's stream is shared, as a SAN cache hit's is with the reads'). Near a full
+    cache, a write that booked its slot keeps it ahead of a later write that leaves the station first (the event
+    walk grants the slot to the first to leave). With one server (``WriteEntry``'s case) no slot is ever booked
+    ahead of a write that went by events, and ``acquire`` is ``BookedPool.acquire``.
+    """
+
+    __slots__ = ("_cb", "_spare", "ack", "cache", "env", "slow", "station")
+
+    def __init__(self, env: simpy.Environment, station: FifoStation, cache: BookedPool, ack: Delay):
+        self.env = env
+        self.station = station
+        self.cache = cache
+        self.ack = ack
+        self.slow = 0
+        """Writes between the station and their slot on the way by events."""
+        self._spare: list[Event] = []
+        self._cb: list[Callable[[Event], None]] = [self._leave]
+
+    def __call__(self, job: Job) -> None:
+        env = self.env
+        now = env._now
+        t = self.station.commit(job, now)
+        if self.slow == 0 and self.cache.can_book(now):
+            self.cache.acquire_at(t)
+            t = self.ack.visit(job, t)
+            job.step += 2  # the acquire and the acknowledgement are done
+        else:
+            self.slow += 1
+        if t > now:
+            _push(env, self._spare, t, job, self._cb)
+        else:
+            advance(job)
+
+    def _leave(self, event: Event) -> None:
+        self._spare.append(event)
+        advance(event._value)
+
+    def acquire(self, job: Job) -> None:
+        """The slot of a write that came by events: taken (``BookedPool.acquire``) when no job waits and the slots
+        in use and those booked still to be taken leave one; else the write waits in line, woken by the releases."""
+        cache = self.cache
+        cache.settle_now()
+        if cache.waiting or cache.in_use + len(cache.due_in) >= cache.capacity:
+            cache.waited += 1
+            cache.waiting.append(job)
+            cache.wake_for_waiters()
+            return
+        cache.acquire(job)
 
     def acknowledge(self, job: Job) -> None:
         """The acknowledgement of a write that came by events (its slot taken)."""

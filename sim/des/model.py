@@ -26,6 +26,8 @@ from sim.des.components import (
     SERVICE_COST,
     WRITE,
     BookedPool,
+    BookedRelease,
+    CacheEntry,
     Chain,
     Child,
     Delay,
@@ -127,6 +129,9 @@ class Builder:
         self.reads_meet_programs = reads_meet_programs
         """Whether flash devices see reads and writes together (``reads_meet_programs``): else no die locks."""
         self.meters: list[Meter] = []
+        self.released_behind: set[int] = set()
+        """The pool banks (by ``id``) whose slots a background route gives back (``ReleaseBehind``): made
+        ``BookedPool``, so that a background route fused into a chain books the release at its end."""
 
     def station(self, name: str, servers: int, service: Callable[[Job], float],
                 on_start: Callable[[float, float], None] | None = None) -> Station:
@@ -426,6 +431,7 @@ def build(env: simpy.Environment, scenario: Scenario, streams: Streams, jobs: Jo
     route = describe(scenario)
     lay = layout(route)
     b = Builder(env, streams, jobs, route.reads_meet_programs)
+    b.released_behind = _released_behind([s for steps in lay.steps.values() for s in steps])
     cpu, submit, complete = b.cpu(route.host)
     made: dict[int, list[Any]] = {}
     for item in lay.des_order:
@@ -446,6 +452,7 @@ def build(env: simpy.Environment, scenario: Scenario, streams: Streams, jobs: Jo
             for hit in ((False, True) if draw is not None and op == READ else (False,))] if lay.uses_volume else []
     fusion = Fusion(env, b.jobs, {key: raw(*key) for key in keys})
     hops.check_entries()
+    hops.check_cache_entries()
     fused: dict[tuple[int, int, int, bool], Sequence[Hop]] = {key: fusion.route(r, split) for key, r in fusion.raw.items()}
 
     def make(member: int, op: int, path: int, hit: bool) -> Sequence[Hop]:
@@ -454,6 +461,7 @@ def build(env: simpy.Environment, scenario: Scenario, streams: Streams, jobs: Jo
             return got
         late = raw(member, op, path, hit)
         hops.check_entries()
+        hops.check_cache_entries()
         return fusion.late(late, split)
 
     routes: Callable[..., Sequence[Hop]]
@@ -490,6 +498,18 @@ def build(env: simpy.Environment, scenario: Scenario, streams: Streams, jobs: Jo
                  volume=v, device_routes=routes)
 
 
+def _released_behind(steps: Sequence[Step]) -> set[int]:
+    """The pool banks (by ``id``) a ``ReleaseBehind`` among ``steps`` (or inside them) gives back."""
+    out: set[int] = set()
+    for step in steps:
+        if isinstance(step, ReleaseBehind):
+            out.add(id(step.bank))
+            out |= _released_behind(step.steps)
+        elif isinstance(step, Pages):
+            out |= _released_behind(step.steps)
+    return out
+
+
 def _unplanned(job: Job) -> list[list[Child]]:
     raise RuntimeError("the volume split was used before its planner was set")
 
@@ -517,7 +537,10 @@ class Fusion:
     device's stations are ``FifoStation`` too (its program units book their die when the program will
     start, ``DieProgramLocks.book``), so a destage's program units fold behind its write channel.
     A chain that ends a split's child joins at its end time (``CHAIN_JOIN``), one that ends a background
-    child books its work and needs no event (``CHAIN_DROP``).
+    child books its work and needs no event (``CHAIN_DROP``); that includes the release of the slot a background
+    child holds (``BookedRelease``, a ``ReleaseBehind``: a SAN write-back destage), booked at the chain's end time
+    (``BookedPool.release_at``). Where a background child's release cannot join a chain it stays a hop (an event
+    path of its own).
     """
 
     def __init__(self, env: simpy.Environment, jobs: JobFactory, raw: dict[tuple[int, int, int, bool], Sequence[Hop]]):
@@ -543,6 +566,8 @@ class Fusion:
             self.objects[id(hop)] = hop
             if isinstance(hop, FifoStation):
                 self.preds.setdefault(id(hop), set()).add(prev)
+            elif isinstance(hop, CacheEntry):  # its station is entered now, never reached ahead
+                self.preds.setdefault(id(hop.station), set()).add(id(hop))
             if not (isinstance(hop, Delay) and hop.fixed):
                 prev = id(hop)
             if id(hop) in self.seen:
@@ -590,6 +615,9 @@ class Fusion:
 
         for hop in body:
             self._inner(hop)
+            if isinstance(hop, BookedRelease) and chain and end == CHAIN_DROP:
+                chain.append(hop)  # a background child's release, booked at its chain's end time
+                continue
             timed = isinstance(hop, (FifoStation, Delay, HostCharge))
             if timed and chain and (isinstance(hop, Delay) or id(hop) in self.ahead):
                 if isinstance(hop, FifoStation):
@@ -623,6 +651,8 @@ class Fusion:
             return hop.commit
         if isinstance(hop, Delay):
             return hop.visit
+        if isinstance(hop, BookedRelease):
+            return hop.pool.release_at
         assert isinstance(hop, HostCharge)
         return host_visit(hop)
 
@@ -637,6 +667,8 @@ def _make(b: Builder, element: Any, i: int | None) -> list[Any]:
     if isinstance(element, (PoolBank, LinkBank, DeviceBank, StationBank, PortBank)):
         names = element.names if i is None else (element.names[i],)
         if isinstance(element, PoolBank):
+            if id(element) in b.released_behind:
+                return [b.booked_pool(name, element.slots) for name in names]
             return [b.pool(name, element.slots) for name in names]
         if isinstance(element, LinkBank):
             return [b.link(name, element.gbs) for name in names]
@@ -673,6 +705,10 @@ class _Hops:
         self.plain_writes: set[int] = set()
         """The write caches (``id``) written by plain hops, and the links crossed by them (``plain_links``)."""
         self.plain_links: set[int] = set()
+        self.cache_entries: dict[int, CacheEntry] = {}
+        """The ``CacheEntry`` of each write-back cache entered from a station (by ``id`` of the cache's pool)."""
+        self.plain_acquires: set[int] = set()
+        """The pools (``id``) whose slots a plain ``Acquire`` hop takes."""
 
     def route_of(self, lay: RouteLayout) -> Callable[[int, int, int, bool], list[Hop]]:
         def make(member: int, op: int, path: int, hit: bool) -> list[Hop]:
@@ -710,6 +746,32 @@ class _Hops:
             if id(entry.cache) in self.plain_writes or id(entry.channel) in self.plain_links:
                 raise RuntimeError(f"{entry.cache.name} is written through a WriteEntry and another way")
 
+    def cache_entered(self, steps: Sequence[Step], member: int, path: int) -> tuple[Hop, ...] | None:
+        """A station, then a slot of a write-back cache (a pool given back behind a destage: a ``BookedPool``),
+        then a delay (the SAN's controller, write cache and cache-hit acknowledgement): the three as one
+        ``CacheEntry`` (None for other steps)."""
+        if len(steps) < 3 or not isinstance(steps[0], Serve) or not isinstance(steps[1], Acquire) \
+                or not isinstance(steps[2], Wait) or steps[1].least_of != 1:
+            return None
+        station = self.one(steps[0].bank, member, path)
+        cache = self.one(steps[1].bank, member, path)
+        if not isinstance(station, FifoStation) or not isinstance(cache, BookedPool):
+            return None
+        ack = self.made[id(steps[2].delay)][0]
+        entry = self.cache_entries.get(id(cache))
+        if entry is None:
+            entry = self.cache_entries[id(cache)] = CacheEntry(self.b.env, station, cache, ack)
+        elif entry.station is not station or entry.ack is not ack:  # one entry counts every slot taken
+            raise RuntimeError(f"{cache.name} is entered from more than one station or acknowledged by more than one delay")
+        return (entry, entry.acquire, entry.acknowledge)
+
+    def check_cache_entries(self) -> None:
+        """A cache entered through a ``CacheEntry`` has no slot taken another way (``can_book`` counts the slots
+        in use and booked: a plain acquire meanwhile could take the one it counted on)."""
+        for entry in self.cache_entries.values():
+            if id(entry.cache) in self.plain_acquires:
+                raise RuntimeError(f"{entry.cache.name} is entered through a CacheEntry and acquired another way")
+
     def cross(self, step: Cross, member: int, path: int) -> Hop:
         link: Hop = self.one(step.bank, member, path)[step.toward]
         self.plain_links.add(id(link))
@@ -724,24 +786,28 @@ class _Hops:
 
     def hops(self, steps: Sequence[Step], member: int, op: int, path: int) -> list[Hop | None]:
         out: list[Hop | None] = []
-        for step in steps:
+        i = 0
+        while i < len(steps):
+            step = steps[i]
+            i += 1
             if isinstance(step, Submit):
                 out.append(self.submit)
             elif isinstance(step, Complete):
                 out.append(self.complete)
             elif isinstance(step, Acquire):
-                out.append(self.one(step.bank, member, path).acquire)
+                out.append(self.acquire(step, member, path))
             elif isinstance(step, Release):
                 out.append(self.one(step.bank, member, path).release)
             elif isinstance(step, ReleaseBehind):
-                behind = make_route(*self.hops(step.steps, member, op, path), self.one(step.bank, member, path).release)
-                out.append(Fork(behind, self.b.jobs))
+                out.append(self.behind(step, member, op, path))
             elif isinstance(step, Cross):
                 out.append(self.cross(step, member, path))
             elif isinstance(step, Device):
                 out.extend(self.device(step, member, path))
             elif isinstance(step, Serve):
-                out.append(self.one(step.bank, member, path))
+                entered = self.cache_entered(steps[i - 1:], member, path)
+                out.extend(entered if entered is not None else (self.one(step.bank, member, path),))
+                i += 0 if entered is None else 2  # the acquire and the delay are in the entry too
             elif isinstance(step, Transfer):
                 out.append(self.made[id(step.channel)][0])
             elif isinstance(step, Wait):
@@ -749,6 +815,19 @@ class _Hops:
             else:
                 out.append(self.pages(step, member, op, path))
         return out
+
+    def acquire(self, step: Acquire, member: int, path: int) -> Hop:
+        pool = self.one(step.bank, member, path)
+        self.plain_acquires.add(id(pool))
+        hop: Hop = pool.acquire
+        return hop
+
+    def behind(self, step: ReleaseBehind, member: int, op: int, path: int) -> Hop:
+        """A background child on ``step.steps`` that gives the slot back at its end (``BookedRelease``: booked at the
+        end of the chain ``Fusion`` folds the child into)."""
+        pool = self.one(step.bank, member, path)
+        assert isinstance(pool, BookedPool)  # ``_released_behind``
+        return Fork(make_route(*self.hops(step.steps, member, op, path), BookedRelease(pool)), self.b.jobs)
 
     def pages(self, step: Pages, member: int, op: int, path: int) -> Hop:
         """A split into one child per page, run one after another (CP's channel program, seed 003)."""

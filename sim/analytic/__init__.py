@@ -372,13 +372,20 @@ def _die_tails(c: Compiler, scenario: Scenario, ev: Evaluation, ev0: Evaluation,
     net = c.net
     wl = scenario.workload
     x = ev.x
+    # a read's mean die time: tR, or on a shared-die device tR and its bytes beyond the first 4 KiB (``DieGroups``)
+    read_kinds = [k for k in net.kinds if k.op == READ]
+    read_prob = sum((k.prob for k in read_kinds), 0.0)
+    read_bytes = sum((k.prob * k.nbytes for k in read_kinds), 0.0) / read_prob if read_prob > 0 else 4096.0
     if isinstance(wl, ClosedWorkload) and net.op_prob[WRITE] <= 0 and len(c.die_devices) == 1:
         device = c.die_devices[0]
         groups = [g for g, _ in device.dies]
         if len(groups) == 1 and len(groups[0].names) == device.d.dies and not device.spans_pages:
             qd = wl.jobs * wl.queue_depth
-            return (closed_read_quantile_us(device.d, qd, latency[READ], 0.99),
-                    closed_read_quantile_us(device.d, qd, latency[READ], 0.999), "dies, closed reads")
+            layout = device.d
+            if device.die_us_per_byte:
+                layout = layout.reading_for(device.die_us + device.die_us_per_byte * read_bytes)
+            return (closed_read_quantile_us(layout, qd, latency[READ], 0.99),
+                    closed_read_quantile_us(layout, qd, latency[READ], 0.999), "dies, closed reads")
     write_kinds = [k for k in net.kinds if k.op == WRITE]
     write_prob = sum((k.prob for k in write_kinds), 0.0)
     write_bytes = sum((k.prob * k.nbytes for k in write_kinds), 0.0) / write_prob if write_prob > 0 else 4096.0
@@ -404,7 +411,8 @@ def _die_tails(c: Compiler, scenario: Scenario, ev: Evaluation, ev0: Evaluation,
             # the chance its die is busy and in the residual's mixture (a read's residual is not in a QD1 read's wait)
             seen = max(0.0, 1.0 - 1.0 / (population * g.reach)) if population * g.reach >= 1 else 0.0
             read_load = x * g.work / n * seen + g.background_util
-            laws.append(DieWaitLaw(share=reads, mean_wait_us=ev.waits[g.index] + ev.waits[h.index], read_us=d.die_read_us,
+            read_us = device.die_us + device.die_us_per_byte * read_bytes if device.die_us_per_byte else d.die_read_us
+            laws.append(DieWaitLaw(share=reads, mean_wait_us=ev.waits[g.index] + ev.waits[h.index], read_us=read_us,
                                    read_cv=d.die_read_cv, read_load=read_load, program_load=program_load,
                                    program_us=program_us, program_cv=program_cv,
                                    busy=min(1.0, program_load + read_load)))

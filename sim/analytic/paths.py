@@ -580,7 +580,9 @@ class DieGroups:
     (``sim.route.flash.WritePoint``, an idle die first): a charge on the dies (their load, spread evenly; a
     read meets it at random and waits behind it in the die's M/G/1) and no wait of its own; the slot is
     held for the write channel and the program. With shared dies (eXFlash) the slot is freed when the
-    program starts (no wait) and the die is charged ``die_program_time_us`` x N / read units.
+    program starts (no wait) and the die is charged ``die_program_time_us`` x N / read units; a random
+    read holds its die ``die_read_time_us`` with the layout (tR and its bytes beyond the first 4 KiB at
+    1 / N of the random-read bandwidth) and crosses the sequential read channel (``read_channel_gbs``).
     """
 
     def __init__(self, c: Compiler, bank: DeviceBank, d: DieLayout):
@@ -618,12 +620,34 @@ class DieGroups:
         self.read_bw = c.groups(suffixed(labels, ".read_bw"), 1, mapping)
         self.write_cache = c.groups(suffixed(labels, ".write_cache"), p.write_cache_slots, mapping, pool=True)
         self.write_bw = c.groups(suffixed(labels, ".write_bw"), 1, mapping)
-        self.read_per_byte = us_per_byte(p.read_bw_gbs)
+        # the read channel: the random-read bandwidth, or with shared dies the sequential one (``read_channel_gbs``)
+        self.read_per_byte = us_per_byte(p.read_channel_gbs)
         self.write_per_byte = us_per_byte(p.write_bw_gbs)
         self.pieces = lru_cache(maxsize=256)(self._extra_pieces)
         # whether any device read can span several dies (a charge of no die time would still count as a visit)
         self.spans_pages = any(nbytes > d.page_bytes for wl in c.scenario.all_workloads()
                                for _, _, sizes in workload_mix(wl) for nbytes, _ in sizes)
+        self.die_us, self.die_us_per_byte = self._die_read_line(c)
+
+    def _die_read_line(self, c: Compiler) -> tuple[float, float]:
+        """A read's die service a + b n (us, us per byte of the read's size n): tR whatever the size, or with shared
+        dies and random reads ``FlashParameters.die_read_time_us`` with the layout (tR and the bytes beyond the first
+        4 KiB at 1 / N of the random-read bandwidth). That hold is linear in n from 4 KiB to a page, so the line
+        through it there is exact for the sizes the workloads read; with reads under 4 KiB (held tR) the line goes
+        through the smallest size's hold and the largest's (exact at both, long in between). A read over several pages
+        is one die visit for all its bytes (the extra pages are charged tR each, ``_extra_pieces``): its die load
+        is the DES's, its latency longer (the DES splits those bytes among its pages)."""
+        p, d = self.p, self.d
+        if not (p.shared_dies and p.random_access):
+            return d.die_read_us, 0.0
+        sizes = [nbytes for wl in c.scenario.all_workloads() for op, _, table in workload_mix(wl) if op == READ
+                 for nbytes, _ in table]
+        hi = min(float(max(sizes, default=FIRST_READ_BYTES)), float(d.page_bytes))
+        if hi <= FIRST_READ_BYTES:
+            return d.die_read_us, 0.0
+        lo = min(float(min(sizes)), float(FIRST_READ_BYTES))
+        b = (p.die_read_time_us(hi, d) - d.die_read_us) / (hi - lo)
+        return d.die_read_us - b * lo, b
 
     def _shared_program_time(self, nbytes: float) -> float:
         """With shared dies: a program's die time, so that the N dies alone give the datasheet write IOPS."""
@@ -639,7 +663,10 @@ class DieGroups:
         path.delay(d.controller_delay_us)
         path.visit(self.controller, d.controller_service_us)
         path.wait_for(self.programs)
-        path.visit(self.dies, d.die_read_us, 0.0, self.die_scv)
+        if nbytes is None:
+            path.visit(self.dies, self.die_us, self.die_us_per_byte, self.die_scv)
+        else:
+            path.visit(self.dies, self.die_us + self.die_us_per_byte * nbytes, 0.0, self.die_scv)
         first = FIRST_READ_BYTES * self.read_per_byte
         if nbytes is None:
             if self.spans_pages:

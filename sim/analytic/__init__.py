@@ -382,8 +382,9 @@ def _die_tails(c: Compiler, scenario: Scenario, ev: Evaluation, ev0: Evaluation,
         if len(groups) == 1 and len(groups[0].names) == device.d.dies and not device.spans_pages:
             qd = wl.jobs * wl.queue_depth
             layout = device.d
-            if device.die_us_per_byte:
-                layout = layout.reading_for(device.die_us + device.die_us_per_byte * read_bytes)
+            hold = device.die_us + device.die_us_per_byte * read_bytes
+            if hold != layout.die_read_us:  # a shared-die device's read of more than 4 KiB
+                layout = layout.reading_for(hold)
             return (closed_read_quantile_us(layout, qd, latency[READ], 0.99),
                     closed_read_quantile_us(layout, qd, latency[READ], 0.999), "dies, closed reads")
     write_kinds = [k for k in net.kinds if k.op == WRITE]
@@ -411,7 +412,7 @@ def _die_tails(c: Compiler, scenario: Scenario, ev: Evaluation, ev0: Evaluation,
             # the chance its die is busy and in the residual's mixture (a read's residual is not in a QD1 read's wait)
             seen = max(0.0, 1.0 - 1.0 / (population * g.reach)) if population * g.reach >= 1 else 0.0
             read_load = x * g.work / n * seen + g.background_util
-            read_us = device.die_us + device.die_us_per_byte * read_bytes if device.die_us_per_byte else d.die_read_us
+            read_us = device.die_us + device.die_us_per_byte * read_bytes  # tR unless the dies are shared
             laws.append(DieWaitLaw(share=reads, mean_wait_us=ev.waits[g.index] + ev.waits[h.index], read_us=read_us,
                                    read_cv=d.die_read_cv, read_load=read_load, program_load=program_load,
                                    program_us=program_us, program_cv=program_cv,

@@ -631,23 +631,29 @@ class DieGroups:
 
     def _die_read_line(self, c: Compiler) -> tuple[float, float]:
         """A read's die service a + b n (us, us per byte of the read's size n): tR whatever the size, or with shared
-        dies and random reads ``FlashParameters.die_read_time_us`` with the layout (tR and the bytes beyond the first
-        4 KiB at 1 / N of the random-read bandwidth). That hold is linear in n from 4 KiB to a page, so the line
-        through it there is exact for the sizes the workloads read; with reads under 4 KiB (held tR) the line goes
-        through the smallest size's hold and the largest's (exact at both, long in between). A read over several pages
-        is one die visit for all its bytes (the extra pages are charged tR each, ``_extra_pieces``): its die load
-        is the DES's, its latency longer (the DES splits those bytes among its pages)."""
+        dies and random reads ``FlashParameters.die_read_time_us`` with the layout (each page's die: tR and its share
+        of the bytes beyond the first 4 KiB at 1 / N of the random-read bandwidth; the other pages' dies are charged
+        as much, ``_extra_pieces``). The line goes through that hold at the smallest and the largest size the
+        workloads read: exact for one size and for any sizes from 4 KiB to a page (the hold is linear there); else
+        exact at both ends (reads under 4 KiB are held tR; over a page the bytes are split among the pages)."""
         p, d = self.p, self.d
         if not (p.shared_dies and p.random_access):
             return d.die_read_us, 0.0
-        sizes = [nbytes for wl in c.scenario.all_workloads() for op, _, table in workload_mix(wl) if op == READ
+        sizes = [float(nbytes) for wl in c.scenario.all_workloads() for op, _, table in workload_mix(wl) if op == READ
                  for nbytes, _ in table]
-        hi = min(float(max(sizes, default=FIRST_READ_BYTES)), float(d.page_bytes))
-        if hi <= FIRST_READ_BYTES:
+        if not sizes:
             return d.die_read_us, 0.0
-        lo = min(float(min(sizes)), float(FIRST_READ_BYTES))
-        b = (p.die_read_time_us(hi, d) - d.die_read_us) / (hi - lo)
-        return d.die_read_us - b * lo, b
+        lo, hi = min(sizes), max(sizes)
+        at_lo = p.die_read_time_us(lo, d)
+        if hi <= lo:
+            return at_lo, 0.0
+        b = (p.die_read_time_us(hi, d) - at_lo) / (hi - lo)
+        return at_lo - b * lo, b
+
+    def _die_read_us(self, nbytes: float) -> float:
+        """One page's die read of an I/O of ``nbytes`` (``_die_read_line``'s hold, exact at any size)."""
+        p, d = self.p, self.d
+        return p.die_read_time_us(nbytes, d) if p.shared_dies and p.random_access else d.die_read_us
 
     def _shared_program_time(self, nbytes: float) -> float:
         """With shared dies: a program's die time, so that the N dies alone give the datasheet write IOPS."""
@@ -655,7 +661,7 @@ class DieGroups:
 
     def _extra_pieces(self, nbytes: float) -> float:
         """Die reads of an I/O of ``nbytes`` beyond its first, in us of die time (a charge on the dies)."""
-        return (self.d.pieces(nbytes) - 1) * self.d.die_read_us
+        return (self.d.pieces(nbytes) - 1) * self._die_read_us(nbytes)
 
     def read(self, path: Path, nbytes: int | None = None) -> None:
         """A read of the route's size, or of ``nbytes`` (a route built for one size: one page of a channel program)."""
@@ -666,7 +672,7 @@ class DieGroups:
         if nbytes is None:
             path.visit(self.dies, self.die_us, self.die_us_per_byte, self.die_scv)
         else:
-            path.visit(self.dies, self.die_us + self.die_us_per_byte * nbytes, 0.0, self.die_scv)
+            path.visit(self.dies, self._die_read_us(nbytes), 0.0, self.die_scv)
         first = FIRST_READ_BYTES * self.read_per_byte
         if nbytes is None:
             if self.spans_pages:
@@ -674,7 +680,7 @@ class DieGroups:
             # the bytes beyond the first 4 KiB (those are inside the QD1 latency the die time comes from)
             path.visit(self.read_bw, -first, self.read_per_byte, self.channel_scv)
         else:
-            extra = (d.pieces(nbytes) - 1) * d.die_read_us
+            extra = self._extra_pieces(nbytes)
             if extra > 0:
                 path.charge(self.dies, lambda _: extra, self.die_scv)
             path.visit(self.read_bw, max(0.0, nbytes * self.read_per_byte - first), 0.0, self.channel_scv)

@@ -47,22 +47,27 @@ def test_the_hold_is_the_pooled_rule_on_the_layouts_dies() -> None:
     assert seq.die_read_time_us(65536, d) == d.die_read_us
 
 
-@pytest.mark.parametrize(("section", "name", "kib", "shared"), [("dimms", "eXFlash-400GB", 8, True),
-                                                                ("dimms", "eXFlash-400GB", 4, True),
-                                                                ("drives", "P4510-4TB", 16, False)])
-def test_the_fast_paths_die_visit_is_the_hold(section: str, name: str, kib: int, shared: bool) -> None:
-    """The fast path's die service a + b n at the workload's size is the DES's hold: tR and the bytes beyond 4 KiB
-    with shared dies, tR on a drive whose dies are not shared."""
-    sc = scenario_for(section, name, 8, 10_000, block_kib=kib)
-    c = compile_scenario(sc, finish=False)
-    (device,) = c.die_devices
-    assert isinstance(device, DieGroups)
+@pytest.mark.parametrize(("section", "name", "shared"), [("dimms", "eXFlash-400GB", True), ("drives", "P4510-4TB", False)])
+def test_the_fast_paths_die_visit_is_the_hold(section: str, name: str, shared: bool) -> None:
+    """The fast path's die service a + b n is the DES's hold at every size of a 4 / 8 / 16 KiB mix (the hold is
+    linear from 4 KiB to a page): tR and the bytes beyond 4 KiB with shared dies, tR on a drive whose dies are
+    not shared; one size: exactly its hold."""
+    from models.workload import SizeWeight
+
     spec = lookup(section, name)
     p, d = flash_parameters(spec, "random"), die_layout(spec)
-    n = kib * 1024
-    expected = p.die_read_time_us(n, d) if shared else d.die_read_us
-    assert device.die_us + device.die_us_per_byte * n == pytest.approx(expected, rel=1e-12)
-    assert (device.die_us_per_byte > 0) == (shared and kib > 4)
+    base = scenario_for(section, name, 8, 10_000)
+    mix = base.model_copy(update={"workload": base.workload.model_copy(update={"sizes": [
+        SizeWeight(kib=4, weight=0.5), SizeWeight(kib=8, weight=0.3), SizeWeight(kib=16, weight=0.2)]})})
+    for sc, sizes in ((mix, (4, 8, 12, 16)), (scenario_for(section, name, 8, 10_000, block_kib=8), (8,))):
+        (device,) = compile_scenario(sc, finish=False).die_devices
+        assert isinstance(device, DieGroups)
+        for kib in sizes:
+            n = kib * 1024
+            expected = p.die_read_time_us(n, d) if shared else d.die_read_us
+            assert device.die_us + device.die_us_per_byte * n == pytest.approx(expected, rel=1e-12)
+    (device,) = compile_scenario(mix, finish=False).die_devices
+    assert (device.die_us_per_byte > 0) == shared
 
 
 @pytest.mark.parametrize(("kib", "qd"), [(8, 8), (8, 32), (16, 16), (16, 64)])

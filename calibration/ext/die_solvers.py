@@ -1,5 +1,6 @@
 """``python -m calibration.ext.die_solvers [--max-ios N] [--devices A,B] [--depths 1,2,...] [--read-fractions F,..]``:
-the two solvers under ``device_model: dies`` (issue 18), device by device and queue depth by queue depth.
+the two solvers under ``device_model: dies`` (issue 18), device by device and queue depth by queue depth
+(``--block-kib K``: K KiB I/Os instead of 4 KiB; the tails are then the fast path's own).
 
 Each point is one catalog drive (direct NVMe, one drive, no host CPU: calibration/ext/scenarios/ext_drive.yaml)
 or one eXFlash DIMM (no driver-thread CPU) read by a closed loop of 4 KiB random reads at depth QD. It prints
@@ -29,8 +30,9 @@ from sim.route.describe import describe
 DEPTHS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
 
-def scenario_for(section: str, name: str, qd: int, max_ios: int, seed: int = 1, read_fraction: float = 1.0) -> Scenario:
-    """One device alone under the die model, 4 KiB random I/Os (reads, or ``read_fraction`` of them) at depth ``qd``."""
+def scenario_for(section: str, name: str, qd: int, max_ios: int, seed: int = 1, read_fraction: float = 1.0,
+                 block_kib: int = 4) -> Scenario:
+    """One device alone under the die model, random I/Os of ``block_kib`` (reads, or ``read_fraction`` of them) at depth ``qd``."""
     if section == "dimms":
         topology: dict[str, Any] = {"kind": "exflash", "host": {"stack": "none"}, "dimm": name, "dimms": 1, "layout": "jbod"}
     else:
@@ -38,7 +40,7 @@ def scenario_for(section: str, name: str, qd: int, max_ios: int, seed: int = 1, 
                     "adapters": 1, "layout": "jbod"}
     return Scenario.model_validate({
         "name": f"dies {name} QD{qd}", "topology": topology, "device_model": "dies",
-        "workload": {"kind": "closed", "jobs": 1, "queue_depth": qd, "read_fraction": read_fraction, "block_size_kib": 4,
+        "workload": {"kind": "closed", "jobs": 1, "queue_depth": qd, "read_fraction": read_fraction, "block_size_kib": block_kib,
                      "access": "random"},
         "run": {"seed": seed, "max_ios": max_ios, "warmup_ios": max(1_000, max_ios // 10), "target_rel_ci": 1e-4,
                 "max_wall_s": 3_600.0},
@@ -67,9 +69,9 @@ class MixRow(Row):
     tails: tuple[tuple[float, float], tuple[float, float]] = ((0.0, 0.0), (0.0, 0.0))
 
 
-def compare_mix(section: str, name: str, qd: int, read_fraction: float, max_ios: int) -> MixRow:
-    """The DES and the fast path on one device, depth and 4 KiB random read/write mix (writes: the FTL's write point)."""
-    sc = scenario_for(section, name, qd, max_ios, read_fraction=read_fraction)
+def compare_mix(section: str, name: str, qd: int, read_fraction: float, max_ios: int, block_kib: int = 4) -> MixRow:
+    """The DES and the fast path on one device, depth and random read/write mix (writes: the FTL's write point)."""
+    sc = scenario_for(section, name, qd, max_ios, read_fraction=read_fraction, block_kib=block_kib)
     res = simulate(sc)
     fast = evaluate(sc)
 
@@ -85,15 +87,19 @@ def compare_mix(section: str, name: str, qd: int, read_fraction: float, max_ios:
                          (fast.latency_p99_us or 0.0, fast.latency_p999_us or 0.0)))
 
 
-def compare(section: str, name: str, qd: int, max_ios: int) -> Row:
-    """The DES and the fast path on one device and depth."""
-    sc = scenario_for(section, name, qd, max_ios)
+def compare(section: str, name: str, qd: int, max_ios: int, block_kib: int = 4) -> Row:
+    """The DES and the fast path on one device and depth (tails: the die-level estimate for 4 KiB reads, else the
+    fast path's own ``latency_p99_us`` / ``latency_p999_us``)."""
+    sc = scenario_for(section, name, qd, max_ios, block_kib=block_kib)
     res = simulate(sc)
     fast = evaluate(sc)
     layout = describe(sc).devices.dies  # type: ignore[union-attr]
     assert layout is not None
-    q99 = closed_read_quantile_us(layout, qd, fast.latency_mean_us, 0.99)
-    q999 = closed_read_quantile_us(layout, qd, fast.latency_mean_us, 0.999)
+    if block_kib == 4:
+        q99 = closed_read_quantile_us(layout, qd, fast.latency_mean_us, 0.99)
+        q999 = closed_read_quantile_us(layout, qd, fast.latency_mean_us, 0.999)
+    else:
+        q99, q999 = fast.latency_p99_us or 0.0, fast.latency_p999_us or 0.0
     return Row(name, qd, (res.iops.value, res.latency_mean_us.value, res.latency_p99_us.value, res.latency_p999_us.value),
                (fast.iops, fast.latency_mean_us, q99, q999))
 
@@ -110,21 +116,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--depths", default=",".join(map(str, DEPTHS)))
     ap.add_argument("--read-fractions", default="",
                     help="comma-separated read fractions in 0..1 (e.g. 0,0.67): a mix table (IOPS, mean, read and write means)")
+    ap.add_argument("--block-kib", type=int, default=4, help="the I/O size in KiB, 1..1024 (default 4)")
     args = ap.parse_args(argv)
     if not 1_000 <= args.max_ios <= 5_000_000:
         print(f"--max-ios must be in 1000..5000000, got {args.max_ios}", file=sys.stderr)
         return 2
+    if not 1 <= args.block_kib <= 1024:
+        print(f"--block-kib must be in 1..1024, got {args.block_kib}", file=sys.stderr)
+        return 2
     chosen = [d for d in devices() if not args.devices or d[1] in args.devices.split(",")]
     depths = [int(x) for x in args.depths.split(",")]
     if args.read_fractions:
-        return mix_table(chosen, depths, [float(x) for x in args.read_fractions.split(",")], args.max_ios)
+        return mix_table(chosen, depths, [float(x) for x in args.read_fractions.split(",")], args.max_ios, args.block_kib)
     print("| device | QD | IOPS DES | IOPS fast | diff | mean DES | mean fast | diff | p99 DES | p99 fast | diff "
           "| p99.9 DES | p99.9 fast | diff |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     worst = [0.0, 0.0, 0.0, 0.0]
     for section, name in chosen:
         for qd in depths:
-            r = compare(section, name, qd, args.max_ios)
+            r = compare(section, name, qd, args.max_ios, args.block_kib)
             dd = r.diffs()
             worst = [max(w, abs(x)) for w, x in zip(worst, dd, strict=True)]
             cells = []
@@ -136,7 +146,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def mix_table(chosen: list[tuple[str, str]], depths: list[int], fractions: list[float], max_ios: int) -> int:
+def mix_table(chosen: list[tuple[str, str]], depths: list[int], fractions: list[float], max_ios: int, block_kib: int = 4) -> int:
     """Print the mix table; exit 2 on a read fraction outside 0..1."""
     bad = [f for f in fractions if not 0.0 <= f <= 1.0]
     if bad:
@@ -149,7 +159,7 @@ def mix_table(chosen: list[tuple[str, str]], depths: list[int], fractions: list[
     for section, name in chosen:
         for f in fractions:
             for qd in depths:
-                r = compare_mix(section, name, qd, f, max_ios)
+                r = compare_mix(section, name, qd, f, max_ios, block_kib)
                 dd = r.diffs()
                 (d99, d999), (f99, f999) = r.tails
                 t99 = f99 / d99 - 1.0 if d99 > 0 else 0.0

@@ -425,11 +425,19 @@ def _die_model(c: Compiler, scenario: Scenario, ev: Evaluation, ev0: Evaluation,
         return DieTailModel(False, True, (), net.op_prob[READ], latency[READ], write, None)
     x = ev.x
     closed_reads: tuple[DieLayout, int] | None = None
+    # a read's mean die time: tR, or on a shared-die device tR and its bytes beyond the first 4 KiB (``DieGroups``)
+    read_kinds = [k for k in net.kinds if k.op == READ]
+    read_prob = sum((k.prob for k in read_kinds), 0.0)
+    read_bytes = sum((k.prob * k.nbytes for k in read_kinds), 0.0) / read_prob if read_prob > 0 else 4096.0
     if isinstance(wl, ClosedWorkload) and net.op_prob[WRITE] <= 0 and len(c.die_devices) == 1:
         device = c.die_devices[0]
         groups = [g for g, _ in device.dies]
         if len(groups) == 1 and len(groups[0].names) == device.d.dies and not device.spans_pages:
-            closed_reads = (device.d, wl.jobs * wl.queue_depth)
+            layout = device.d
+            hold = device.die_us + device.die_us_per_byte * read_bytes
+            if hold != layout.die_read_us:  # a shared-die device's read of more than 4 KiB
+                layout = layout.reading_for(hold)
+            closed_reads = (layout, wl.jobs * wl.queue_depth)
     write_kinds = [k for k in net.kinds if k.op == WRITE]
     write_prob = sum((k.prob for k in write_kinds), 0.0)
     write_bytes = sum((k.prob * k.nbytes for k in write_kinds), 0.0) / write_prob if write_prob > 0 else 4096.0
@@ -454,8 +462,9 @@ def _die_model(c: Compiler, scenario: Scenario, ev: Evaluation, ev0: Evaluation,
             # acknowledged writes programming), and so does a rebuild; the read load is the one the read sees, both in
             # the chance its die is busy and in the residual's mixture (a read's residual is not in a QD1 read's wait)
             seen = max(0.0, 1.0 - 1.0 / (population * g.reach)) if population * g.reach >= 1 else 0.0
+            read_us = device.die_us + device.die_us_per_byte * read_bytes  # tR unless the dies are shared
             loads.append(DieGroupLoad(devices=tuple(dict.fromkeys(g.names)), share=reads,
-                                      mean_wait_us=ev.waits[g.index] + ev.waits[h.index], read_us=d.die_read_us,
+                                      mean_wait_us=ev.waits[g.index] + ev.waits[h.index], read_us=read_us,
                                       read_cv=d.die_read_cv, read_load=x * g.work / n, seen=seen, background=g.background_util,
                                       program_load=program_load, program_us=program_us, program_cv=program_cv))
     # the write's acknowledgement: the cache's ack less the controller's part, the device law's lognormal (the DES's

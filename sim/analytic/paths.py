@@ -580,7 +580,9 @@ class DieGroups:
     (``sim.route.flash.WritePoint``, an idle die first): a charge on the dies (their load, spread evenly; a
     read meets it at random and waits behind it in the die's M/G/1) and no wait of its own; the slot is
     held for the write channel and the program. With shared dies (eXFlash) the slot is freed when the
-    program starts (no wait) and the die is charged ``die_program_time_us`` x N / read units.
+    program starts (no wait) and the die is charged ``die_program_time_us`` x N / read units; a random
+    read holds its die ``die_read_time_us`` with the layout (tR and its bytes beyond the first 4 KiB at
+    1 / N of the random-read bandwidth) and crosses the sequential read channel (``read_channel_gbs``).
     """
 
     def __init__(self, c: Compiler, bank: DeviceBank, d: DieLayout):
@@ -618,12 +620,40 @@ class DieGroups:
         self.read_bw = c.groups(suffixed(labels, ".read_bw"), 1, mapping)
         self.write_cache = c.groups(suffixed(labels, ".write_cache"), p.write_cache_slots, mapping, pool=True)
         self.write_bw = c.groups(suffixed(labels, ".write_bw"), 1, mapping)
-        self.read_per_byte = us_per_byte(p.read_bw_gbs)
+        # the read channel: the random-read bandwidth, or with shared dies the sequential one (``read_channel_gbs``)
+        self.read_per_byte = us_per_byte(p.read_channel_gbs)
         self.write_per_byte = us_per_byte(p.write_bw_gbs)
         self.pieces = lru_cache(maxsize=256)(self._extra_pieces)
         # whether any device read can span several dies (a charge of no die time would still count as a visit)
         self.spans_pages = any(nbytes > d.page_bytes for wl in c.scenario.all_workloads()
                                for _, _, sizes in workload_mix(wl) for nbytes, _ in sizes)
+        self.die_us, self.die_us_per_byte = self._die_read_line(c)
+
+    def _die_read_line(self, c: Compiler) -> tuple[float, float]:
+        """A read's die service a + b n (us, us per byte of the read's size n): tR whatever the size, or with shared
+        dies and random reads ``FlashParameters.die_read_time_us`` with the layout (each page's die: tR and its share
+        of the bytes beyond the first 4 KiB at 1 / N of the random-read bandwidth; the other pages' dies are charged
+        as much, ``_extra_pieces``). The line goes through that hold at the smallest and the largest size the
+        workloads read: exact for one size and for any sizes from 4 KiB to a page (the hold is linear there); else
+        exact at both ends (reads under 4 KiB are held tR; over a page the bytes are split among the pages)."""
+        p, d = self.p, self.d
+        if not (p.shared_dies and p.random_access):
+            return d.die_read_us, 0.0
+        sizes = [float(nbytes) for wl in c.scenario.all_workloads() for op, _, table in workload_mix(wl) if op == READ
+                 for nbytes, _ in table]
+        if not sizes:
+            return d.die_read_us, 0.0
+        lo, hi = min(sizes), max(sizes)
+        at_lo = p.die_read_time_us(lo, d)
+        if hi <= lo:
+            return at_lo, 0.0
+        b = (p.die_read_time_us(hi, d) - at_lo) / (hi - lo)
+        return at_lo - b * lo, b
+
+    def _die_read_us(self, nbytes: float) -> float:
+        """One page's die read of an I/O of ``nbytes`` (``_die_read_line``'s hold, exact at any size)."""
+        p, d = self.p, self.d
+        return p.die_read_time_us(nbytes, d) if p.shared_dies and p.random_access else d.die_read_us
 
     def _shared_program_time(self, nbytes: float) -> float:
         """With shared dies: a program's die time, so that the N dies alone give the datasheet write IOPS."""
@@ -631,7 +661,7 @@ class DieGroups:
 
     def _extra_pieces(self, nbytes: float) -> float:
         """Die reads of an I/O of ``nbytes`` beyond its first, in us of die time (a charge on the dies)."""
-        return (self.d.pieces(nbytes) - 1) * self.d.die_read_us
+        return (self.d.pieces(nbytes) - 1) * self._die_read_us(nbytes)
 
     def read(self, path: Path, nbytes: int | None = None) -> None:
         """A read of the route's size, or of ``nbytes`` (a route built for one size: one page of a channel program)."""
@@ -639,7 +669,10 @@ class DieGroups:
         path.delay(d.controller_delay_us)
         path.visit(self.controller, d.controller_service_us)
         path.wait_for(self.programs)
-        path.visit(self.dies, d.die_read_us, 0.0, self.die_scv)
+        if nbytes is None:
+            path.visit(self.dies, self.die_us, self.die_us_per_byte, self.die_scv)
+        else:
+            path.visit(self.dies, self._die_read_us(nbytes), 0.0, self.die_scv)
         first = FIRST_READ_BYTES * self.read_per_byte
         if nbytes is None:
             if self.spans_pages:
@@ -647,7 +680,7 @@ class DieGroups:
             # the bytes beyond the first 4 KiB (those are inside the QD1 latency the die time comes from)
             path.visit(self.read_bw, -first, self.read_per_byte, self.channel_scv)
         else:
-            extra = (d.pieces(nbytes) - 1) * d.die_read_us
+            extra = self._extra_pieces(nbytes)
             if extra > 0:
                 path.charge(self.dies, lambda _: extra, self.die_scv)
             path.visit(self.read_bw, max(0.0, nbytes * self.read_per_byte - first), 0.0, self.channel_scv)

@@ -9,7 +9,11 @@ Every number comes from the route description (``DeviceBank.dies``, a ``sim.rout
   a read larger than a page spans one die per page (fork/join: it moves on when its last page is
   read). Each die is a FIFO queue serving one operation at a time (tR times a lognormal of the
   die's tight cv). Then the read channel carries the bytes beyond the first 4 KiB (those are in
-  the QD1 latency the die read time was derived from) at the random-read bandwidth.
+  the QD1 latency the die read time was derived from) at the random-read bandwidth. On a device
+  whose dies are shared (``FlashParameters.shared_dies``, eXFlash) a random read's die also holds it
+  for its bytes beyond the first 4 KiB at 1 / N of the random-read bandwidth (the pooled model's
+  rule, ``FlashParameters.die_read_time_us`` with the layout), and the read channel is the
+  sequential read bandwidth (``read_channel_gbs``), so those bytes are not charged twice.
 * A write passes the controller's server (for at most its acknowledgement time,
   ``sim.route.flash.write_command_us``), takes a write-cache slot and is acknowledged (the cache
   acknowledgement less the controller's time). Its destage goes through the write channel and programs
@@ -31,6 +35,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
+from functools import lru_cache, partial
 
 import simpy
 from simpy.events import Event
@@ -47,7 +52,7 @@ class DieArray(Meter):
 
     __slots__ = ("_done_cb", "busy", "current", "cursor", "die_read", "pages", "pick", "pieces", "queues", "random", "waiting", "write_point")
 
-    def __init__(self, env: simpy.Environment, name: str, layout: DieLayout, die_read: Callable[[], float],
+    def __init__(self, env: simpy.Environment, name: str, layout: DieLayout, die_read: Callable[[Job], float],
                  pick: Callable[[], float], random: bool):
         super().__init__(env, name, layout.dies)
         self.queues: list[deque[tuple[Job, float, bool]]] = [deque() for _ in range(layout.dies)]
@@ -84,7 +89,7 @@ class DieArray(Meter):
         if k > 1:
             self.pieces[job] = k
         for _ in range(k):
-            self._enter(self._die(), job, self.die_read(), False)
+            self._enter(self._die(), job, self.die_read(job), False)
 
     def program(self, duration: Callable[[Job], float], behind: bool = False) -> Hop:
         """A hop that programs a destaged write for ``duration(job)`` us on the die the write point picks; with
@@ -158,9 +163,22 @@ class DieDevice:
         controller_delay = d.controller_delay_us
         fixed = Delay(env, lambda job: controller_delay, f"{name}.controller_fixed")
         read_unit = streams.unit("lognormal" if d.die_read_cv > 0 else "deterministic", d.die_read_cv)
-        t_read = d.die_read_us
-        self.dies = DieArray(env, f"{name}.dies", d, lambda: t_read * read_unit(), streams.uniform(), p.random_access)
-        per_byte = us_per_byte(p.read_bw_gbs)
+        if p.shared_dies:
+            # a page read holds its die for tR and its share of the bytes beyond the first 4 KiB at 1 / N of the
+            # random-read bandwidth (``FlashParameters.die_read_time_us``, the pooled model's rule on N dies)
+            hold = lru_cache(maxsize=256)(partial(p.die_read_time_us, layout=d))
+
+            def die_read(job: Job) -> float:
+                return hold(job.size) * read_unit()
+        else:
+            t_read = d.die_read_us
+
+            def die_read(job: Job) -> float:
+                return t_read * read_unit()
+        self.dies = DieArray(env, f"{name}.dies", d, die_read, streams.uniform(), p.random_access)
+        # the read channel: the random-read bandwidth, or with shared dies (whose reads hold the dies for those
+        # bytes already) the sequential one, as in the pooled model (``FlashParameters.read_channel_gbs``)
+        per_byte = us_per_byte(p.read_channel_gbs)
         channel_unit = streams.unit("lognormal", p.read_channel_cv) if p.read_channel_cv > 0 else None
         if channel_unit is None:
             def beyond(job: Job) -> float:

@@ -49,16 +49,29 @@ class FlashParameters:
     shared_dies: bool = False
     random_access: bool = True
 
-    def die_read_time_us(self, size: float) -> float:
+    def die_read_time_us(self, size: float, layout: DieLayout | None = None) -> float:
         """With shared dies: how long a random read of ``size`` bytes holds a die: the array read and
         the first 4 KiB out (the QD1 latency), then every further byte over the die's share of the
-        random-read bandwidth. Seed 002 Table 4: 142K 4 KiB and 42K 16 KiB reads per DIMM give the
-        two ends; 8 KiB then follows (72K measured). Sequential reads are striped over the dies and
-        only the read-bandwidth channel caps them."""
+        random-read bandwidth (all dies busy deliver the random-read bandwidth). Seed 002 Table 4:
+        142K 4 KiB and 42K 16 KiB reads per DIMM give the two ends; 8 KiB then follows (72K
+        measured). Sequential reads are striped over the dies and only the read-bandwidth channel
+        caps them.
+
+        The pooled model's dies are the ``read_units`` P_r, each holding a read for the QD1 latency;
+        under the ``dies`` device model (``layout``) the same rule applies to the layout's N addressed
+        dies: a page read holds its die for tR (``DieLayout.die_read_us``) and its bytes beyond the first
+        4 KiB at 1/N of the random-read bandwidth; a read over several pages (``DieLayout.pieces``) splits
+        those bytes evenly among its dies (each holds tR and its share)."""
+        if layout is None:
+            first, units, pieces = self.read_latency_us, self.read_units, 1
+        else:
+            first, units, pieces = layout.die_read_us, layout.dies, layout.pieces(size)
         if not self.random_access:
-            return self.read_latency_us
+            return first
         extra = max(0, size - FIRST_READ_BYTES)
-        return self.read_latency_us + self.read_units * extra * us_per_byte(self.read_bw_gbs)
+        if pieces > 1:
+            return first + units * (extra / pieces) * us_per_byte(self.read_bw_gbs)
+        return first + units * extra * us_per_byte(self.read_bw_gbs)
 
     def die_program_time_us(self, size: float) -> float:
         """With shared dies: how long programming ``size`` bytes holds a die, so that the dies alone
@@ -187,6 +200,13 @@ class DieLayout:
     def qd1_read_us(self) -> float:
         """The QD1 4 KiB read latency the layout reproduces: controller + die + one transfer."""
         return self.controller_us + self.die_read_us + self.transfer_us
+
+    def reading_for(self, die_read_us: float) -> DieLayout:
+        """This layout with a die read of ``die_read_us`` (a shared-die device's read of more than 4 KiB holds its
+        die longer than tR, ``FlashParameters.die_read_time_us``): for the die-level tail estimates."""
+        return DieLayout(dies=self.dies, channels=self.channels, die_read_us=die_read_us, die_read_cv=self.die_read_cv,
+                         transfer_us=self.transfer_us, controller_us=self.controller_us,
+                         controller_kiops=self.controller_kiops, page_bytes=self.page_bytes, rating_qd=self.rating_qd)
 
     @property
     def die_kiops(self) -> float:

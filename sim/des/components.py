@@ -694,24 +694,34 @@ class BookedPool(Pool):
 
 
 class WriteEntry:
-    """A cached write's way in: one single-server channel (a ``FifoStation``), then a slot of the device's write
-    cache (a ``BookedPool``), then the write acknowledgement (a ``Delay``), with one event instead of two.
+    """A cached write's way in: a channel of single-server stations (``FifoStation``: S2's adapter uplink then drive
+    link, z/VM's link), then a slot of the device's write cache (a ``BookedPool``), then the write acknowledgement
+    (a ``Delay``), with one event instead of two.
 
     The route reads ``(entry, cache.acquire, entry.acknowledge, ...)``. Every write to the cache comes through
-    the one channel (``sim.des.model`` checks), whose departures keep the order of its arrivals, so the slots are
-    taken and the acknowledgements drawn in the order the channel is entered. Entering it now, a write learns
-    when it leaves (Lindley's recursion); when the cache surely has a slot free then (``BookedPool.can_book``)
-    and no write before it is still on the way to its acknowledgement by events, the slot is booked at that
-    time, the acknowledgement drawn and the write moves on, past the acquire and the acknowledgement, with one
-    event at the acknowledgement's end: the times, the draws and their order are those of the event walk.
-    Otherwise the write leaves the channel by an event and takes the acquire and ``acknowledge`` hops.
+    the one channel, and each of its stations after the first is fed by nothing but the one before it
+    (``sim.des.model._Hops.check_entries`` proves both from the routes), so its departures keep the order of its
+    arrivals and the slots are taken and the acknowledgements drawn in the order the channel is entered. Entering
+    it now, a write learns when it leaves (Lindley's recursion, station by station as a ``Chain`` does: the stations
+    after the first are reached ahead of time); when the cache surely has a slot free then
+    (``BookedPool.can_book``) and no write before it is still on the way to its acknowledgement by events, the slot
+    is booked at that time, the acknowledgement drawn and the write moves on, past the acquire and the
+    acknowledgement, with one event at the acknowledgement's end: the times, the draws and their order are those
+    of the event walk. Otherwise the write leaves the channel by an event and takes the acquire and
+    ``acknowledge`` hops.
     """
 
-    __slots__ = ("_cb", "_spare", "ack", "cache", "channel", "env", "slow")
+    __slots__ = ("_cb", "_spare", "ack", "cache", "channel", "env", "parts", "slow")
 
-    def __init__(self, env: simpy.Environment, channel: FifoStation, cache: BookedPool, ack: Delay):
+    def __init__(self, env: simpy.Environment, channel: Sequence[FifoStation], cache: BookedPool, ack: Delay):
+        if not channel or any(st.capacity != 1 for st in channel):
+            raise ValueError(f"{cache.name}: a write entry's channel is one or more single-server stations")
         self.env = env
-        self.channel = channel
+        self.channel: tuple[FifoStation, ...] = tuple(channel)
+        self.parts: tuple[Callable[[Job, float], float], ...] = tuple(st.commit for st in channel)
+        """Each station's ``commit``, in channel order (a ``Chain``'s parts)."""
+        for st in self.channel[1:]:
+            st.reached_ahead()
         self.cache = cache
         self.ack = ack
         self.slow = 0
@@ -722,7 +732,9 @@ class WriteEntry:
     def __call__(self, job: Job) -> None:
         env = self.env
         now = env._now
-        t = self.channel.commit(job, now)
+        t = now
+        for part in self.parts:
+            t = part(job, t)
         if self.slow == 0 and self.cache.can_book(now):
             self.cache.acquire_at(t)
             t = self.ack.visit(job, t)

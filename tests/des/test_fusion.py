@@ -247,7 +247,7 @@ def test_a_write_entry_takes_slots_and_acknowledgements_as_the_event_walk(slots:
             advance(job)
 
         if isinstance(cache, BookedPool):
-            entry = WriteEntry(env, link, cache, ack)
+            entry = WriteEntry(env, (link,), cache, ack)
 
             def destage(job: Job) -> None:
                 cache.release_at(job, env.now + holds[job.slot])

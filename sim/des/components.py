@@ -17,7 +17,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable, Sequence
-from heapq import heappop, heappush, heapreplace
+from heapq import heappop, heappush, heapreplace, nsmallest
 from typing import Any, Final
 
 import simpy
@@ -658,12 +658,21 @@ class BookedPool(Pool):
             self._wake_for_waiters()
         return t
 
-    def can_book(self, now: float) -> bool:
-        """Whether a slot taken after ``now`` surely finds one free: no job waits, and the slots in use by now
-        with the acquires booked still to come leave one (a release meanwhile only frees more)."""
+    def can_book(self, now: float, t: float) -> bool:
+        """Whether a slot taken at ``t`` (now or later, after every acquire booked before) surely finds one free: no
+        job waits, and the slots in use by now with the acquires booked still to come, less the releases booked by
+        ``t`` (done before an acquire at the same time), leave one; a release booked meanwhile only frees more."""
         if self.due or self.due_in:
             self._settle(now)
-        return not self.waiting and self.in_use + len(self.due_in) < self.capacity
+        if self.waiting:
+            return False
+        need = self.in_use + len(self.due_in) - self.capacity + 1  # how many booked releases must come by t
+        if need <= 0:
+            return True
+        due = self.due
+        if need > len(due):
+            return False
+        return (due[0] if need == 1 else nsmallest(need, due)[-1]) <= t
 
     def acquire_at(self, t: float) -> None:
         """Book the acquire of a slot at ``t`` (no earlier than any booked before; ``can_book`` said one is free)."""
@@ -735,7 +744,7 @@ class WriteEntry:
         t = now
         for part in self.parts:
             t = part(job, t)
-        if self.slow == 0 and self.cache.can_book(now):
+        if self.slow == 0 and self.cache.can_book(now, t):
             self.cache.acquire_at(t)
             t = self.ack.visit(job, t)
             job.step += 2  # the acquire and the acknowledgement are done

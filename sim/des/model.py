@@ -421,12 +421,8 @@ def _ports(b: Builder, bank: PortBank) -> list[tuple[Station, Station]]:
     return out
 
 
-def build(env: simpy.Environment, scenario: Scenario, streams: Streams, jobs: JobFactory) -> Model:
-    """Build the model of ``scenario``: its route description's layout (``sim.route.steps``) as components."""
-    route = describe(scenario)
-    lay = layout(route)
-    b = Builder(env, streams, jobs, route.reads_meet_programs)
-    cpu, submit, complete = b.cpu(route.host)
+def components(b: Builder, lay: RouteLayout) -> dict[int, list[Any]]:
+    """The DES components of every element of ``lay`` (by ``id`` of the element), made in the layout's DES order."""
     made: dict[int, list[Any]] = {}
     for item in lay.des_order:
         banks = item.banks if isinstance(item, PerInstance) else (item,)
@@ -436,6 +432,16 @@ def build(env: simpy.Environment, scenario: Scenario, streams: Streams, jobs: Jo
         for i in range(len(_instances(present[0])) if isinstance(item, PerInstance) else 1):
             for bank in present:
                 made[id(bank)].extend(_make(b, bank, i if isinstance(item, PerInstance) else None))
+    return made
+
+
+def build(env: simpy.Environment, scenario: Scenario, streams: Streams, jobs: JobFactory) -> Model:
+    """Build the model of ``scenario``: its route description's layout (``sim.route.steps``) as components."""
+    route = describe(scenario)
+    lay = layout(route)
+    b = Builder(env, streams, jobs, route.reads_meet_programs)
+    cpu, submit, complete = b.cpu(route.host)
+    made = components(b, lay)
     split = Split(_unplanned, b.jobs, env)
     rr = [0]
     hops = _Hops(b, made, submit, complete, lambda: split.join)

@@ -17,7 +17,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable, Sequence
-from heapq import heappop, heappush, heapreplace, nsmallest
+from heapq import heappop, heappush, heapreplace
 from typing import Any, Final
 
 import simpy
@@ -576,6 +576,29 @@ class SubchannelPool(Meter):
         advance(job)
 
 
+def _fewer_by(heap: list[float], t: float, k: int) -> bool:
+    """Whether fewer than ``k`` times of ``heap`` (a heap) are ``t`` or earlier: a walk down the heap from its root
+    through those times only, stopped at the ``k``-th (not a sort of the whole heap: a write cache books thousands)."""
+    n = len(heap)
+    if k > n:
+        return True
+    if k <= 0:
+        return False
+    stack = [0] if heap[0] <= t else []
+    found = 0
+    while stack:
+        i = stack.pop()
+        found += 1
+        if found >= k:
+            return False
+        c = 2 * i + 1
+        if c < n and heap[c] <= t:
+            stack.append(c)
+        if c + 1 < n and heap[c + 1] <= t:
+            stack.append(c + 1)
+    return True
+
+
 class BookedPool(Pool):
     """A ``Pool`` whose releases may be booked ahead of time (``release_at``): a flash device's write cache,
     whose slot is freed when a destage's program ends, a time its ``Chain`` knows when the destage starts.
@@ -588,10 +611,15 @@ class BookedPool(Pool):
     at the earliest booked release (``_wake``); a release at that time hands its slot on as ``Pool.release``.
     """
 
-    __slots__ = ("_wake_cb", "due", "due_in", "wakes")
+    __slots__ = ("_wake_cb", "due", "due_in", "feeder", "wait_at", "wakes")
 
     def __init__(self, env: simpy.Environment, name: str, slots: int):
         super().__init__(env, name, slots)
+        self.feeder: FifoStation | None = None
+        """The station whose departures book every release of the pool, each at a departure (``releases_after``)."""
+        self.wait_at: deque[float] = deque()
+        """When the jobs that joined the waiters ahead of their arrival arrive (``wait_from``; counted in ``waited``
+        then)."""
         self.due: list[float] = []
         """The booked releases still to do (a heap of times)."""
         self.due_in: deque[float] = deque()
@@ -600,10 +628,20 @@ class BookedPool(Pool):
         """The times of the wake events on the queue (a heap)."""
         self._wake_cb = self._wake
 
+    def releases_after(self, feeder: FifoStation) -> None:
+        """Every release of the pool is booked at a departure of ``feeder`` (a flash device's program units, whose
+        ``Chain`` books the slot's release at the program's end), which is reached in time order: no release
+        booked later comes before the time its next server is free (``wait_from``'s proof)."""
+        self.feeder = feeder
+
     def _settle(self, now: float) -> None:
         """Do the booked acquires and releases due by ``now`` (as ``Pool.acquire`` and ``Pool.release`` at their
         times, in time order; a release before an acquire at the same time)."""
         due, ins = self.due, self.due_in
+        at = self.wait_at
+        while at and at[0] <= now:
+            at.popleft()
+            self.waited += 1
         while True:
             if ins and ins[0] <= now and not (due and due[0] <= ins[0]):
                 a = ins.popleft()
@@ -662,42 +700,63 @@ class BookedPool(Pool):
         """Whether a slot taken at ``t`` (now or later, after every acquire booked before) surely finds one free: no
         job waits, and the slots in use by now with the acquires booked still to come, less the releases booked by
         ``t`` (done before an acquire at the same time), leave one; a release booked meanwhile only frees more."""
-        if self.due or self.due_in:
+        if self.due or self.due_in or self.wait_at:
             self._settle(now)
         if self.waiting:
             return False
         need = self.in_use + len(self.due_in) - self.capacity + 1  # how many booked releases must come by t
         if need <= 0:
             return True
-        due = self.due
-        if need > len(due):
+        return not _fewer_by(self.due, t, need)
+
+    def surely_waits(self, now: float, t: float) -> bool:
+        """Whether a job acquiring at ``t`` (now or later, after every acquire booked before and every job waiting
+        now) surely waits, with every release by ``t`` passing to a job that waits now: the releases booked by
+        ``t`` are fewer than the slots it needs freed and no more than the jobs waiting, and none booked later comes
+        by ``t`` (``releases_after``: the feeder's servers are all busy beyond ``t``)."""
+        feeder = self.feeder
+        if feeder is None or not (feeder.free1 if feeder.capacity == 1 else feeder.free[0]) > t:
             return False
-        return (due[0] if need == 1 else nsmallest(need, due)[-1]) <= t
+        if self.due or self.due_in or self.wait_at:
+            self._settle(now)
+        w = len(self.waiting)
+        need = self.in_use + len(self.due_in) + w - self.capacity + 1  # releases by t for a slot left at t
+        if need <= 0:
+            return False
+        k = need if need <= w else w + 1  # fewer than k releases by t: fewer than need, no more than w
+        return _fewer_by(self.due, t, k)
+
+    def wait_from(self, job: Job, t: float) -> None:
+        """``job`` acquires at ``t`` and waits (``surely_waits``): it joins the waiters now, behind every job waiting
+        (the slots that come by ``t`` all pass to them), and counts as waited at ``t``."""
+        self.waiting.append(job)
+        self.wait_at.append(t)
+        self._wake_for_waiters()
 
     def acquire_at(self, t: float) -> None:
         """Book the acquire of a slot at ``t`` (no earlier than any booked before; ``can_book`` said one is free)."""
         self.due_in.append(t)
 
     def acquire(self, job: Job) -> None:
-        if self.due or self.due_in:
+        if self.due or self.due_in or self.wait_at:
             self._settle(self.env._now)
         Pool.acquire(self, job)
         if self.waiting:
             self._wake_for_waiters()
 
     def release(self, job: Job) -> None:
-        if self.due or self.due_in:
+        if self.due or self.due_in or self.wait_at:
             self._settle(self.env._now)
         Pool.release(self, job)
 
     def _account(self) -> None:
-        if self.due or self.due_in:
+        if self.due or self.due_in or self.wait_at:
             self._settle(self.env._now)
         Meter._account(self)
 
     @property
     def load(self) -> int:
-        if self.due or self.due_in:
+        if self.due or self.due_in or self.wait_at:
             self._settle(self.env._now)
         return self.in_use + len(self.waiting)
 
@@ -720,7 +779,7 @@ class WriteEntry:
     ``acknowledge`` hops.
     """
 
-    __slots__ = ("_cb", "_spare", "ack", "cache", "channel", "env", "parts", "slow")
+    __slots__ = ("_cb", "_pass_cb", "_spare", "ack", "cache", "channel", "env", "parts", "passing", "slow")
 
     def __init__(self, env: simpy.Environment, channel: Sequence[FifoStation], cache: BookedPool, ack: Delay):
         if not channel or any(st.capacity != 1 for st in channel):
@@ -735,8 +794,11 @@ class WriteEntry:
         self.ack = ack
         self.slow = 0
         """Writes between the channel and their acknowledgement's draw on the way by events."""
+        self.passing = 0
+        """Of those, the writes still in the channel (an event at their departure)."""
         self._spare: list[Event] = []
         self._cb: list[Callable[[Event], None]] = [self._leave]
+        self._pass_cb: list[Callable[[Event], None]] = [self._pass]
 
     def __call__(self, job: Job) -> None:
         env = self.env
@@ -744,10 +806,23 @@ class WriteEntry:
         t = now
         for part in self.parts:
             t = part(job, t)
-        if self.slow == 0 and self.cache.can_book(now, t):
-            self.cache.acquire_at(t)
+        cache = self.cache
+        if self.slow == 0 and cache.can_book(now, t):
+            cache.acquire_at(t)
             t = self.ack.visit(job, t)
             job.step += 2  # the acquire and the acknowledgement are done
+        elif self.passing == 0 and cache.surely_waits(now, t):
+            # behind every write waiting (none is in the channel): it waits from t, its slot's grant takes it to
+            # the acknowledgement, with no event at its departure
+            self.slow += 1
+            job.step += 1
+            cache.wait_from(job, t)
+            return
+        elif t > now:
+            self.slow += 1
+            self.passing += 1
+            _push(env, self._spare, t, job, self._pass_cb)
+            return
         else:
             self.slow += 1
         if t > now:
@@ -756,6 +831,12 @@ class WriteEntry:
             advance(job)
 
     def _leave(self, event: Event) -> None:
+        self._spare.append(event)
+        advance(event._value)
+
+    def _pass(self, event: Event) -> None:
+        """A write that came by events leaves the channel."""
+        self.passing -= 1
         self._spare.append(event)
         advance(event._value)
 

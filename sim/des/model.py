@@ -342,6 +342,7 @@ class FlashDevice:
             channel, units = self.write_bw, self.program_units
             assert isinstance(channel, FifoStation) and isinstance(units, FifoStation)
             units.reached_ahead()
+            self.write_cache.releases_after(units)
             destage = (Chain(b.env, [channel.commit, units.commit, self.write_cache.release_at],
                              CHAIN_DROP, jobs=b.jobs),)
         self.read_hops: tuple[Hop, ...] = (*read_stage, self.read_bw)

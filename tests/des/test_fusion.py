@@ -545,3 +545,78 @@ def test_a_route_that_breaks_a_write_entrys_order_is_refused() -> None:
     route, lay, hops = _s2_hops()
     write = lay.steps[(WRITE, False)]
     _checked(hops, [(0, write), (0, write)])  # the same way in twice: the one entry, nothing refused
+
+
+@pytest.mark.parametrize("program_us", [20.0, 45.0])
+def test_a_write_that_surely_waits_for_a_destage_joins_the_waiters_without_an_event_and_as_the_event_walk(
+        program_us: float) -> None:
+    """A flash device's write path, its cache's slots freed by destages through a write channel and three program
+    units (random program times: destages end out of order). Through a ``WriteEntry`` whose cache knows its
+    releases come from the program units (``BookedPool.releases_after``), a write that surely finds the cache full
+    joins the waiters without an event at its channel departure; every write is acknowledged at the time and with
+    the draw of the event walk (link, slot, acknowledgement, destage: each hop by events), the cache meters the
+    same and as many writes waited; at 45 us per program (past the units' capacity: the cache stays full) most
+    writes take that way: an event fewer per write than the same entry without ``releases_after``."""
+    from sim.des.components import CHAIN_DROP, BookedPool, Fork, Pool, WriteEntry, advance
+
+    arrivals = _arrivals(2_500, 59)
+    marks = [arrivals[k][0] + 0.75 for k in range(25, 2_500, 89)]
+
+    def run(entered: bool, feeder: bool = True) -> tuple[list[float], list[float], int, int]:
+        env = simpy.Environment()
+        jobs = JobFactory()
+        acks, programs = random.Random(61), random.Random(67)
+        link = FifoStation(env, "link", 1, lambda job: 0.5 * job.cost)
+        write_bw = FifoStation(env, "write_bw", 1, lambda job: 0.2 * job.cost)
+        units = FifoStation(env, "program_units", 3, lambda job: programs.expovariate(1 / program_us))
+        cache = BookedPool(env, "write_cache", 4) if entered else Pool(env, "write_cache", 4)
+        ack = Delay(env, lambda job: acks.expovariate(1 / 3.0), "ack")
+        acked: list[float] = [0.0] * len(arrivals)
+
+        def acknowledged(job: Job) -> None:
+            acked[job.slot] = env.now
+            advance(job)
+
+        if isinstance(cache, BookedPool):
+            units.reached_ahead()
+            if feeder:
+                cache.releases_after(units)
+            destage = Fork((), jobs)
+            destage.set_body((Chain(env, [write_bw.commit, units.commit, cache.release_at], CHAIN_DROP, jobs=jobs),))
+            entry = WriteEntry(env, (link,), cache, ack)
+            route: tuple[object, ...] = (entry, cache.acquire, entry.acknowledge, acknowledged, destage)
+        else:
+            route = (link, cache.acquire, ack, acknowledged, Fork((write_bw, units, cache.release), jobs))
+        seen: list[float] = []
+        for m in marks:
+            env.timeout(m).callbacks.append(lambda e: seen.extend((cache.unit_time(), cache.busy_area)))
+        _walk(route, arrivals, env)  # type: ignore[arg-type]
+        return acked, seen, cache.waited, next(env._eid)
+
+    event_acked, event_seen, event_waited, event_events = run(False)
+    entry_acked, entry_seen, entry_waited, entry_events = run(True)
+    plain_events = run(True, feeder=False)[3]  # the entry without the proof: a full cache's writes by events
+    assert entry_acked == event_acked
+    assert entry_seen == event_seen
+    assert entry_waited == event_waited
+    if program_us > 40.0:
+        assert event_waited > 0.9 * len(arrivals)  # the cache stays full
+        assert entry_events < plain_events - 0.6 * len(arrivals)  # most without an event at the channel departure
+    assert entry_events <= plain_events < event_events
+
+
+def test_fewer_by_counts_a_heap_s_times_up_to_t_as_a_sort_does() -> None:
+    """``_fewer_by(heap, t, k)``, the walk down a heap ``can_book`` and ``surely_waits`` count releases with, says
+    what counting the sorted times says, ties and bounds included."""
+    from heapq import heapify
+
+    from sim.des.components import _fewer_by
+
+    rnd = random.Random(71)
+    for n in (0, 1, 2, 7, 64, 300):
+        heap = [float(rnd.randrange(50)) for _ in range(n)]
+        heapify(heap)
+        for t in (-1.0, 0.0, 10.0, 24.5, 25.0, 49.0, 60.0):
+            up_to = sum(1 for x in heap if x <= t)
+            for k in (0, 1, 2, 5, n, n + 1):
+                assert _fewer_by(heap, t, k) == (up_to < k), (n, t, k)

@@ -758,7 +758,7 @@ class BookedPool(Pool):
     def load(self) -> int:
         if self.due or self.due_in or self.wait_at:
             self._settle(self.env._now)
-        return self.in_use + len(self.waiting)
+        return self.in_use + len(self.waiting) - len(self.wait_at)  # a waiter that joined ahead counts from its arrival
 
 
 class WriteEntry:

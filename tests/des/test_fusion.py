@@ -555,8 +555,9 @@ def test_a_write_that_surely_waits_for_a_destage_joins_the_waiters_without_an_ev
     releases come from the program units (``BookedPool.releases_after``), a write that surely finds the cache full
     joins the waiters without an event at its channel departure; every write is acknowledged at the time and with
     the draw of the event walk (link, slot, acknowledgement, destage: each hop by events), the cache meters the
-    same and as many writes waited; at 45 us per program (past the units' capacity: the cache stays full) most
-    writes take that way: an event fewer per write than the same entry without ``releases_after``."""
+    same, holds and queues as many writes at any time (``load``) and as many writes waited; at 45 us per program
+    (past the units' capacity: the cache stays full) most writes take that way: an event fewer per write than the
+    same entry without ``releases_after``."""
     from sim.des.components import CHAIN_DROP, BookedPool, Fork, Pool, WriteEntry, advance
 
     arrivals = _arrivals(2_500, 59)
@@ -589,7 +590,7 @@ def test_a_write_that_surely_waits_for_a_destage_joins_the_waiters_without_an_ev
             route = (link, cache.acquire, ack, acknowledged, Fork((write_bw, units, cache.release), jobs))
         seen: list[float] = []
         for m in marks:
-            env.timeout(m).callbacks.append(lambda e: seen.extend((cache.unit_time(), cache.busy_area)))
+            env.timeout(m).callbacks.append(lambda e: seen.extend((cache.unit_time(), cache.busy_area, cache.load)))
         _walk(route, arrivals, env)  # type: ignore[arg-type]
         return acked, seen, cache.waited, next(env._eid)
 

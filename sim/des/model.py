@@ -676,6 +676,10 @@ def _make(b: Builder, element: Any, i: int | None) -> list[Any]:
     return [b.streams.uniform()]  # ReadHitDraw
 
 
+def _single_server(hop: Hop) -> bool:
+    return isinstance(hop, FifoStation) and hop.capacity == 1
+
+
 class _Hops:
     """Turns a layout's steps into hops for one member, op, path and cache outcome."""
 
@@ -715,9 +719,9 @@ class _Hops:
         dev = self.one(write.bank, member, path)
         if not isinstance(dev, FlashDevice):
             return None
-        links: list[Hop] = [self.cross(step, member, path) for step in steps[i:j]]  # type: ignore[arg-type]  # all Cross
+        links = [self.cross(step, member, path) for step in steps[i:j] if isinstance(step, Cross)]
         k = len(links)
-        while k > 0 and isinstance(links[k - 1], FifoStation) and links[k - 1].capacity == 1:  # type: ignore[attr-defined]
+        while k > 0 and _single_server(links[k - 1]):
             k -= 1
         channel: list[FifoStation] = [st for st in links[k:] if isinstance(st, FifoStation)]
         if not channel:

@@ -576,6 +576,29 @@ class SubchannelPool(Meter):
         advance(job)
 
 
+def _fewer_by(heap: list[float], t: float, k: int) -> bool:
+    """Whether fewer than ``k`` times of ``heap`` (a heap) are ``t`` or earlier: a walk down the heap from its root
+    through those times only, stopped at the ``k``-th (not a sort of the whole heap: a write cache books thousands)."""
+    n = len(heap)
+    if k > n:
+        return True
+    if k <= 0:
+        return False
+    stack = [0] if heap[0] <= t else []
+    found = 0
+    while stack:
+        i = stack.pop()
+        found += 1
+        if found >= k:
+            return False
+        c = 2 * i + 1
+        if c < n and heap[c] <= t:
+            stack.append(c)
+        if c + 1 < n and heap[c + 1] <= t:
+            stack.append(c + 1)
+    return True
+
+
 class BookedPool(Pool):
     """A ``Pool`` whose releases may be booked ahead of time (``release_at``): a flash device's write cache,
     whose slot is freed when a destage's program ends, a time its ``Chain`` knows when the destage starts.
@@ -588,10 +611,15 @@ class BookedPool(Pool):
     at the earliest booked release (``_wake``); a release at that time hands its slot on as ``Pool.release``.
     """
 
-    __slots__ = ("_wake_cb", "due", "due_in", "wakes")
+    __slots__ = ("_wake_cb", "due", "due_in", "feeder", "wait_at", "wakes")
 
     def __init__(self, env: simpy.Environment, name: str, slots: int):
         super().__init__(env, name, slots)
+        self.feeder: FifoStation | None = None
+        """The station whose departures book every release of the pool, each at a departure (``releases_after``)."""
+        self.wait_at: deque[float] = deque()
+        """When the jobs that joined the waiters ahead of their arrival arrive (``wait_from``; counted in ``waited``
+        then)."""
         self.due: list[float] = []
         """The booked releases still to do (a heap of times)."""
         self.due_in: list[float] = []
@@ -601,10 +629,20 @@ class BookedPool(Pool):
         """The times of the wake events on the queue (a heap)."""
         self._wake_cb = self._wake
 
+    def releases_after(self, feeder: FifoStation) -> None:
+        """Every release of the pool is booked at a departure of ``feeder`` (a flash device's program units, whose
+        ``Chain`` books the slot's release at the program's end), which is reached in time order: no release
+        booked later comes before the time its next server is free (``wait_from``'s proof)."""
+        self.feeder = feeder
+
     def _settle(self, now: float) -> None:
         """Do the booked acquires and releases due by ``now`` (as ``Pool.acquire`` and ``Pool.release`` at their
         times, in time order; a release before an acquire at the same time)."""
         due, ins = self.due, self.due_in
+        at = self.wait_at
+        while at and at[0] <= now:
+            at.popleft()
+            self.waited += 1
         while True:
             if ins and ins[0] <= now and not (due and due[0] <= ins[0]):
                 a = heappop(ins)
@@ -668,39 +706,69 @@ class BookedPool(Pool):
             self._wake_for_waiters()
         return t
 
-    def can_book(self, now: float) -> bool:
-        """Whether a slot taken after ``now`` surely finds one free: no job waits, and the slots in use by now
-        with the acquires booked still to come leave one (a release meanwhile only frees more)."""
-        if self.due or self.due_in:
+    def can_book(self, now: float, t: float) -> bool:
+        """Whether a slot taken at ``t`` (now or later, after every acquire booked before) surely finds one free: no
+        job waits, and the slots in use by now with the acquires booked still to come, less the releases booked by
+        ``t`` (done before an acquire at the same time), leave one; a release booked meanwhile only frees more."""
+        if self.due or self.due_in or self.wait_at:
             self._settle(now)
-        return not self.waiting and self.in_use + len(self.due_in) < self.capacity
+        if self.waiting:
+            return False
+        need = self.in_use + len(self.due_in) - self.capacity + 1  # how many booked releases must come by t
+        if need <= 0:
+            return True
+        return not _fewer_by(self.due, t, need)
+
+    def surely_waits(self, now: float, t: float) -> bool:
+        """Whether a job acquiring at ``t`` (now or later, after every acquire booked before and every job waiting
+        now) surely waits, with every release by ``t`` passing to a job that waits now: the releases booked by
+        ``t`` are fewer than the slots it needs freed and no more than the jobs waiting, and none booked later comes
+        by ``t`` (``releases_after``: the feeder's servers are all busy beyond ``t``)."""
+        feeder = self.feeder
+        if feeder is None or not (feeder.free1 if feeder.capacity == 1 else feeder.free[0]) > t:
+            return False
+        if self.due or self.due_in or self.wait_at:
+            self._settle(now)
+        w = len(self.waiting)
+        need = self.in_use + len(self.due_in) + w - self.capacity + 1  # releases by t for a slot left at t
+        if need <= 0:
+            return False
+        k = need if need <= w else w + 1  # fewer than k releases by t: fewer than need, no more than w
+        return _fewer_by(self.due, t, k)
+
+    def wait_from(self, job: Job, t: float) -> None:
+        """``job`` acquires at ``t`` and waits (``surely_waits``): it joins the waiters now, behind every job waiting
+        (the slots that come by ``t`` all pass to them), and counts as waited at ``t``."""
+        self.waiting.append(job)
+        self.wait_at.append(t)
+        self._wake_for_waiters()
 
     def acquire_at(self, t: float) -> None:
         """Book the acquire of a slot at ``t`` (now or later; ``can_book`` said one is free)."""
         heappush(self.due_in, t)
 
     def acquire(self, job: Job) -> None:
-        if self.due or self.due_in:
+        if self.due or self.due_in or self.wait_at:
             self._settle(self.env._now)
         Pool.acquire(self, job)
         if self.waiting:
             self._wake_for_waiters()
 
     def release(self, job: Job) -> None:
-        if self.due or self.due_in:
+        if self.due or self.due_in or self.wait_at:
             self._settle(self.env._now)
         Pool.release(self, job)
 
     def _account(self) -> None:
-        if self.due or self.due_in:
+        if self.due or self.due_in or self.wait_at:
             self._settle(self.env._now)
         Meter._account(self)
 
     @property
     def load(self) -> int:
-        if self.due or self.due_in:
+        if self.due or self.due_in or self.wait_at:
             self._settle(self.env._now)
-        return self.in_use + len(self.waiting)
+        return self.in_use + len(self.waiting) - len(self.wait_at)  # a waiter that joined ahead counts from its arrival
 
 
 class BookedRelease:
@@ -719,39 +787,67 @@ class BookedRelease:
 
 
 class WriteEntry:
-    """A cached write's way in: one single-server channel (a ``FifoStation``), then a slot of the device's write
-    cache (a ``BookedPool``), then the write acknowledgement (a ``Delay``), with one event instead of two.
+    """A cached write's way in: a channel of single-server stations (``FifoStation``: S2's adapter uplink then drive
+    link, z/VM's link), then a slot of the device's write cache (a ``BookedPool``), then the write acknowledgement
+    (a ``Delay``), with one event instead of two.
 
     The route reads ``(entry, cache.acquire, entry.acknowledge, ...)``. Every write to the cache comes through
-    the one channel (``sim.des.model`` checks), whose departures keep the order of its arrivals, so the slots are
-    taken and the acknowledgements drawn in the order the channel is entered. Entering it now, a write learns
-    when it leaves (Lindley's recursion); when the cache surely has a slot free then (``BookedPool.can_book``)
-    and no write before it is still on the way to its acknowledgement by events, the slot is booked at that
-    time, the acknowledgement drawn and the write moves on, past the acquire and the acknowledgement, with one
-    event at the acknowledgement's end: the times, the draws and their order are those of the event walk.
-    Otherwise the write leaves the channel by an event and takes the acquire and ``acknowledge`` hops.
+    the one channel, and each of its stations after the first is fed by nothing but the one before it
+    (``sim.des.model._Hops.check_entries`` proves both from the routes), so its departures keep the order of its
+    arrivals and the slots are taken and the acknowledgements drawn in the order the channel is entered. Entering
+    it now, a write learns when it leaves (Lindley's recursion, station by station as a ``Chain`` does: the stations
+    after the first are reached ahead of time); when the cache surely has a slot free then
+    (``BookedPool.can_book``) and no write before it is still on the way to its acknowledgement by events, the slot
+    is booked at that time, the acknowledgement drawn and the write moves on, past the acquire and the
+    acknowledgement, with one event at the acknowledgement's end: the times, the draws and their order are those
+    of the event walk. Otherwise the write leaves the channel by an event and takes the acquire and
+    ``acknowledge`` hops.
     """
 
-    __slots__ = ("_cb", "_spare", "ack", "cache", "channel", "env", "slow")
+    __slots__ = ("_cb", "_pass_cb", "_spare", "ack", "cache", "channel", "env", "parts", "passing", "slow")
 
-    def __init__(self, env: simpy.Environment, channel: FifoStation, cache: BookedPool, ack: Delay):
+    def __init__(self, env: simpy.Environment, channel: Sequence[FifoStation], cache: BookedPool, ack: Delay):
+        if not channel or any(st.capacity != 1 for st in channel):
+            raise ValueError(f"{cache.name}: a write entry's channel is one or more single-server stations")
         self.env = env
-        self.channel = channel
+        self.channel: tuple[FifoStation, ...] = tuple(channel)
+        self.parts: tuple[Callable[[Job, float], float], ...] = tuple(st.commit for st in channel)
+        """Each station's ``commit``, in channel order (a ``Chain``'s parts)."""
+        for st in self.channel[1:]:
+            st.reached_ahead()
         self.cache = cache
         self.ack = ack
         self.slow = 0
         """Writes between the channel and their acknowledgement's draw on the way by events."""
+        self.passing = 0
+        """Of those, the writes still in the channel (an event at their departure)."""
         self._spare: list[Event] = []
         self._cb: list[Callable[[Event], None]] = [self._leave]
+        self._pass_cb: list[Callable[[Event], None]] = [self._pass]
 
     def __call__(self, job: Job) -> None:
         env = self.env
         now = env._now
-        t = self.channel.commit(job, now)
-        if self.slow == 0 and self.cache.can_book(now):
-            self.cache.acquire_at(t)
+        t = now
+        for part in self.parts:
+            t = part(job, t)
+        cache = self.cache
+        if self.slow == 0 and cache.can_book(now, t):
+            cache.acquire_at(t)
             t = self.ack.visit(job, t)
             job.step += 2  # the acquire and the acknowledgement are done
+        elif self.passing == 0 and cache.surely_waits(now, t):
+            # behind every write waiting (none is in the channel): it waits from t, its slot's grant takes it to
+            # the acknowledgement, with no event at its departure
+            self.slow += 1
+            job.step += 1
+            cache.wait_from(job, t)
+            return
+        elif t > now:
+            self.slow += 1
+            self.passing += 1
+            _push(env, self._spare, t, job, self._pass_cb)
+            return
         else:
             self.slow += 1
         if t > now:
@@ -760,6 +856,12 @@ class WriteEntry:
             advance(job)
 
     def _leave(self, event: Event) -> None:
+        self._spare.append(event)
+        advance(event._value)
+
+    def _pass(self, event: Event) -> None:
+        """A write that came by events leaves the channel."""
+        self.passing -= 1
         self._spare.append(event)
         advance(event._value)
 
@@ -810,7 +912,7 @@ class CacheEntry:
         env = self.env
         now = env._now
         t = self.station.commit(job, now)
-        if self.slow == 0 and self.cache.can_book(now):
+        if self.slow == 0 and self.cache.can_book(now, t):
             self.cache.acquire_at(t)
             t = self.ack.visit(job, t)
             job.step += 2  # the acquire and the acknowledgement are done

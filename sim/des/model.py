@@ -347,6 +347,7 @@ class FlashDevice:
             channel, units = self.write_bw, self.program_units
             assert isinstance(channel, FifoStation) and isinstance(units, FifoStation)
             units.reached_ahead()
+            self.write_cache.releases_after(units)
             destage = (Chain(b.env, [channel.commit, units.commit, self.write_cache.release_at],
                              CHAIN_DROP, jobs=b.jobs),)
         self.read_hops: tuple[Hop, ...] = (*read_stage, self.read_bw)
@@ -426,13 +427,10 @@ def _ports(b: Builder, bank: PortBank) -> list[tuple[Station, Station]]:
     return out
 
 
-def build(env: simpy.Environment, scenario: Scenario, streams: Streams, jobs: JobFactory) -> Model:
-    """Build the model of ``scenario``: its route description's layout (``sim.route.steps``) as components."""
-    route = describe(scenario)
-    lay = layout(route)
-    b = Builder(env, streams, jobs, route.reads_meet_programs)
+def components(b: Builder, lay: RouteLayout) -> dict[int, list[Any]]:
+    """The DES components of every element of ``lay`` (by ``id`` of the element), made in the layout's DES order
+    (a pool some step gives back behind a destage made a ``BookedPool``: ``_released_behind``)."""
     b.released_behind = _released_behind([s for steps in lay.steps.values() for s in steps])
-    cpu, submit, complete = b.cpu(route.host)
     made: dict[int, list[Any]] = {}
     for item in lay.des_order:
         banks = item.banks if isinstance(item, PerInstance) else (item,)
@@ -442,6 +440,16 @@ def build(env: simpy.Environment, scenario: Scenario, streams: Streams, jobs: Jo
         for i in range(len(_instances(present[0])) if isinstance(item, PerInstance) else 1):
             for bank in present:
                 made[id(bank)].extend(_make(b, bank, i if isinstance(item, PerInstance) else None))
+    return made
+
+
+def build(env: simpy.Environment, scenario: Scenario, streams: Streams, jobs: JobFactory) -> Model:
+    """Build the model of ``scenario``: its route description's layout (``sim.route.steps``) as components."""
+    route = describe(scenario)
+    lay = layout(route)
+    b = Builder(env, streams, jobs, route.reads_meet_programs)
+    cpu, submit, complete = b.cpu(route.host)
+    made = components(b, lay)
     split = Split(_unplanned, b.jobs, env)
     rr = [0]
     hops = _Hops(b, made, submit, complete, lambda: split.join)
@@ -451,7 +459,7 @@ def build(env: simpy.Environment, scenario: Scenario, streams: Streams, jobs: Jo
     keys = [(m, op, path, hit) for m in range(v.members) for op in (READ, WRITE) for path in range(paths if draw is not None else 1)
             for hit in ((False, True) if draw is not None and op == READ else (False,))] if lay.uses_volume else []
     fusion = Fusion(env, b.jobs, {key: raw(*key) for key in keys})
-    hops.check_entries()
+    hops.check_entries(fusion)
     hops.check_cache_entries()
     fused: dict[tuple[int, int, int, bool], Sequence[Hop]] = {key: fusion.route(r, split) for key, r in fusion.raw.items()}
 
@@ -459,10 +467,10 @@ def build(env: simpy.Environment, scenario: Scenario, streams: Streams, jobs: Jo
         got = fused.get((member, op, path, hit))
         if got is not None:
             return got
-        late = raw(member, op, path, hit)
-        hops.check_entries()
+        late = fusion.late(raw(member, op, path, hit), split)
+        hops.check_entries(fusion)
         hops.check_cache_entries()
-        return fusion.late(late, split)
+        return late
 
     routes: Callable[..., Sequence[Hop]]
     if draw is not None:
@@ -533,7 +541,9 @@ class Fusion:
       leave in time order, so the next station's arrivals are booked in time order too and Lindley's
       recursion holds there as well (``ahead``).
 
-    A pool, a fork, a split or a die lock ends a chain (they act on what other I/Os do meanwhile); a flash
+    A ``WriteEntry`` (a write's channel, cache slot and acknowledgement) is a hop of its own: its channel's
+    stations count as reached one after another (``_scan``), which ``_Hops.check_entries`` reads. A pool, a
+    fork, a split or a die lock ends a chain (they act on what other I/Os do meanwhile); a flash
     device's stations are ``FifoStation`` too (its program units book their die when the program will
     start, ``DieProgramLocks.book``), so a destage's program units fold behind its write channel.
     A chain that ends a split's child joins at its end time (``CHAIN_JOIN``), one that ends a background
@@ -563,6 +573,11 @@ class Fusion:
         """Record each station's predecessors in ``route`` (constant delays skipped) and scan what it forks."""
         prev = START
         for hop in route:
+            if isinstance(hop, WriteEntry):  # its channel's stations, one after another (``_Hops.check_entries``)
+                for st in hop.channel:
+                    self.objects[id(st)] = st
+                    self.preds.setdefault(id(st), set()).add(prev)
+                    prev = id(st)
             self.objects[id(hop)] = hop
             if isinstance(hop, FifoStation):
                 self.preds.setdefault(id(hop), set()).add(prev)
@@ -694,6 +709,10 @@ def _make(b: Builder, element: Any, i: int | None) -> list[Any]:
     return [b.streams.uniform()]  # ReadHitDraw
 
 
+def _single_server(hop: Hop) -> bool:
+    return isinstance(hop, FifoStation) and hop.capacity == 1
+
+
 class _Hops:
     """Turns a layout's steps into hops for one member, op, path and cache outcome."""
 
@@ -701,10 +720,9 @@ class _Hops:
                  join: Callable[[], Hop]):
         self.b, self.made, self.submit, self.complete, self.join = b, made, submit, complete, join
         self.entries: dict[int, WriteEntry] = {}
-        """The ``WriteEntry`` of each flash device written page by page (by ``id`` of the device)."""
+        """The ``WriteEntry`` of each flash device written across single-server links (by ``id`` of the device)."""
         self.plain_writes: set[int] = set()
-        """The write caches (``id``) written by plain hops, and the links crossed by them (``plain_links``)."""
-        self.plain_links: set[int] = set()
+        """The write caches (``id``) written by plain hops."""
         self.cache_entries: dict[int, CacheEntry] = {}
         """The ``CacheEntry`` of each write-back cache entered from a station (by ``id`` of the cache's pool)."""
         self.plain_acquires: set[int] = set()
@@ -723,28 +741,51 @@ class _Hops:
             return made[0]
         return made[instance_of(bank.of, member)]
 
-    def entered(self, steps: Sequence[Step], member: int, path: int) -> tuple[Hop, ...] | None:
-        """A page written across a single-server link into a flash device's write cache (z/VM's channel program,
-        seed 003): the link, the cache slot and the acknowledgement as one ``WriteEntry`` (None for other steps)."""
-        if len(steps) != 2 or not isinstance(steps[0], Cross) or not isinstance(steps[1], Device) or steps[1].op != WRITE:
+    def entered(self, steps: Sequence[Step], i: int, member: int, path: int) -> tuple[tuple[Hop, ...], int] | None:
+        """A write crossing single-server links into a flash device's write cache (``steps[i:]`` a run of ``Cross``
+        then a ``Device`` WRITE: S2's uplink and drive link, z/VM's page across its link, seed 003): the links (the
+        run's longest tail of single-server ``FifoStation``), the cache slot and the acknowledgement as one
+        ``WriteEntry``, with the index of the step after the device (None when ``steps[i:]`` is no such write).
+        Every route gets it where its steps read so; ``check_entries`` proves the entry's order holds."""
+        j = i
+        while j < len(steps) and isinstance(steps[j], Cross):
+            j += 1
+        write = steps[j] if j < len(steps) else None
+        if j == i or not isinstance(write, Device) or write.op != WRITE:
             return None
-        link = self.one(steps[0].bank, member, path)[steps[0].toward]
-        dev = self.one(steps[1].bank, member, path)
-        if not isinstance(dev, FlashDevice) or not isinstance(link, FifoStation) or link.capacity != 1:
+        dev = self.one(write.bank, member, path)
+        if not isinstance(dev, FlashDevice):
+            return None
+        links = [self.cross(step, member, path) for step in steps[i:j] if isinstance(step, Cross)]
+        k = len(links)
+        while k > 0 and _single_server(links[k - 1]):
+            k -= 1
+        channel: list[FifoStation] = [st for st in links[k:] if isinstance(st, FifoStation)]
+        if not channel:
             return None
         entry = self.entries.get(id(dev))
         if entry is None:
-            entry = self.entries[id(dev)] = WriteEntry(self.b.env, link, dev.write_cache, dev.ack)
-        elif entry.channel is not link:  # the order of the slots taken is the order of one channel's arrivals
-            raise RuntimeError(f"{dev.write_cache.name} is written through more than one link")
-        return (entry, dev.write_cache.acquire, entry.acknowledge, *dev.write_hops[2:])
+            entry = self.entries[id(dev)] = WriteEntry(self.b.env, channel, dev.write_cache, dev.ack)
+        elif list(entry.channel) != channel:  # the order of the slots taken is the order of one channel's arrivals
+            raise RuntimeError(f"{dev.write_cache.name} is written through more than one channel: "
+                               f"{[st.name for st in entry.channel]} and {[st.name for st in channel]}")
+        return (*links[:k], entry, dev.write_cache.acquire, entry.acknowledge, *dev.write_hops[2:]), j + 1
 
-    def check_entries(self) -> None:
-        """A device written through a ``WriteEntry`` is written through nothing else (its slots and acknowledgement
-        draws are taken in the order of the entry's channel), and the channel carries nothing else."""
+    def check_entries(self, fusion: Fusion) -> None:
+        """The proof a ``WriteEntry`` rests on, from every route built so far (``fusion``'s predecessors): its device
+        is written through nothing else (its slots and acknowledgement draws are taken in the order of the entry's
+        channel), its first station is reached at the time a job enters it (never ahead of time by a ``Chain``),
+        and every station after the first is fed by nothing but the one before it (single-server, FIFO: arrivals in
+        time order, departures in arrival order). Raises when a route breaks it."""
         for entry in self.entries.values():
-            if id(entry.cache) in self.plain_writes or id(entry.channel) in self.plain_links:
+            if id(entry.cache) in self.plain_writes:
                 raise RuntimeError(f"{entry.cache.name} is written through a WriteEntry and another way")
+            first = entry.channel[0]
+            if id(first) in fusion.ahead:
+                raise RuntimeError(f"{first.name} starts the write entry of {entry.cache.name} and is reached ahead of time")
+            for before, st in zip(entry.channel, entry.channel[1:], strict=False):
+                if id(st) not in fusion.ahead or fusion.preds[id(st)] != {id(before)}:
+                    raise RuntimeError(f"{st.name} in the write entry of {entry.cache.name} is fed by more than {before.name}")
 
     def cache_entered(self, steps: Sequence[Step], member: int, path: int) -> tuple[Hop, ...] | None:
         """A station, then a slot of a write-back cache (a pool given back behind a destage: a ``BookedPool``),
@@ -774,7 +815,6 @@ class _Hops:
 
     def cross(self, step: Cross, member: int, path: int) -> Hop:
         link: Hop = self.one(step.bank, member, path)[step.toward]
-        self.plain_links.add(id(link))
         return link
 
     def device(self, step: Device, member: int, path: int) -> tuple[Hop, ...]:
@@ -785,35 +825,24 @@ class _Hops:
         return hops
 
     def hops(self, steps: Sequence[Step], member: int, op: int, path: int) -> list[Hop | None]:
+        """The hops of ``steps``: a write into a flash device's cache across single-server links as a ``WriteEntry``
+        (``entered``), every other step as its own hops (``step``)."""
         out: list[Hop | None] = []
         i = 0
         while i < len(steps):
             step = steps[i]
-            i += 1
-            if isinstance(step, Submit):
-                out.append(self.submit)
-            elif isinstance(step, Complete):
-                out.append(self.complete)
-            elif isinstance(step, Acquire):
-                out.append(self.acquire(step, member, path))
-            elif isinstance(step, Release):
-                out.append(self.one(step.bank, member, path).release)
-            elif isinstance(step, ReleaseBehind):
-                out.append(self.behind(step, member, op, path))
-            elif isinstance(step, Cross):
-                out.append(self.cross(step, member, path))
-            elif isinstance(step, Device):
-                out.extend(self.device(step, member, path))
-            elif isinstance(step, Serve):
-                entered = self.cache_entered(steps[i - 1:], member, path)
-                out.extend(entered if entered is not None else (self.one(step.bank, member, path),))
-                i += 0 if entered is None else 2  # the acquire and the delay are in the entry too
-            elif isinstance(step, Transfer):
-                out.append(self.made[id(step.channel)][0])
-            elif isinstance(step, Wait):
-                out.append(self.made[id(step.delay)][0])
+            entered = self.entered(steps, i, member, path) if isinstance(step, Cross) else None
+            if entered is not None:
+                out.extend(entered[0])
+                i = entered[1]
+                continue
+            cache = self.cache_entered(steps[i:], member, path) if isinstance(step, Serve) else None
+            if cache is not None:
+                out.extend(cache)
+                i += 3  # the station, the acquire and the delay are in the entry
             else:
-                out.append(self.pages(step, member, op, path))
+                out.extend(self.step(steps[i], member, op, path))
+                i += 1
         return out
 
     def acquire(self, step: Acquire, member: int, path: int) -> Hop:
@@ -829,6 +858,30 @@ class _Hops:
         assert isinstance(pool, BookedPool)  # ``_released_behind``
         return Fork(make_route(*self.hops(step.steps, member, op, path), BookedRelease(pool)), self.b.jobs)
 
+    def step(self, step: Step, member: int, op: int, path: int) -> Sequence[Hop | None]:
+        if isinstance(step, Submit):
+            return (self.submit,)
+        if isinstance(step, Complete):
+            return (self.complete,)
+        if isinstance(step, Acquire):
+            return (self.acquire(step, member, path),)
+        if isinstance(step, Release):
+            return (self.one(step.bank, member, path).release,)
+        if isinstance(step, ReleaseBehind):
+            return (self.behind(step, member, op, path),)
+        if isinstance(step, Cross):
+            return (self.cross(step, member, path),)
+        if isinstance(step, Device):
+            return self.device(step, member, path)
+        if isinstance(step, Serve):
+            return (self.one(step.bank, member, path),)
+        if isinstance(step, Transfer):
+            return (self.made[id(step.channel)][0],)
+        if isinstance(step, Wait):
+            return (self.made[id(step.delay)][0],)
+        assert isinstance(step, Pages)
+        return (self.pages(step, member, op, path),)
+
     def pages(self, step: Pages, member: int, op: int, path: int) -> Hop:
         """A split into one child per page, run one after another (CP's channel program, seed 003)."""
         page_bytes = step.page_bytes
@@ -840,7 +893,6 @@ class _Hops:
             return [[(inner[0], n, job.op, job.member)] for n in sizes]
 
         pages = Split(page_commands, self.b.jobs, self.b.env)
-        entered = self.entered(step.steps, member, path)
-        inner.append(make_route(*(entered if entered is not None else self.hops(step.steps, member, op, path)), pages.join))
+        inner.append(make_route(*self.hops(step.steps, member, op, path), pages.join))
         pages.inner = inner
         return pages

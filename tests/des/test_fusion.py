@@ -5,12 +5,18 @@ nothing else can disturb."""
 from __future__ import annotations
 
 import random
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
 
 import pytest
 import simpy
 
 from sim.des.components import Chain, Delay, FifoStation, Job, JobFactory, Station, make_route
 from sim.des.model import Fusion
+from sim.route.elements import instance_of
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _walk(route_of: object, arrivals: list[tuple[float, float]], env: simpy.Environment) -> list[float]:
@@ -247,7 +253,7 @@ def test_a_write_entry_takes_slots_and_acknowledgements_as_the_event_walk(slots:
             advance(job)
 
         if isinstance(cache, BookedPool):
-            entry = WriteEntry(env, link, cache, ack)
+            entry = WriteEntry(env, (link,), cache, ack)
 
             def destage(job: Job) -> None:
                 cache.release_at(job, env.now + holds[job.slot])
@@ -355,3 +361,263 @@ def test_a_hop_with_many_events_in_flight_shares_one_callbacks_list() -> None:
     assert len({id(e[3].callbacks) for e in env._queue}) == 1
     env.run()
     assert done == {i: d for i, d in enumerate(delays)}
+
+
+@pytest.mark.parametrize("slots", [2, 64])
+def test_a_write_entry_across_a_shared_uplink_and_own_links_takes_slots_and_acks_as_the_event_walk(slots: int) -> None:
+    """S2's way in: two devices behind one adapter uplink, each with its own drive link, write cache and
+    acknowledgement draws. Through one ``WriteEntry`` per device (channel: the shared uplink, then the device's
+    link, reached ahead of time), every write is acknowledged at the time and with the draw the event walk gives
+    (the channel as one ``Chain``, as ``Fusion`` folds it, then the slot and the acknowledgement by events), and
+    the uplink, the links and the caches meter the same floats; with 2 slots per cache the caches fill (the
+    entries' event way and the waiters' wakes are taken), with 64 they never do."""
+    from sim.des.components import BookedPool, Pool, WriteEntry, advance
+
+    arrivals = _arrivals(2_000, 41)
+    draws = random.Random(43)
+    holds = [draws.expovariate(1 / 25.0) for _ in arrivals]
+    marks = [arrivals[k][0] + 0.25 for k in range(30, 2_000, 71)]
+
+    def run(entered: bool) -> tuple[list[float], list[float], int]:
+        env = simpy.Environment()
+        rnd = [random.Random(47), random.Random(53)]
+        uplink = FifoStation(env, "uplink", 1, lambda job: 0.3 * job.cost)
+        links = [FifoStation(env, f"link{d}", 1, lambda job: 0.4 * job.cost) for d in range(2)]
+        caches = [BookedPool(env, f"cache{d}", slots) if entered else Pool(env, f"cache{d}", slots) for d in range(2)]
+        acks = [Delay(env, lambda job, r=r: r.expovariate(1 / 4.0), "ack") for r in rnd]
+        acked: list[float] = [0.0] * len(arrivals)
+
+        def acknowledged(job: Job) -> None:
+            acked[job.slot] = env.now
+            advance(job)
+
+        def destage(job: Job) -> None:  # the destage's chain books the slot's release (``BookedPool.release_at``)
+            cache = caches[job.member]
+            if isinstance(cache, BookedPool):
+                cache.release_at(job, env.now + holds[job.slot])
+            else:
+                env.timeout(holds[job.slot]).callbacks.append(lambda e, c=cache: c.release(_done()))
+            advance(job)
+
+        routes = []
+        for d in range(2):
+            cache = caches[d]
+            if isinstance(cache, BookedPool):
+                entry = WriteEntry(env, (uplink, links[d]), cache, acks[d])
+                routes.append((entry, cache.acquire, entry.acknowledge, acknowledged, destage))
+            else:  # the channel as ``Fusion`` folds it, a chain reaching the link ahead of time, then events
+                links[d].reached_ahead()
+                routes.append((Chain(env, [uplink.commit, links[d].commit]), cache.acquire, acks[d], acknowledged, destage))
+
+        def device(job: Job) -> None:  # writes alternate in runs of 1 to 3 between the two devices
+            job.member = (job.slot // (1 + job.slot % 3)) % 2
+            job.route = (*routes[job.member], lambda j: None)
+            job.step = -1
+            advance(job)
+
+        seen: list[float] = []
+        meters = [uplink, *links, *caches]
+        for m in marks:
+            env.timeout(m).callbacks.append(
+                lambda e: seen.extend(x for meter in meters for x in (meter.unit_time(), meter.busy_area)))
+        _walk((device,), arrivals, env)
+        if entered:
+            assert links[0].booked and not uplink.booked  # the links are reached ahead, the uplink at once
+        return acked, seen, sum(c.waited for c in caches)
+
+    event_acked, event_seen, event_waited = run(False)
+    entry_acked, entry_seen, entry_waited = run(True)
+    assert (event_waited > 100) == (slots == 2)
+    assert entry_waited == event_waited
+    assert entry_acked == event_acked
+    assert entry_seen == event_seen
+
+
+def _done() -> Job:
+    """A job at the end of its route (what a destage releasing a slot is: ``Pool.release`` passes it on)."""
+    stand_in = Job()
+    stand_in.route = (lambda j: None,)
+    stand_in.step = -1
+    return stand_in
+
+
+def test_a_booked_pool_counts_the_releases_booked_by_the_acquire_time() -> None:
+    """``BookedPool.can_book(now, t)``: a full pool has a slot at ``t`` when a release is booked by then (a release
+    at the acquire's own time comes first), none before it or while a job waits."""
+    from sim.des.components import BookedPool
+
+    env = simpy.Environment()
+    pool = BookedPool(env, "cache", 2)
+    pool.acquire_at(0.0)
+    pool.acquire_at(0.0)
+    assert not pool.can_book(0.0, 10.0)  # full, nothing booked to leave
+    pool.release_at(Job(), 5.0)
+    assert not pool.can_book(0.0, 4.0)
+    assert pool.can_book(0.0, 5.0)
+    assert pool.can_book(0.0, 6.0)
+    pool.acquire_at(5.0)  # takes the slot the release at 5 frees
+    assert not pool.can_book(0.0, 6.0)
+    pool.release_at(Job(), 7.0)
+    pool.release_at(Job(), 8.0)
+    assert not pool.can_book(0.0, 6.0)
+    assert pool.can_book(0.0, 7.0)  # the second release is needed only by a second acquire
+    pool.acquire_at(7.0)
+    assert not pool.can_book(0.0, 7.5) and pool.can_book(0.0, 8.0)
+    pool.waiting.append(Job())
+    assert not pool.can_book(0.0, 100.0)  # a waiter takes the next slot
+
+
+def _s2_hops() -> tuple[Any, Any, Any]:
+    """S2's route (examples/s2_ibmi_8x4_mirrored.yaml) as DES components, and a ``_Hops`` that turns steps into hops."""
+    from models.scenario import load_scenario
+    from sim.des.model import Builder, _Hops, components
+    from sim.des.rng import Streams
+    from sim.route.describe import DirectRoute, describe
+    from sim.route.steps import layout
+
+    route = describe(load_scenario(ROOT / "examples" / "s2_ibmi_8x4_mirrored.yaml"))
+    assert isinstance(route, DirectRoute)
+    lay = layout(route)
+    b = Builder(simpy.Environment(), Streams(1), JobFactory(), route.reads_meet_programs)
+    made = components(b, lay)
+    return route, lay, _Hops(b, made, None, None, lambda: _end)
+
+
+def _end(job: Job) -> None:
+    """A device route's last hop in these tests (the volume split's join in a model)."""
+
+
+def _checked(hops: Any, routes: list[tuple[int, Sequence[Any]]]) -> list[list[Any]]:
+    """Each (member, steps) as hops, scanned by ``Fusion`` and checked (``_Hops.check_entries``)."""
+    from sim.des.components import WRITE
+
+    raw = {(m, WRITE, k, False): make_route(*hops.hops(steps, m, WRITE, 0), _end) for k, (m, steps) in enumerate(routes)}
+    hops.check_entries(Fusion(hops.b.env, hops.b.jobs, raw))
+    return [list(r) for r in raw.values()]
+
+
+def test_s2_writes_enter_each_drive_through_the_uplink_and_its_link_as_one_write_entry() -> None:
+    """Every S2 write route takes one ``WriteEntry`` for the adapter uplink, the drive link, the cache slot and the
+    acknowledgement (the route description's steps, not an S2 case): one entry per drive, whose channel is its
+    adapter's uplink then its own link towards the device, the link reached ahead, the uplink not."""
+    from sim.des.components import WRITE, WriteEntry
+
+    route, lay, hops = _s2_hops()
+    members = route.volume.members
+    routes = _checked(hops, [(m, lay.steps[(WRITE, False)]) for m in range(members)])
+    entries = [[h for h in r if isinstance(h, WriteEntry)] for r in routes]
+    assert all(len(e) == 1 for e in entries)
+    channels = [[st.name for st in e[0].channel] for e in entries]
+    drive = [instance_of(route.devices.of, m) for m in range(members)]
+    assert len({id(e[0]) for e in entries}) == len(route.devices.names) < members  # one per drive, its namespaces share it
+    assert all((entries[m][0] is entries[n][0]) == (drive[m] == drive[n]) for m in range(members) for n in range(members))
+    assert route.drive_links is not None
+    for m, names in enumerate(channels):
+        up = route.uplinks.names[instance_of(route.uplinks.of, m)]
+        assert names == [f"{up}.to_device", f"{route.drive_links.names[instance_of(route.drive_links.of, m)]}.to_device"]
+        assert names[1].startswith(route.devices.names[drive[m]])
+        assert entries[m][0].channel[1].booked and not entries[m][0].channel[0].booked
+    assert len({names[0] for names in channels}) == len(route.uplinks.names) < members  # drives share an uplink
+
+
+def test_a_route_that_breaks_a_write_entrys_order_is_refused() -> None:
+    """The proof a ``WriteEntry`` rests on fails, and the model is refused, when a drive is written through two
+    channels, written without its entry, its link is fed by something else than the uplink, or the uplink
+    itself is reached ahead of time behind another single-server station."""
+    from sim.des.components import WRITE
+    from sim.route.elements import Channel
+    from sim.route.steps import TO_DEVICE, Cross, Device, Transfer
+
+    def refused(extra: Callable[[Any], list[Any]], match: str) -> None:
+        route, lay, hops = _s2_hops()  # new components each time: an entry belongs to one model
+        with pytest.raises(RuntimeError, match=match):
+            _checked(hops, [(0, lay.steps[(WRITE, False)]), (0, extra(route))])
+
+    refused(lambda r: [Cross(r.drive_links, TO_DEVICE), Device(r.devices, WRITE)], "through more than one channel")
+    refused(lambda r: [Device(r.devices, WRITE)], "through a WriteEntry and another way")
+    refused(lambda r: [Cross(r.drive_links, TO_DEVICE)], "fed by more than")
+    route, lay, hops = _s2_hops()
+    before = Channel("before", 10.0)
+    hops.made[id(before)] = [hops.b.bytes_station("before", 10.0)]
+    with pytest.raises(RuntimeError, match="reached ahead of time"):
+        _checked(hops, [(0, [Transfer(before), Cross(route.uplinks, TO_DEVICE), Cross(route.drive_links, TO_DEVICE),
+                             Device(route.devices, WRITE)])])
+    route, lay, hops = _s2_hops()
+    write = lay.steps[(WRITE, False)]
+    _checked(hops, [(0, write), (0, write)])  # the same way in twice: the one entry, nothing refused
+
+
+@pytest.mark.parametrize("program_us", [20.0, 45.0])
+def test_a_write_that_surely_waits_for_a_destage_joins_the_waiters_without_an_event_and_as_the_event_walk(
+        program_us: float) -> None:
+    """A flash device's write path, its cache's slots freed by destages through a write channel and three program
+    units (random program times: destages end out of order). Through a ``WriteEntry`` whose cache knows its
+    releases come from the program units (``BookedPool.releases_after``), a write that surely finds the cache full
+    joins the waiters without an event at its channel departure; every write is acknowledged at the time and with
+    the draw of the event walk (link, slot, acknowledgement, destage: each hop by events), the cache meters the
+    same, holds and queues as many writes at any time (``load``) and as many writes waited; at 45 us per program
+    (past the units' capacity: the cache stays full) most writes take that way: an event fewer per write than the
+    same entry without ``releases_after``."""
+    from sim.des.components import CHAIN_DROP, BookedPool, Fork, Pool, WriteEntry, advance
+
+    arrivals = _arrivals(2_500, 59)
+    marks = [arrivals[k][0] + 0.75 for k in range(25, 2_500, 89)]
+
+    def run(entered: bool, feeder: bool = True) -> tuple[list[float], list[float], int, int]:
+        env = simpy.Environment()
+        jobs = JobFactory()
+        acks, programs = random.Random(61), random.Random(67)
+        link = FifoStation(env, "link", 1, lambda job: 0.5 * job.cost)
+        write_bw = FifoStation(env, "write_bw", 1, lambda job: 0.2 * job.cost)
+        units = FifoStation(env, "program_units", 3, lambda job: programs.expovariate(1 / program_us))
+        cache = BookedPool(env, "write_cache", 4) if entered else Pool(env, "write_cache", 4)
+        ack = Delay(env, lambda job: acks.expovariate(1 / 3.0), "ack")
+        acked: list[float] = [0.0] * len(arrivals)
+
+        def acknowledged(job: Job) -> None:
+            acked[job.slot] = env.now
+            advance(job)
+
+        if isinstance(cache, BookedPool):
+            units.reached_ahead()
+            if feeder:
+                cache.releases_after(units)
+            destage = Fork((), jobs)
+            destage.set_body((Chain(env, [write_bw.commit, units.commit, cache.release_at], CHAIN_DROP, jobs=jobs),))
+            entry = WriteEntry(env, (link,), cache, ack)
+            route: tuple[object, ...] = (entry, cache.acquire, entry.acknowledge, acknowledged, destage)
+        else:
+            route = (link, cache.acquire, ack, acknowledged, Fork((write_bw, units, cache.release), jobs))
+        seen: list[float] = []
+        for m in marks:
+            env.timeout(m).callbacks.append(lambda e: seen.extend((cache.unit_time(), cache.busy_area, cache.load)))
+        _walk(route, arrivals, env)  # type: ignore[arg-type]
+        return acked, seen, cache.waited, next(env._eid)
+
+    event_acked, event_seen, event_waited, event_events = run(False)
+    entry_acked, entry_seen, entry_waited, entry_events = run(True)
+    plain_events = run(True, feeder=False)[3]  # the entry without the proof: a full cache's writes by events
+    assert entry_acked == event_acked
+    assert entry_seen == event_seen
+    assert entry_waited == event_waited
+    if program_us > 40.0:
+        assert event_waited > 0.9 * len(arrivals)  # the cache stays full
+        assert entry_events < plain_events - 0.6 * len(arrivals)  # most without an event at the channel departure
+    assert entry_events <= plain_events < event_events
+
+
+def test_fewer_by_counts_a_heap_s_times_up_to_t_as_a_sort_does() -> None:
+    """``_fewer_by(heap, t, k)``, the walk down a heap ``can_book`` and ``surely_waits`` count releases with, says
+    what counting the sorted times says, ties and bounds included."""
+    from heapq import heapify
+
+    from sim.des.components import _fewer_by
+
+    rnd = random.Random(71)
+    for n in (0, 1, 2, 7, 64, 300):
+        heap = [float(rnd.randrange(50)) for _ in range(n)]
+        heapify(heap)
+        for t in (-1.0, 0.0, 10.0, 24.5, 25.0, 49.0, 60.0):
+            up_to = sum(1 for x in heap if x <= t)
+            for k in (0, 1, 2, 5, n, n + 1):
+                assert _fewer_by(heap, t, k) == (up_to < k), (n, t, k)

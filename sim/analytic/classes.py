@@ -48,6 +48,8 @@ MVA_TOLERANCE = 1e-9
 EXACT_LATTICE = 4_000
 """Closed populations solved by exact MVA up to this many lattice points (Schweitzer's approximation
 is poor for a few jobs per class: 9% on two classes of 2 and 3 jobs at one station)."""
+BEHIND_STEPS = 8
+"""Solutions of ``mixed_mva`` with the closed classes' programs at their last throughput (a fixed point)."""
 CLOSED_STEPS = 30
 """Fixed-point steps for a closed class's extra latency (it converges in a few: the gap shrinks with it)."""
 
@@ -60,9 +62,20 @@ class Demands:
         self.servers: list[int] = []
         self.index: dict[str, int] = {}
         self.per_class: list[dict[int, float]] = []
+        self.behind: list[dict[int, float]] = []
+        """Per class: the part of its demand at the dies that none of its I/Os waits for: programs, behind the write's
+        acknowledgement (``DieGroups.programs``), and a read's pages beyond its first when it spans several dies (read
+        in parallel, one per die: the read waits as for its first page, ``DieGroups``). It loads the dies the reads
+        meet but is no part of the class's own response (a die's residence counts its N instances, ``copies``)."""
+        self.copies: list[float] = []
+        """Identical instances behind each name: a device's N dies share its meter name (``DieGroups``), each a
+        single-server FIFO visited 1 / N of the device's reads; the demand is one die's, an I/O's time there N of them."""
 
     def add_class(self, net: Network) -> None:
         own: dict[int, float] = {}
+        behind: dict[int, float] = {}
+        # a device's dies (``DieGroups``): the stations its programs share
+        dies = {g.shares_with for g in net.groups if g.program_locks and g.shares_with >= 0}
         for g in net.groups:
             # a die station's programs (``DieGroups.programs``, ``Group.shares_with``) are demand on its dies
             if g.pool or g.background or (g.program_locks and g.shares_with < 0) or g.view_of >= 0 or g.work <= 0:
@@ -74,11 +87,26 @@ class Demands:
                     k = self.index[name] = len(self.names)
                     self.names.append(name)
                     self.servers.append(g.servers)
+                    self.copies.append(float(g.names.count(name)))
                 own[k] = own.get(k, 0.0) + per_instance
+                if g.program_locks:
+                    behind[k] = behind.get(k, 0.0) + per_instance
+                elif g.index in dies and g.charged > 0:  # the further pages of reads spanning several dies
+                    behind[k] = behind.get(k, 0.0) + g.charged / len(g.names)
         self.per_class.append(own)
+        self.behind.append(behind)
 
     def matrix(self) -> list[list[float]]:
+        """Every class's whole demand at each station instance (programs included: the stations' load)."""
         return [[own.get(k, 0.0) for k in range(len(self.names))] for own in self.per_class]
+
+    def split(self) -> tuple[list[list[float]], list[list[float]] | None]:
+        """(the demands a class's I/Os wait for, the programs behind them; None where no class programs a die)."""
+        if not any(self.behind):
+            return self.matrix(), None
+        stations = range(len(self.names))
+        return ([[own.get(k, 0.0) - behind.get(k, 0.0) for k in stations] for own, behind in zip(self.per_class, self.behind, strict=True)],
+                [[behind.get(k, 0.0) for k in stations] for behind in self.behind])
 
 
 class Dies:
@@ -149,43 +177,57 @@ def _slowest_of(k: float, p: float, steps: int = 64) -> float:
 
 
 def mixed_mva(servers: list[int], demand: list[list[float]], rate: list[float], population: list[float],
-              think: list[float]) -> tuple[list[float], list[float], bool]:
+              think: list[float], copies: list[float] | None = None,
+              behind: list[list[float]] | None = None) -> tuple[list[float], list[float], bool]:
     """Throughput (per us) and response (us) of each class of a mixed product-form network.
 
     Class c is open with ``rate[c]`` arrivals per us when that is > 0, else closed with
     ``population[c]`` jobs and ``think[c]`` us of think time; ``demand[c][k]`` is its demand at
     station k (``servers[k]`` servers). The flag is False when the open classes alone saturate a
-    station (their responses are then infinite).
+    station (their responses are then infinite). ``copies[k]`` (1 when not given): identical instances of
+    station k, each with demand ``demand[c][k]`` (a device's dies, each visited 1 / N of its reads): a job's
+    residence there counts every instance, the queue a job meets is one instance's. ``behind[c][k]``: class
+    c's work at station k that none of its I/Os waits for (programs behind a write's acknowledgement): it loads
+    the station as open work at the class's throughput (a closed class's from the previous of
+    ``BEHIND_STEPS`` solutions), like the open classes' load.
     """
     stations = range(len(servers))
+    many = copies if copies is not None else [1.0 for _ in stations]
     classes = range(len(demand))
     queue_part = [[demand[c][k] / servers[k] for k in stations] for c in classes]
-    delay_part = [sum((demand[c][k] * (servers[k] - 1) / servers[k] for k in stations), 0.0) for c in classes]
-    u_open = [sum((rate[c] * queue_part[c][k] for c in classes if rate[c] > 0), 0.0) for k in stations]
-    if any(u >= 1.0 for u in u_open):
-        return [rate[c] for c in classes], [math.inf for _ in classes], False
+    delay_part = [sum((many[k] * demand[c][k] * (servers[k] - 1) / servers[k] for k in stations), 0.0) for c in classes]
+    u_fore = [sum((rate[c] * queue_part[c][k] for c in classes if rate[c] > 0), 0.0) for k in stations]
+    u_open = u_fore
     closed = [c for c in classes if rate[c] <= 0]
-    inflated = [[queue_part[c][k] / (1.0 - u_open[k]) for k in stations] for c in classes]
-    exact = _exact_closed(inflated, delay_part, population, think, closed)
-    if exact is not None:
-        x, q = exact
-    else:
-        x, q = _schweitzer(inflated, delay_part, population, think, closed)
+    through = [rate[c] for c in classes]  # a closed class's throughput from the previous step (0 at first)
+    for _ in range(BEHIND_STEPS if behind is not None else 1):
+        if behind is not None:
+            u_open = [u_fore[k] + sum((through[c] * behind[c][k] for c in classes), 0.0) / servers[k] for k in stations]
+        if any(u >= 1.0 for u in u_open):
+            return [rate[c] for c in classes], [math.inf for _ in classes], False
+        inflated = [[queue_part[c][k] / (1.0 - u_open[k]) for k in stations] for c in classes]
+        exact = _exact_closed(inflated, delay_part, population, think, closed, many)
+        if exact is not None:
+            x, q = exact
+        else:
+            x, q = _schweitzer(inflated, delay_part, population, think, closed, many)
+        through = [rate[c] if rate[c] > 0 else x[c] for c in classes]
     response = [0.0 for _ in classes]
     for c in classes:
         if rate[c] > 0:
             x[c] = rate[c]
-            response[c] = delay_part[c] + sum((queue_part[c][k] * (1.0 + sum((q[j][k] for j in closed), 0.0)) / (1.0 - u_open[k])
-                                              for k in stations), 0.0)
+            response[c] = delay_part[c] + sum((many[k] * queue_part[c][k] * (1.0 + sum((q[j][k] for j in closed), 0.0))
+                                               / (1.0 - u_open[k]) for k in stations), 0.0)
         else:
             response[c] = population[c] / x[c] - think[c] if x[c] > 0 else math.inf
     return x, response, True
 
 
 def _exact_closed(demand: list[list[float]], delay: list[float], population: list[float], think: list[float],
-                  closed: list[int]) -> tuple[list[float], list[list[float]]] | None:
+                  closed: list[int], copies: list[float]) -> tuple[list[float], list[list[float]]] | None:
     """Exact multi-class MVA (Reiser and Lavenberg) over the lattice of closed populations, when it has
-    at most ``EXACT_LATTICE`` points (else None): (throughput per class, queue per class and station)."""
+    at most ``EXACT_LATTICE`` points (else None): (throughput per class, queue per class and station instance;
+    ``copies`` instances of each, ``mixed_mva``)."""
     sizes = [round(population[c]) for c in closed]
     points = 1
     for n in sizes:
@@ -204,7 +246,7 @@ def _exact_closed(demand: list[list[float]], delay: list[float], population: lis
                 continue
             before = queue_at[(*vector[:i], vector[i] - 1, *vector[i + 1:])]
             res = [demand[c][k] * (1.0 + before[k]) for k in stations]
-            x[c] = vector[i] / (think[c] + delay[c] + sum(res, 0.0))
+            x[c] = vector[i] / (think[c] + delay[c] + sum((copies[k] * res[k] for k in stations), 0.0))
             for k in stations:
                 q[c][k] = x[c] * res[k]
                 total[k] += q[c][k]
@@ -222,8 +264,9 @@ def _lattice(sizes: list[int]) -> list[tuple[int, ...]]:
 
 
 def _schweitzer(demand: list[list[float]], delay: list[float], population: list[float], think: list[float],
-                closed: list[int]) -> tuple[list[float], list[list[float]]]:
-    """Approximate multi-class MVA (Schweitzer's (N - 1) / N for each class's own jobs)."""
+                closed: list[int], copies: list[float]) -> tuple[list[float], list[list[float]]]:
+    """Approximate multi-class MVA (Schweitzer's (N - 1) / N for each class's own jobs; ``copies`` instances of each
+    station, ``mixed_mva``: the queues are per instance)."""
     stations = range(len(demand[0]) if demand else 0)
     q = [[population[c] / max(1, len(stations)) for _ in stations] for c in range(len(demand))]
     x = [0.0 for _ in demand]
@@ -231,7 +274,7 @@ def _schweitzer(demand: list[list[float]], delay: list[float], population: list[
         moved = 0.0
         for c in closed:
             res = [demand[c][k] * (1.0 + sum((q[j][k] for j in closed), 0.0) - q[c][k] / population[c]) for k in stations]
-            x[c] = population[c] / (think[c] + delay[c] + sum(res, 0.0))
+            x[c] = population[c] / (think[c] + delay[c] + sum((copies[k] * res[k] for k in stations), 0.0))
             for k in stations:
                 new = x[c] * res[k]
                 moved = max(moved, abs(new - q[c][k]))
@@ -243,11 +286,11 @@ def _schweitzer(demand: list[list[float]], delay: list[float], population: list[
 
 def interference_us(demands: Demands, workloads: list[Workload]) -> list[float]:
     """Each class's extra latency from the others: its mixed-network response minus its response alone."""
-    matrix = demands.matrix()
+    matrix, behind = demands.split()
     rate = [_rate_per_us(wl) for wl in workloads]
     population = [float(wl.jobs * wl.queue_depth) if isinstance(wl, ClosedWorkload) else 0.0 for wl in workloads]
     think = [wl.think_time_us + wl.app_us_per_io if isinstance(wl, ClosedWorkload) else 0.0 for wl in workloads]
-    _, together, stable = mixed_mva(demands.servers, matrix, rate, population, think)
+    _, together, stable = mixed_mva(demands.servers, matrix, rate, population, think, demands.copies, behind)
     if not stable:
         return [math.inf for _ in workloads]
     out = []
@@ -256,7 +299,8 @@ def interference_us(demands: Demands, workloads: list[Workload]) -> list[float]:
         # a closed class's extra lengthens its cycle, which lowers its own queueing: the extra is the
         # gap to its response alone at the longer cycle (a fixed point; one step for an open class)
         for _ in range(1 if rate[c] > 0 else CLOSED_STEPS):
-            _, alone, _ = mixed_mva(demands.servers, [matrix[c]], [rate[c]], [population[c]], [think[c] + extra])
+            _, alone, _ = mixed_mva(demands.servers, [matrix[c]], [rate[c]], [population[c]], [think[c] + extra],
+                                    demands.copies, None if behind is None else [behind[c]])
             extra = max(0.0, together[c] - alone[0])
         out.append(extra)
     return out

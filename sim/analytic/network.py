@@ -59,6 +59,7 @@ class Group:
         "background_util",
         "behind_ack",
         "ca2",
+        "charged",
         "cover",
         "depth",
         "holding",
@@ -104,6 +105,9 @@ class Group:
         self.visits = 0.0
         self.work = 0.0
         self.work2 = 0.0
+        self.charged = 0.0
+        """The part of ``work`` charged (``Path.charge``): it occupies the servers, no job waits for it (a die's
+        programs; the further pages of a read that spans several dies, read in parallel with its first)."""
         self.holding: dict[tuple[int, float], tuple[float, Lin, float]] = {}
         """Concurrency limits only: (span id, bytes) -> (visits per logical I/O, span, bytes)."""
         self.limit = INF
@@ -358,6 +362,7 @@ class Path:
             svc = time_of(n)
             group.visits += w
             group.work += w * svc
+            group.charged += w * svc
             group.work2 += w * svc * svc * (1.0 + scv)
         for group, p, span in self.spans:
             w = weight * p

@@ -25,6 +25,11 @@ meets a die programming for the others with probability p = sum_o X_o T_o / dies
 mean rest E[T^2] / 2E[T], so its extra wait is sum_o X_o E[T^2]_o / (2 dies) per device read; a large
 read split into k device reads waits for the slowest (``Dies.read_wait_us``). This extra is on the reads only (it matters when a write burst
 meets a read-mostly load: the batch bursts next to YCSB, examples/linuxone_bdi_batch_and_ycsb.yaml).
+Under the ``dies`` device model a device's N dies are N single-server instances (``Demands.copies``: one
+die's demand, an I/O's residence counting all N) and a read of k pages reads k distinct dies at once: its further
+pages load the dies without adding to its response (``Demands.behind``) and it waits for the longest rest of
+the programs its k dies are found in (``_slowest_rest_of``: a tight program's rest is bounded, issue 18's
+1 MiB backup reads next to the OLTP's writes).
 Devices whose reads share the program dies (``shared_dies``) are left to the classes' own solutions.
 Known approximations: the queueing extra is the same for a class's reads and writes; concurrency limits
 (queues, write caches) and background work enter only through each class's own solution (but for the
@@ -37,6 +42,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import replace
+from statistics import NormalDist
 
 from models.fast_result import Bounds, FastResult
 from models.scenario import Scenario
@@ -63,10 +69,11 @@ class Demands:
         self.index: dict[str, int] = {}
         self.per_class: list[dict[int, float]] = []
         self.behind: list[dict[int, float]] = []
-        """Per class: the part of its demand at the dies that none of its I/Os waits for: programs, behind the write's
-        acknowledgement (``DieGroups.programs``), and a read's pages beyond its first when it spans several dies (read
-        in parallel, one per die: the read waits as for its first page, ``DieGroups``). It loads the dies the reads
-        meet but is no part of the class's own response (a die's residence counts its N instances, ``copies``)."""
+        """Per class: the part of its demand at a device's dies that none of its I/Os waits for: a read's pages beyond
+        its first when it spans several dies (read in parallel, one per die; the read waits as for its first page,
+        ``DieGroups``; the wait for the slowest of them behind the others' programs is ``Dies``'). It loads the dies
+        the other reads meet but is no part of the class's own response (a die's residence counts its N instances,
+        ``copies``). The programs on the dies are left to ``Dies``, as the pooled model's program units are."""
         self.copies: list[float] = []
         """Identical instances behind each name: a device's N dies share its meter name (``DieGroups``), each a
         single-server FIFO visited 1 / N of the device's reads; the demand is one die's, an I/O's time there N of them."""
@@ -74,11 +81,9 @@ class Demands:
     def add_class(self, net: Network) -> None:
         own: dict[int, float] = {}
         behind: dict[int, float] = {}
-        # a device's dies (``DieGroups``): the stations its programs share
-        dies = {g.shares_with for g in net.groups if g.program_locks and g.shares_with >= 0}
         for g in net.groups:
-            # a die station's programs (``DieGroups.programs``, ``Group.shares_with``) are demand on its dies
-            if g.pool or g.background or (g.program_locks and g.shares_with < 0) or g.view_of >= 0 or g.work <= 0:
+            # programs on a device's dies (``DieGroups.programs``) or its die locks: the reads' waits for them are ``Dies``'
+            if g.pool or g.background or g.program_locks or g.view_of >= 0 or g.work <= 0:
                 continue
             per_instance = g.work / len(g.names)
             for name in dict.fromkeys(g.names):  # a device's dies share its meter name (``DieGroups``): once
@@ -89,19 +94,17 @@ class Demands:
                     self.servers.append(g.servers)
                     self.copies.append(float(g.names.count(name)))
                 own[k] = own.get(k, 0.0) + per_instance
-                if g.program_locks:
-                    behind[k] = behind.get(k, 0.0) + per_instance
-                elif g.index in dies and g.charged > 0:  # the further pages of reads spanning several dies
+                if g.page_us > 0 and g.charged > 0:  # the further pages of reads spanning several dies
                     behind[k] = behind.get(k, 0.0) + g.charged / len(g.names)
         self.per_class.append(own)
         self.behind.append(behind)
 
     def matrix(self) -> list[list[float]]:
-        """Every class's whole demand at each station instance (programs included: the stations' load)."""
+        """Every class's whole demand at each station instance (a spanning read's further pages included: the load)."""
         return [[own.get(k, 0.0) for k in range(len(self.names))] for own in self.per_class]
 
     def split(self) -> tuple[list[list[float]], list[list[float]] | None]:
-        """(the demands a class's I/Os wait for, the programs behind them; None where no class programs a die)."""
+        """(the demands a class's I/Os wait for, the die work none waits for (``behind``); None where there is none)."""
         if not any(self.behind):
             return self.matrix(), None
         stations = range(len(self.names))
@@ -118,14 +121,32 @@ class Dies:
         self.reads: list[dict[str, float]] = []
         self.busy: list[dict[str, float]] = []
         self.rest: list[dict[str, float]] = []
+        self.count: list[dict[str, float]] = []
+        """Programs per logical I/O per die (``dies`` device model only, ``paged``)."""
+        self.paged: set[str] = set()
+        """Devices under the ``dies`` device model (``DieGroups``): reads visits there count pages, one per die."""
         self.read_share: list[float] = []
 
     def add_class(self, net: Network, read_share: float) -> None:
         reads: dict[str, float] = {}
         busy: dict[str, float] = {}
         rest: dict[str, float] = {}
+        count: dict[str, float] = {}
         for g in net.groups:
             if g.view_of >= 0 or g.pool:
+                continue
+            if g.page_us > 0 and g.work > 0:  # a device's dies (``DieGroups``): a read of k pages reads k dies
+                for name in g.names:
+                    device = name.rpartition(".")[0]
+                    reads[device] = reads.get(device, 0.0) + g.work / g.page_us / len(g.names)
+                    self.paged.add(device)
+                continue
+            if g.program_locks and g.shares_with >= 0 and g.work2 > 0:  # the programs on those dies, per die
+                for name in dict.fromkeys(g.names):
+                    device = name.rpartition(".")[0]
+                    busy[device] = busy.get(device, 0.0) + g.work / len(g.names)
+                    rest[device] = rest.get(device, 0.0) + 0.5 * g.work2 / len(g.names)
+                    count[device] = count.get(device, 0.0) + g.visits / len(g.names)
                 continue
             for name in g.names:
                 device, _, part = name.rpartition(".")
@@ -138,6 +159,7 @@ class Dies:
         self.reads.append(reads)
         self.busy.append(busy)
         self.rest.append(rest)
+        self.count.append(count)
         self.read_share.append(read_share)
 
     def read_wait_us(self, c: int, iops: list[float]) -> float:
@@ -162,6 +184,17 @@ class Dies:
             return 0.0
         p = min(p, 1.0)
         k = max(1.0, visits / share)
+        if any(device in self.paged for device in self.reads[c]):
+            # the dies model: k pages on k distinct dies (fork/join), each finding its die programming with chance p;
+            # the read waits for the longest rest of those programs (a program's law from the others' mix)
+            programs = 0.0
+            for device, v in self.reads[c].items():
+                for o in range(len(iops)):
+                    if o != c:
+                        programs += v / visits * iops[o] * 1e-6 * self.count[o].get(device, 0.0)
+            mean = p / programs
+            cv2 = max(0.0, 2.0 * wait / programs / (mean * mean) - 1.0)
+            return share * _slowest_rest_of(k, p, mean, math.sqrt(cv2))
         return share * wait / p * _slowest_of(k, p)
 
 
@@ -176,6 +209,32 @@ def _slowest_of(k: float, p: float, steps: int = 64) -> float:
     return total * h
 
 
+REST_STEPS = 128
+"""Grid steps of ``_slowest_rest_of``'s integral."""
+
+
+def _slowest_rest_of(k: float, p: float, mean: float, cv: float) -> float:
+    """E[max] of k waits, each with chance p the rest of a program in progress (else 0): the equilibrium
+    residual R of a lognormal program time T (``mean``, ``cv``), P(R > t) = E[(T - t)+] / E[T] (uniform on
+    (0, T) for a fixed T), so E[max] = integral_0^inf 1 - (1 - p P(R > t))^k dt (midpoint rule up to T's
+    1 - 1e-6 quantile). A tight program's rest is bounded by it: the exponential rest of ``_slowest_of``
+    grows as log k."""
+    if cv <= 0:
+        return mean * (1.0 - (1.0 - (1.0 - p) ** (k + 1.0)) / (p * (k + 1.0)))
+    sigma = math.sqrt(math.log1p(cv * cv))
+    mu = math.log(mean) - sigma * sigma / 2
+    normal = NormalDist()
+    top = math.exp(mu + sigma * normal.inv_cdf(1.0 - 1e-6))
+    h = top / REST_STEPS
+    total = 0.0
+    for i in range(REST_STEPS):
+        t = (i + 0.5) * h
+        d1 = (mu + sigma * sigma - math.log(t)) / sigma
+        above = max(0.0, (mean * normal.cdf(d1) - t * normal.cdf(d1 - sigma)) / mean)
+        total += 1.0 - (1.0 - p * above) ** k
+    return total * h
+
+
 def mixed_mva(servers: list[int], demand: list[list[float]], rate: list[float], population: list[float],
               think: list[float], copies: list[float] | None = None,
               behind: list[list[float]] | None = None) -> tuple[list[float], list[float], bool]:
@@ -187,7 +246,7 @@ def mixed_mva(servers: list[int], demand: list[list[float]], rate: list[float], 
     station (their responses are then infinite). ``copies[k]`` (1 when not given): identical instances of
     station k, each with demand ``demand[c][k]`` (a device's dies, each visited 1 / N of its reads): a job's
     residence there counts every instance, the queue a job meets is one instance's. ``behind[c][k]``: class
-    c's work at station k that none of its I/Os waits for (programs behind a write's acknowledgement): it loads
+    c's work at station k that none of its I/Os waits for (a spanning read's further pages, ``Demands.behind``): it loads
     the station as open work at the class's throughput (a closed class's from the previous of
     ``BEHIND_STEPS`` solutions), like the open classes' load.
     """

@@ -67,6 +67,7 @@ class Group:
         "instances",
         "limit",
         "names",
+        "page_us",
         "pool",
         "population",
         "program_locks",
@@ -105,6 +106,9 @@ class Group:
         self.visits = 0.0
         self.work = 0.0
         self.work2 = 0.0
+        self.page_us = 0.0
+        """A device's dies under the ``dies`` model (``DieGroups``): the read time of one page (0 elsewhere): a read's
+        pages there are ``work / page_us``."""
         self.charged = 0.0
         """The part of ``work`` charged (``Path.charge``): it occupies the servers, no job waits for it (a die's
         programs; the further pages of a read that spans several dies, read in parallel with its first)."""

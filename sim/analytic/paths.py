@@ -598,6 +598,8 @@ class DieGroups:
         # a die's arrivals taken as Poisson, also for a sequential stream that takes the dies in turn (ca2 = 1/N
         # there left a P4510 50/50 64 KiB sequential mix at QD8 19% fast against the DES, ca2 = 1: +2.7%)
         self.dies = c.groups(die_labels, 1, None, shares=shares, ca2=1.0)
+        for g, _ in self.dies:
+            g.page_us = d.die_read_us
         # the programs on the same dies, as locks a read meets at random (``Group.shares_with``: the dies' capacity
         # counts them, the dies' queue does not: they take idle dies, ``sim.route.flash.WritePoint``)
         self.programs = c.groups(die_labels, 1, None, shares=shares, ca2=1.0)

@@ -115,7 +115,9 @@ class Demands:
 class Dies:
     """Per class and device: the reads' visits to the device's read units (per logical I/O), and per logical
     I/O of the class that programs there, the fraction of a die it keeps programming (T / dies) and the rest
-    of a program a read meets (E[T^2] / 2 per die)."""
+    of a program a read meets (E[T^2] / 2 per die). Under the ``dies`` device model (``DieGroups``, ``paged``) the
+    reads' visits are pages (a read of k pages reads k distinct dies), the programs those of ``DieGroups.programs``
+    per die, with their count per die (``count``) for the program law's mean."""
 
     def __init__(self) -> None:
         self.reads: list[dict[str, float]] = []

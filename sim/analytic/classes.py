@@ -73,7 +73,8 @@ class Demands:
         its first when it spans several dies (read in parallel, one per die; the read waits as for its first page,
         ``DieGroups``; the wait for the slowest of them behind the others' programs is ``Dies``'). It loads the dies
         the other reads meet but is no part of the class's own response (a die's residence counts its N instances,
-        ``copies``). The programs on the dies are left to ``Dies``, as the pooled model's program units are."""
+        ``copies``); and shared dies' programs (eXFlash), which queue with the reads at their die. Programs that take
+        idle dies (the write point's) are left to ``Dies``, as the pooled model's program units are."""
         self.copies: list[float] = []
         """Identical instances behind each name: a device's N dies share its meter name (``DieGroups``), each a
         single-server FIFO visited 1 / N of the device's reads; the demand is one die's, an I/O's time there N of them."""
@@ -82,8 +83,9 @@ class Demands:
         own: dict[int, float] = {}
         behind: dict[int, float] = {}
         for g in net.groups:
-            # programs on a device's dies (``DieGroups.programs``) or its die locks: the reads' waits for them are ``Dies``'
-            if g.pool or g.background or g.program_locks or g.view_of >= 0 or g.work <= 0:
+            # programs on idle dies (``DieGroups.programs``) or the pooled model's die locks: the reads' waits for them are
+            # ``Dies``'; shared dies' programs queue with the reads there: their load (``behind``)
+            if g.pool or g.background or (g.program_locks and (g.idle_programs or g.shares_with < 0)) or g.view_of >= 0 or g.work <= 0:
                 continue
             per_instance = g.work / len(g.names)
             for name in dict.fromkeys(g.names):  # a device's dies share its meter name (``DieGroups``): once
@@ -94,7 +96,9 @@ class Demands:
                     self.servers.append(g.servers)
                     self.copies.append(float(g.names.count(name)))
                 own[k] = own.get(k, 0.0) + per_instance
-                if g.page_us > 0 and g.charged > 0:  # the further pages of reads spanning several dies
+                if g.program_locks:  # a shared die's programs, behind the write's acknowledgement
+                    behind[k] = behind.get(k, 0.0) + per_instance
+                elif g.page_us > 0 and g.charged > 0:  # the further pages of reads spanning several dies
                     behind[k] = behind.get(k, 0.0) + g.charged / len(g.names)
         self.per_class.append(own)
         self.behind.append(behind)
@@ -143,7 +147,7 @@ class Dies:
                     reads[device] = reads.get(device, 0.0) + g.work / g.page_us / len(g.names)
                     self.paged.add(device)
                 continue
-            if g.program_locks and g.shares_with >= 0 and g.work2 > 0:  # the programs on those dies, per die
+            if g.idle_programs and g.work2 > 0:  # the programs on those dies (the write point's), per die
                 for name in dict.fromkeys(g.names):
                     device = name.rpartition(".")[0]
                     busy[device] = busy.get(device, 0.0) + g.work / len(g.names)

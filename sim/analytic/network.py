@@ -63,6 +63,7 @@ class Group:
         "cover",
         "depth",
         "holding",
+        "idle_programs",
         "index",
         "instances",
         "limit",
@@ -136,6 +137,10 @@ class Group:
         ``dies`` device model): its capacity counts the programs' work too, its queue the reads only (the programs
         take idle dies, ``sim.route.flash.WritePoint``; a read meets them here, as a lock)."""
         self.program_locks = program_locks
+        self.idle_programs = False
+        """Program locks of a device's dies under the ``dies`` model whose programs take idle dies only (the write
+        point, ``sim.route.flash.WritePoint``; not shared dies, where they queue with the reads): a read meets them
+        at random, outside the dies' queue (``sim.analytic.classes.Dies``)."""
         """The dies of a shared-die device seen by a read whose data sit on one of them (``DieProgramLocks`` in
         sim/des/model.py): programs load it (``Path.charge``), reads only wait here (``Path.wait_for``), for the rest
         of a program when their die has one: (programs in flight per die) x E[T^2] / (2 E[T]), no queue."""

@@ -606,6 +606,7 @@ class DieGroups:
         for (g, _), (h, _) in zip(self.programs, self.dies, strict=True):
             g.program_locks = True
             g.shares_with = h.index
+            g.idle_programs = not p.shared_dies
         reach = {name: g.reach for g, _ in self.controller for name in g.names}
         cover = {name: g.cover for g, _ in self.controller for name in g.names}
         for g, _ in self.dies + self.programs:

@@ -28,7 +28,7 @@ meets a read-mostly load: the batch bursts next to YCSB, examples/linuxone_bdi_b
 Under the ``dies`` device model a device's N dies are N single-server instances (``Demands.copies``: one
 die's demand, an I/O's residence counting all N) and a read of k pages reads k distinct dies at once: its further
 pages load the dies without adding to its response (``Demands.behind``) and it waits for the longest rest of
-the programs its k dies are found in (``_slowest_rest_of``: a tight program's rest is bounded, issue 18's
+the programs its k dies are found in (``slowest_rest_us``: a tight program's rest is bounded, issue 18's
 1 MiB backup reads next to the OLTP's writes).
 Devices whose reads share the program dies (``shared_dies``) are left to the classes' own solutions.
 Known approximations: the queueing extra is the same for a class's reads and writes; concurrency limits
@@ -42,11 +42,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import replace
-from statistics import NormalDist
 
 from models.fast_result import Bounds, FastResult
 from models.scenario import Scenario
 from models.workload import BurstyWorkload, ClosedWorkload, OpenWorkload, Workload
+from sim.analytic.dies import slowest_rest_us
 from sim.analytic.network import Network
 
 MVA_ITERATIONS = 2_000
@@ -200,7 +200,7 @@ class Dies:
                         programs += v / visits * iops[o] * 1e-6 * self.count[o].get(device, 0.0)
             mean = p / programs
             cv2 = max(0.0, 2.0 * wait / programs / (mean * mean) - 1.0)
-            return share * _slowest_rest_of(k, p, mean, math.sqrt(cv2))
+            return share * slowest_rest_us(k, p, mean, math.sqrt(cv2))
         return share * wait / p * _slowest_of(k, p)
 
 
@@ -212,32 +212,6 @@ def _slowest_of(k: float, p: float, steps: int = 64) -> float:
     for i in range(steps):
         u = (i + 0.5) * h
         total += (1.0 - (1.0 - u) ** k) / u
-    return total * h
-
-
-REST_STEPS = 128
-"""Grid steps of ``_slowest_rest_of``'s integral."""
-
-
-def _slowest_rest_of(k: float, p: float, mean: float, cv: float) -> float:
-    """E[max] of k waits, each with chance p the rest of a program in progress (else 0): the equilibrium
-    residual R of a lognormal program time T (``mean``, ``cv``), P(R > t) = E[(T - t)+] / E[T] (uniform on
-    (0, T) for a fixed T), so E[max] = integral_0^inf 1 - (1 - p P(R > t))^k dt (midpoint rule up to T's
-    1 - 1e-6 quantile). A tight program's rest is bounded by it: the exponential rest of ``_slowest_of``
-    grows as log k."""
-    if cv <= 0:
-        return mean * (1.0 - (1.0 - (1.0 - p) ** (k + 1.0)) / (p * (k + 1.0)))
-    sigma = math.sqrt(math.log1p(cv * cv))
-    mu = math.log(mean) - sigma * sigma / 2
-    normal = NormalDist()
-    top = math.exp(mu + sigma * normal.inv_cdf(1.0 - 1e-6))
-    h = top / REST_STEPS
-    total = 0.0
-    for i in range(REST_STEPS):
-        t = (i + 0.5) * h
-        d1 = (mu + sigma * sigma - math.log(t)) / sigma
-        above = max(0.0, (mean * normal.cdf(d1) - t * normal.cdf(d1 - sigma)) / mean)
-        total += 1.0 - (1.0 - p * above) ** k
     return total * h
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from models.scenario import Scenario
 from sim.analytic import evaluate
-from sim.analytic.classes import _slowest_rest_of
+from sim.analytic.dies import slowest_rest_us
 
 BACKUP = {"name": "backup", "kind": "open", "rate_iops": 200, "read_fraction": 1.0, "block_size_kib": 1024,
           "access": "sequential"}
@@ -53,10 +53,10 @@ def test_slowest_rest_is_one_rest_for_one_page_and_bounded_by_the_program_for_ma
     """k = 1: the chance of meeting a program times its mean rest E[T^2] / 2E[T] = T (1 + cv^2) / 2. Many pages all
     meeting programs: about the longest program (for a fixed T exactly T k / (k + 1)), never beyond T's tail."""
     mean = 700.0
-    one = _slowest_rest_of(1.0, 0.2, mean, cv)
+    one = slowest_rest_us(1.0, 0.2, mean, cv)
     assert one == pytest.approx(0.2 * mean * (1 + cv * cv) / 2, rel=0.01)
-    assert _slowest_rest_of(8.0, 0.2, mean, cv) > one
-    many = _slowest_rest_of(64.0, 1.0, mean, cv)
+    assert slowest_rest_us(8.0, 0.2, mean, cv) > one
+    many = slowest_rest_us(64.0, 1.0, mean, cv)
     if cv == 0:
         assert many == pytest.approx(mean * 64 / 65, rel=1e-9)
     else:

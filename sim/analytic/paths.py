@@ -574,7 +574,9 @@ class DieGroups:
     of the network), then the read channel for the bytes beyond the first 4 KiB. A read of more than
     a page loads ``pieces`` dies (one per page) and waits as for one of them (the fork/join's maximum
     is left out: ES5F 128 KiB random reads at QD4 come out 5.9% fast against the DES; H_k waits for k
-    pages overshot, -4.8% there and -7..-14% on sequential streams, whose pages take consecutive dies). A write: the controller, a cache
+    pages overshot, -4.8% there and -7..-14% on sequential streams, whose pages take consecutive dies); but for the
+    write point's programs it finds on its k dies it waits for the longest rest (``Group.idle_programs``, the network's
+    program locks, ``sim.analytic.dies.slowest_rest_us``: a program lasts some ten die reads). A write: the controller, a cache
     slot and the acknowledgement; behind it the write channel and a program for N / write IOPS
     (``program_time_us`` x N / ``program_units``) on the die the FTL's write point picks
     (``sim.route.flash.WritePoint``, an idle die first): a charge on the dies (their load, spread evenly; a

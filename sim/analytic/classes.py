@@ -25,6 +25,11 @@ meets a die programming for the others with probability p = sum_o X_o T_o / dies
 mean rest E[T^2] / 2E[T], so its extra wait is sum_o X_o E[T^2]_o / (2 dies) per device read; a large
 read split into k device reads waits for the slowest (``Dies.read_wait_us``). This extra is on the reads only (it matters when a write burst
 meets a read-mostly load: the batch bursts next to YCSB, examples/linuxone_bdi_batch_and_ycsb.yaml).
+Under the ``dies`` device model a device's N dies are N single-server instances (``Demands.copies``: one
+die's demand, an I/O's residence counting all N) and a read of k pages reads k distinct dies at once: its further
+pages load the dies without adding to its response (``Demands.behind``) and it waits for the longest rest of
+the programs its k dies are found in (``slowest_rest_us``: a tight program's rest is bounded, issue 18's
+1 MiB backup reads next to the OLTP's writes).
 Devices whose reads share the program dies (``shared_dies``) are left to the classes' own solutions.
 ``solve_classes`` also hands each class's route model (``single``'s second value: under ``dies`` the route's die
 loads) and that extra per logical read back, so that ``sim.analytic`` builds each class's die-level tails with
@@ -45,6 +50,7 @@ from typing import TypeVar
 from models.fast_result import Bounds, FastResult
 from models.scenario import Scenario
 from models.workload import BurstyWorkload, ClosedWorkload, OpenWorkload, Workload
+from sim.analytic.dies import slowest_rest_us
 from sim.analytic.network import Network
 
 MVA_ITERATIONS = 2_000
@@ -52,6 +58,8 @@ MVA_TOLERANCE = 1e-9
 EXACT_LATTICE = 4_000
 """Closed populations solved by exact MVA up to this many lattice points (Schweitzer's approximation
 is poor for a few jobs per class: 9% on two classes of 2 and 3 jobs at one station)."""
+BEHIND_STEPS = 8
+"""Solutions of ``mixed_mva`` with the closed classes' programs at their last throughput (a fixed point)."""
 CLOSED_STEPS = 30
 """Fixed-point steps for a closed class's extra latency (it converges in a few: the gap shrinks with it)."""
 
@@ -64,12 +72,24 @@ class Demands:
         self.servers: list[int] = []
         self.index: dict[str, int] = {}
         self.per_class: list[dict[int, float]] = []
+        self.behind: list[dict[int, float]] = []
+        """Per class: the part of its demand at a device's dies that none of its I/Os waits for: a read's pages beyond
+        its first when it spans several dies (read in parallel, one per die; the read waits as for its first page,
+        ``DieGroups``; the wait for the slowest of them behind the others' programs is ``Dies``'). It loads the dies
+        the other reads meet but is no part of the class's own response (a die's residence counts its N instances,
+        ``copies``); and shared dies' programs (eXFlash), which queue with the reads at their die. Programs that take
+        idle dies (the write point's) are left to ``Dies``, as the pooled model's program units are."""
+        self.copies: list[float] = []
+        """Identical instances behind each name: a device's N dies share its meter name (``DieGroups``), each a
+        single-server FIFO visited 1 / N of the device's reads; the demand is one die's, an I/O's time there N of them."""
 
     def add_class(self, net: Network) -> None:
         own: dict[int, float] = {}
+        behind: dict[int, float] = {}
         for g in net.groups:
-            # a die station's programs (``DieGroups.programs``, ``Group.shares_with``) are demand on its dies
-            if g.pool or g.background or (g.program_locks and g.shares_with < 0) or g.view_of >= 0 or g.work <= 0:
+            # programs on idle dies (``DieGroups.programs``) or the pooled model's die locks: the reads' waits for them are
+            # ``Dies``'; shared dies' programs queue with the reads there: their load (``behind``)
+            if g.pool or g.background or (g.program_locks and (g.idle_programs or g.shares_with < 0)) or g.view_of >= 0 or g.work <= 0:
                 continue
             per_instance = g.work / len(g.names)
             for name in dict.fromkeys(g.names):  # a device's dies share its meter name (``DieGroups``): once
@@ -78,30 +98,65 @@ class Demands:
                     k = self.index[name] = len(self.names)
                     self.names.append(name)
                     self.servers.append(g.servers)
+                    self.copies.append(float(g.names.count(name)))
                 own[k] = own.get(k, 0.0) + per_instance
+                if g.program_locks:  # a shared die's programs, behind the write's acknowledgement
+                    behind[k] = behind.get(k, 0.0) + per_instance
+                elif g.page_us > 0 and g.charged > 0:  # the further pages of reads spanning several dies
+                    behind[k] = behind.get(k, 0.0) + g.charged / len(g.names)
         self.per_class.append(own)
+        self.behind.append(behind)
 
     def matrix(self) -> list[list[float]]:
+        """Every class's whole demand at each station instance (a spanning read's further pages included: the load)."""
         return [[own.get(k, 0.0) for k in range(len(self.names))] for own in self.per_class]
+
+    def split(self) -> tuple[list[list[float]], list[list[float]] | None]:
+        """(the demands a class's I/Os wait for, the die work none waits for (``behind``); None where there is none)."""
+        if not any(self.behind):
+            return self.matrix(), None
+        stations = range(len(self.names))
+        return ([[own.get(k, 0.0) - behind.get(k, 0.0) for k in stations] for own, behind in zip(self.per_class, self.behind, strict=True)],
+                [[behind.get(k, 0.0) for k in stations] for behind in self.behind])
 
 
 class Dies:
     """Per class and device: the reads' visits to the device's read units (per logical I/O), and per logical
     I/O of the class that programs there, the fraction of a die it keeps programming (T / dies) and the rest
-    of a program a read meets (E[T^2] / 2 per die)."""
+    of a program a read meets (E[T^2] / 2 per die). Under the ``dies`` device model (``DieGroups``, ``paged``) the
+    reads' visits are pages (a read of k pages reads k distinct dies), the programs those of ``DieGroups.programs``
+    per die, with their count per die (``count``) for the program law's mean."""
 
     def __init__(self) -> None:
         self.reads: list[dict[str, float]] = []
         self.busy: list[dict[str, float]] = []
         self.rest: list[dict[str, float]] = []
+        self.count: list[dict[str, float]] = []
+        """Programs per logical I/O per die (``dies`` device model only, ``paged``)."""
+        self.paged: set[str] = set()
+        """Devices under the ``dies`` device model (``DieGroups``): reads visits there count pages, one per die."""
         self.read_share: list[float] = []
 
     def add_class(self, net: Network, read_share: float) -> None:
         reads: dict[str, float] = {}
         busy: dict[str, float] = {}
         rest: dict[str, float] = {}
+        count: dict[str, float] = {}
         for g in net.groups:
             if g.view_of >= 0 or g.pool:
+                continue
+            if g.page_us > 0 and g.work > 0:  # a device's dies (``DieGroups``): a read of k pages reads k dies
+                for name in g.names:
+                    device = name.rpartition(".")[0]
+                    reads[device] = reads.get(device, 0.0) + g.work / g.page_us / len(g.names)
+                    self.paged.add(device)
+                continue
+            if g.idle_programs and g.work2 > 0:  # the programs on those dies (the write point's), per die
+                for name in dict.fromkeys(g.names):
+                    device = name.rpartition(".")[0]
+                    busy[device] = busy.get(device, 0.0) + g.work / len(g.names)
+                    rest[device] = rest.get(device, 0.0) + 0.5 * g.work2 / len(g.names)
+                    count[device] = count.get(device, 0.0) + g.visits / len(g.names)
                 continue
             for name in g.names:
                 device, _, part = name.rpartition(".")
@@ -114,6 +169,7 @@ class Dies:
         self.reads.append(reads)
         self.busy.append(busy)
         self.rest.append(rest)
+        self.count.append(count)
         self.read_share.append(read_share)
 
     def read_wait_us(self, c: int, iops: list[float]) -> float:
@@ -138,6 +194,17 @@ class Dies:
             return 0.0
         p = min(p, 1.0)
         k = max(1.0, visits / share)
+        if any(device in self.paged for device in self.reads[c]):
+            # the dies model: k pages on k distinct dies (fork/join), each finding its die programming with chance p;
+            # the read waits for the longest rest of those programs (a program's law from the others' mix)
+            programs = 0.0
+            for device, v in self.reads[c].items():
+                for o in range(len(iops)):
+                    if o != c:
+                        programs += v / visits * iops[o] * 1e-6 * self.count[o].get(device, 0.0)
+            mean = p / programs
+            cv2 = max(0.0, 2.0 * wait / programs / (mean * mean) - 1.0)
+            return share * slowest_rest_us(k, p, mean, math.sqrt(cv2))
         return share * wait / p * _slowest_of(k, p)
 
 
@@ -153,43 +220,57 @@ def _slowest_of(k: float, p: float, steps: int = 64) -> float:
 
 
 def mixed_mva(servers: list[int], demand: list[list[float]], rate: list[float], population: list[float],
-              think: list[float]) -> tuple[list[float], list[float], bool]:
+              think: list[float], copies: list[float] | None = None,
+              behind: list[list[float]] | None = None) -> tuple[list[float], list[float], bool]:
     """Throughput (per us) and response (us) of each class of a mixed product-form network.
 
     Class c is open with ``rate[c]`` arrivals per us when that is > 0, else closed with
     ``population[c]`` jobs and ``think[c]`` us of think time; ``demand[c][k]`` is its demand at
     station k (``servers[k]`` servers). The flag is False when the open classes alone saturate a
-    station (their responses are then infinite).
+    station (their responses are then infinite). ``copies[k]`` (1 when not given): identical instances of
+    station k, each with demand ``demand[c][k]`` (a device's dies, each visited 1 / N of its reads): a job's
+    residence there counts every instance, the queue a job meets is one instance's. ``behind[c][k]``: class
+    c's work at station k that none of its I/Os waits for (a spanning read's further pages, ``Demands.behind``): it loads
+    the station as open work at the class's throughput (a closed class's from the previous of
+    ``BEHIND_STEPS`` solutions), like the open classes' load.
     """
     stations = range(len(servers))
+    many = copies if copies is not None else [1.0 for _ in stations]
     classes = range(len(demand))
     queue_part = [[demand[c][k] / servers[k] for k in stations] for c in classes]
-    delay_part = [sum((demand[c][k] * (servers[k] - 1) / servers[k] for k in stations), 0.0) for c in classes]
-    u_open = [sum((rate[c] * queue_part[c][k] for c in classes if rate[c] > 0), 0.0) for k in stations]
-    if any(u >= 1.0 for u in u_open):
-        return [rate[c] for c in classes], [math.inf for _ in classes], False
+    delay_part = [sum((many[k] * demand[c][k] * (servers[k] - 1) / servers[k] for k in stations), 0.0) for c in classes]
+    u_fore = [sum((rate[c] * queue_part[c][k] for c in classes if rate[c] > 0), 0.0) for k in stations]
+    u_open = u_fore
     closed = [c for c in classes if rate[c] <= 0]
-    inflated = [[queue_part[c][k] / (1.0 - u_open[k]) for k in stations] for c in classes]
-    exact = _exact_closed(inflated, delay_part, population, think, closed)
-    if exact is not None:
-        x, q = exact
-    else:
-        x, q = _schweitzer(inflated, delay_part, population, think, closed)
+    through = [rate[c] for c in classes]  # a closed class's throughput from the previous step (0 at first)
+    for _ in range(BEHIND_STEPS if behind is not None else 1):
+        if behind is not None:
+            u_open = [u_fore[k] + sum((through[c] * behind[c][k] for c in classes), 0.0) / servers[k] for k in stations]
+        if any(u >= 1.0 for u in u_open):
+            return [rate[c] for c in classes], [math.inf for _ in classes], False
+        inflated = [[queue_part[c][k] / (1.0 - u_open[k]) for k in stations] for c in classes]
+        exact = _exact_closed(inflated, delay_part, population, think, closed, many)
+        if exact is not None:
+            x, q = exact
+        else:
+            x, q = _schweitzer(inflated, delay_part, population, think, closed, many)
+        through = [rate[c] if rate[c] > 0 else x[c] for c in classes]
     response = [0.0 for _ in classes]
     for c in classes:
         if rate[c] > 0:
             x[c] = rate[c]
-            response[c] = delay_part[c] + sum((queue_part[c][k] * (1.0 + sum((q[j][k] for j in closed), 0.0)) / (1.0 - u_open[k])
-                                              for k in stations), 0.0)
+            response[c] = delay_part[c] + sum((many[k] * queue_part[c][k] * (1.0 + sum((q[j][k] for j in closed), 0.0))
+                                               / (1.0 - u_open[k]) for k in stations), 0.0)
         else:
             response[c] = population[c] / x[c] - think[c] if x[c] > 0 else math.inf
     return x, response, True
 
 
 def _exact_closed(demand: list[list[float]], delay: list[float], population: list[float], think: list[float],
-                  closed: list[int]) -> tuple[list[float], list[list[float]]] | None:
+                  closed: list[int], copies: list[float]) -> tuple[list[float], list[list[float]]] | None:
     """Exact multi-class MVA (Reiser and Lavenberg) over the lattice of closed populations, when it has
-    at most ``EXACT_LATTICE`` points (else None): (throughput per class, queue per class and station)."""
+    at most ``EXACT_LATTICE`` points (else None): (throughput per class, queue per class and station instance;
+    ``copies`` instances of each, ``mixed_mva``)."""
     sizes = [round(population[c]) for c in closed]
     points = 1
     for n in sizes:
@@ -208,7 +289,7 @@ def _exact_closed(demand: list[list[float]], delay: list[float], population: lis
                 continue
             before = queue_at[(*vector[:i], vector[i] - 1, *vector[i + 1:])]
             res = [demand[c][k] * (1.0 + before[k]) for k in stations]
-            x[c] = vector[i] / (think[c] + delay[c] + sum(res, 0.0))
+            x[c] = vector[i] / (think[c] + delay[c] + sum((copies[k] * res[k] for k in stations), 0.0))
             for k in stations:
                 q[c][k] = x[c] * res[k]
                 total[k] += q[c][k]
@@ -226,8 +307,9 @@ def _lattice(sizes: list[int]) -> list[tuple[int, ...]]:
 
 
 def _schweitzer(demand: list[list[float]], delay: list[float], population: list[float], think: list[float],
-                closed: list[int]) -> tuple[list[float], list[list[float]]]:
-    """Approximate multi-class MVA (Schweitzer's (N - 1) / N for each class's own jobs)."""
+                closed: list[int], copies: list[float]) -> tuple[list[float], list[list[float]]]:
+    """Approximate multi-class MVA (Schweitzer's (N - 1) / N for each class's own jobs; ``copies`` instances of each
+    station, ``mixed_mva``: the queues are per instance)."""
     stations = range(len(demand[0]) if demand else 0)
     q = [[population[c] / max(1, len(stations)) for _ in stations] for c in range(len(demand))]
     x = [0.0 for _ in demand]
@@ -235,7 +317,7 @@ def _schweitzer(demand: list[list[float]], delay: list[float], population: list[
         moved = 0.0
         for c in closed:
             res = [demand[c][k] * (1.0 + sum((q[j][k] for j in closed), 0.0) - q[c][k] / population[c]) for k in stations]
-            x[c] = population[c] / (think[c] + delay[c] + sum(res, 0.0))
+            x[c] = population[c] / (think[c] + delay[c] + sum((copies[k] * res[k] for k in stations), 0.0))
             for k in stations:
                 new = x[c] * res[k]
                 moved = max(moved, abs(new - q[c][k]))
@@ -247,11 +329,11 @@ def _schweitzer(demand: list[list[float]], delay: list[float], population: list[
 
 def interference_us(demands: Demands, workloads: list[Workload]) -> list[float]:
     """Each class's extra latency from the others: its mixed-network response minus its response alone."""
-    matrix = demands.matrix()
+    matrix, behind = demands.split()
     rate = [_rate_per_us(wl) for wl in workloads]
     population = [float(wl.jobs * wl.queue_depth) if isinstance(wl, ClosedWorkload) else 0.0 for wl in workloads]
     think = [wl.think_time_us + wl.app_us_per_io if isinstance(wl, ClosedWorkload) else 0.0 for wl in workloads]
-    _, together, stable = mixed_mva(demands.servers, matrix, rate, population, think)
+    _, together, stable = mixed_mva(demands.servers, matrix, rate, population, think, demands.copies, behind)
     if not stable:
         return [math.inf for _ in workloads]
     out = []
@@ -260,7 +342,8 @@ def interference_us(demands: Demands, workloads: list[Workload]) -> list[float]:
         # a closed class's extra lengthens its cycle, which lowers its own queueing: the extra is the
         # gap to its response alone at the longer cycle (a fixed point; one step for an open class)
         for _ in range(1 if rate[c] > 0 else CLOSED_STEPS):
-            _, alone, _ = mixed_mva(demands.servers, [matrix[c]], [rate[c]], [population[c]], [think[c] + extra])
+            _, alone, _ = mixed_mva(demands.servers, [matrix[c]], [rate[c]], [population[c]], [think[c] + extra],
+                                    demands.copies, None if behind is None else [behind[c]])
             extra = max(0.0, together[c] - alone[0])
         out.append(extra)
     return out

@@ -150,6 +150,33 @@ def closed_read_quantile_us(layout: DieLayout, qd: int, mean_us: float, q: float
     return max(0.0, mean_us - point.mean_us) + die_level_quantile_us(layout, qd, q)
 
 
+REST_STEPS = 128
+"""Grid steps of ``slowest_rest_us``'s integral."""
+
+
+def slowest_rest_us(k: float, p: float, mean: float, cv: float) -> float:
+    """E[max] of k waits, each with chance p the rest of a program in progress (else 0): the equilibrium
+    residual R of a lognormal program time T (``mean``, ``cv``), P(R > t) = E[(T - t)+] / E[T] (uniform on
+    (0, T) for a fixed T), so E[max] = integral_0^inf 1 - (1 - p P(R > t))^k dt (midpoint rule up to T's
+    1 - 1e-6 quantile). A tight program's rest is bounded by it: the exponential rest of ``_slowest_of``
+    grows as log k (``sim.analytic.classes._slowest_of``). Used for another workload's programs
+    (``sim.analytic.classes.Dies``) and a workload's own (``sim.analytic.network.Network``'s program locks)."""
+    if cv <= 0:
+        return mean * (1.0 - (1.0 - (1.0 - p) ** (k + 1.0)) / (p * (k + 1.0)))
+    sigma = math.sqrt(math.log1p(cv * cv))
+    mu = math.log(mean) - sigma * sigma / 2
+    normal = NormalDist()
+    top = math.exp(mu + sigma * normal.inv_cdf(1.0 - 1e-6))
+    h = top / REST_STEPS
+    total = 0.0
+    for i in range(REST_STEPS):
+        t = (i + 0.5) * h
+        d1 = (mu + sigma * sigma - math.log(t)) / sigma
+        above = max(0.0, (mean * normal.cdf(d1) - t * normal.cdf(d1 - sigma)) / mean)
+        total += 1.0 - (1.0 - p * above) ** k
+    return total * h
+
+
 # -- the die-level tail of any route (issue 18): open arrivals, mixes, several devices ---------------------
 
 WAIT_STEPS = 600

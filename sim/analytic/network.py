@@ -41,6 +41,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from sim.analytic.dies import slowest_rest_us
 from sim.analytic.queueing import INF, max_of_normal_moments, mva_arrival_fractions, queue_wait
 
 READ = 0
@@ -59,13 +60,16 @@ class Group:
         "background_util",
         "behind_ack",
         "ca2",
+        "charged",
         "cover",
         "depth",
         "holding",
+        "idle_programs",
         "index",
         "instances",
         "limit",
         "names",
+        "page_us",
         "pool",
         "population",
         "program_locks",
@@ -104,6 +108,12 @@ class Group:
         self.visits = 0.0
         self.work = 0.0
         self.work2 = 0.0
+        self.page_us = 0.0
+        """A device's dies under the ``dies`` model (``DieGroups``): the read time of one page (0 elsewhere): a read's
+        pages there are ``work / page_us``."""
+        self.charged = 0.0
+        """The part of ``work`` charged (``Path.charge``): it occupies the servers, no job waits for it (a die's
+        programs; the further pages of a read that spans several dies, read in parallel with its first)."""
         self.holding: dict[tuple[int, float], tuple[float, Lin, float]] = {}
         """Concurrency limits only: (span id, bytes) -> (visits per logical I/O, span, bytes)."""
         self.limit = INF
@@ -128,6 +138,10 @@ class Group:
         ``dies`` device model): its capacity counts the programs' work too, its queue the reads only (the programs
         take idle dies, ``sim.route.flash.WritePoint``; a read meets them here, as a lock)."""
         self.program_locks = program_locks
+        self.idle_programs = False
+        """Program locks of a device's dies under the ``dies`` model whose programs take idle dies only (the write
+        point, ``sim.route.flash.WritePoint``; not shared dies, where they queue with the reads): a read meets them
+        at random, outside the dies' queue (``sim.analytic.classes.Dies``)."""
         """The dies of a shared-die device seen by a read whose data sit on one of them (``DieProgramLocks`` in
         sim/des/model.py): programs load it (``Path.charge``), reads only wait here (``Path.wait_for``), for the rest
         of a program when their die has one: (programs in flight per die) x E[T^2] / (2 E[T]), no queue."""
@@ -358,6 +372,7 @@ class Path:
             svc = time_of(n)
             group.visits += w
             group.work += w * svc
+            group.charged += w * svc
             group.work2 += w * svc * svc * (1.0 + scv)
         for group, p, span in self.spans:
             w = weight * p
@@ -461,7 +476,7 @@ class Network:
         self._nested: dict[int, set[int]] = {}
         """Station index -> the limits whose every hold contains all its visits."""
         self._never_wait: set[int] = set()
-        self._locks: list[tuple[int, float, float, float, float]] = []
+        self._locks: list[tuple[int, float, float, float, float, float, float, float]] = []
         """Program-lock groups: (index, die-time programming per die per unit of x, half its second moment per
         die per unit of x, E[R^2] of the rest of a program)."""
         self._views: dict[int, tuple[tuple[int, int], ...]] = {}
@@ -673,8 +688,8 @@ class Network:
         self._kinds = self._kind_table
         # the zero-load evaluation (``self._zero``) reads nothing that depends on the population: it is kept
 
-    def _centres(self) -> tuple[list[tuple[int, float, float, float, int, float, float]], list[Group], list[tuple[int, float, float, float, float]],
-                                dict[int, list[tuple[int, int]]]]:
+    def _centres(self) -> tuple[list[tuple[int, float, float, float, int, float, float]], list[Group],
+                                list[tuple[int, float, float, float, float, float, float, float]], dict[int, list[tuple[int, int]]]]:
         """``_compile``'s centres: the stations that can make a job wait (index, visits per instance, mean,
         scv, servers, ca2, population), the concurrency limits with visits, the program locks and the
         wait-only views of each limit."""
@@ -682,7 +697,7 @@ class Network:
         never_wait = self._never_wait
         stations = []
         limits = []
-        locks = []
+        locks: list[tuple[int, float, float, float, float, float, float, float]] = []
         views: dict[int, list[tuple[int, int]]] = {}
         for g in groups:
             if g.view_of >= 0:
@@ -698,7 +713,13 @@ class Network:
                     # a die station's reads (``shares_with``): their demand per die (reads that come during a program
                     # queue behind it and lengthen the wait of the reads after them)
                     reads = groups[g.shares_with].work / len(g.names) if g.shares_with >= 0 else 0.0
-                    locks.append((g.index, g.work / per_die, 0.5 * g.work2 / per_die, mean * mean * moment ** 3 / 3.0, reads))
+                    # a read spanning k pages on k dies (``DieGroups``: its first page a visit, the others a charge)
+                    # finds the write point's programs on any of them and waits for the longest rest (``slowest_rest_us``)
+                    die = groups[g.shares_with] if g.shares_with >= 0 else g
+                    first = die.work - die.charged
+                    pages = die.work / first if g.idle_programs and die.charged > 0 and first > 0 else 1.0
+                    locks.append((g.index, g.work / per_die, 0.5 * g.work2 / per_die, mean * mean * moment ** 3 / 3.0, reads,
+                                  pages, mean, math.sqrt(max(0.0, moment - 1.0))))
                 continue
             if g.pool:
                 if g.visits > 0:
@@ -897,11 +918,12 @@ class Network:
         wvar = [0.0] * n
         p_wait = [0.0] * n
         holding = [0.0] * n
-        for i, busy, residual, residual2, reads in self._locks:
+        for i, busy, residual, residual2, reads, pages, program_us, program_cv in self._locks:
             # a read finds its die programming with probability rho and waits out the rest of the program (and, on a
-            # die station, the reads that came during it before this one: 1 / (1 - the die's read utilization))
+            # die station, the reads that came during it before this one: 1 / (1 - the die's read utilization));
+            # a read of k pages on k dies, the longest rest of the programs it finds (``DieGroups``, the write point's)
             rho = x * busy
-            wait = x * residual
+            wait = x * residual if pages <= 1.0 else slowest_rest_us(pages, min(1.0, rho), program_us, program_cv)
             if reads > 0.0:
                 rho_r = x * reads
                 wait = wait / (1.0 - rho_r) if rho_r < 1.0 else INF

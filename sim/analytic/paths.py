@@ -574,7 +574,9 @@ class DieGroups:
     of the network), then the read channel for the bytes beyond the first 4 KiB. A read of more than
     a page loads ``pieces`` dies (one per page) and waits as for one of them (the fork/join's maximum
     is left out: ES5F 128 KiB random reads at QD4 come out 5.9% fast against the DES; H_k waits for k
-    pages overshot, -4.8% there and -7..-14% on sequential streams, whose pages take consecutive dies). A write: the controller, a cache
+    pages overshot, -4.8% there and -7..-14% on sequential streams, whose pages take consecutive dies); but for the
+    write point's programs it finds on its k dies it waits for the longest rest (``Group.idle_programs``, the network's
+    program locks, ``sim.analytic.dies.slowest_rest_us``: a program lasts some ten die reads). A write: the controller, a cache
     slot and the acknowledgement; behind it the write channel and a program for N / write IOPS
     (``program_time_us`` x N / ``program_units``) on the die the FTL's write point picks
     (``sim.route.flash.WritePoint``, an idle die first): a charge on the dies (their load, spread evenly; a
@@ -600,12 +602,15 @@ class DieGroups:
         # a die's arrivals taken as Poisson, also for a sequential stream that takes the dies in turn (ca2 = 1/N
         # there left a P4510 50/50 64 KiB sequential mix at QD8 19% fast against the DES, ca2 = 1: +2.7%)
         self.dies = c.groups(die_labels, 1, None, shares=shares, ca2=1.0)
+        for g, _ in self.dies:
+            g.page_us = d.die_read_us
         # the programs on the same dies, as locks a read meets at random (``Group.shares_with``: the dies' capacity
         # counts them, the dies' queue does not: they take idle dies, ``sim.route.flash.WritePoint``)
         self.programs = c.groups(die_labels, 1, None, shares=shares, ca2=1.0)
         for (g, _), (h, _) in zip(self.programs, self.dies, strict=True):
             g.program_locks = True
             g.shares_with = h.index
+            g.idle_programs = not p.shared_dies
         reach = {name: g.reach for g, _ in self.controller for name in g.names}
         cover = {name: g.cover for g, _ in self.controller for name in g.names}
         for g, _ in self.dies + self.programs:

@@ -96,8 +96,8 @@ def _oltp_and_batch() -> dict[str, Any]:
 @pytest.mark.parametrize(("case", "workload"), [("burst", "ycsb"), ("consolidation", "oltp")])
 def test_several_workloads_tails_near_the_des(case: str, workload: str) -> None:
     """A read-mostly loop next to another workload's writes: its die-level p99 and p99.9 (the other workload's
-    programs at its dies) and the total's (the mixture) within 10% of the DES's beyond its 95% interval; the
-    heuristic is under half the DES's p99."""
+    programs at its dies) and the total's (the mixture) within 10% of the DES's beyond its 95% interval, and at
+    most half as far from the DES's p99 as the pooled heuristic on the same means."""
     data = _burst() if case == "burst" else _oltp_and_batch()
     fast = evaluate(_under_dies(data))
     des = simulate(_under_dies(data, max_ios=40_000))
@@ -110,8 +110,11 @@ def test_several_workloads_tails_near_the_des(case: str, workload: str) -> None:
             assert metric.ci95 is not None
             lo, hi = metric.ci95
             assert (1 - TOLERANCE) * lo <= value <= (1 + TOLERANCE) * hi, (case, value, lo, hi)
-        assert d.latency_p99_us.value is not None
-        assert heuristic_quantile_us(f, 0.99) < 0.5 * d.latency_p99_us.value
+        measured = d.latency_p99_us.value
+        assert measured is not None
+        # the mechanism is nearer the DES than the pooled heuristic on the same means (2026-11-27, after the
+        # mixed network counts every die: burst YCSB heuristic 737 us against the DES's 1,047)
+        assert abs(f.latency_p99_us - measured) < 0.5 * abs(heuristic_quantile_us(f, 0.99) - measured)
 
 
 def test_a_stripe_blend_keeps_the_heuristic() -> None:

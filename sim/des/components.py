@@ -786,7 +786,40 @@ class BookedRelease:
         self.pool.release(job)
 
 
-class WriteEntry:
+class _CacheWay:
+    """What a ``WriteEntry`` and a ``CacheEntry`` share: the cache and its acknowledgement, the count of writes on
+    the way to their slot by events (``slow``: while one is, no later write books ahead of it), and the one event
+    at the end of a write's way in (``_move_on``)."""
+
+    __slots__ = ("_cb", "_spare", "ack", "cache", "env", "slow")
+
+    def __init__(self, env: simpy.Environment, cache: BookedPool, ack: Delay):
+        self.env = env
+        self.cache = cache
+        self.ack = ack
+        self.slow = 0
+        """Writes on the way to their slot (and acknowledgement's draw) by events."""
+        self._spare: list[Event] = []
+        self._cb: list[Callable[[Event], None]] = [self._leave]
+
+    def _move_on(self, job: Job, t: float, now: float) -> None:
+        """``job`` goes on at ``t``: one event then, or at once."""
+        if t > now:
+            _push(self.env, self._spare, t, job, self._cb)
+        else:
+            advance(job)
+
+    def _leave(self, event: Event) -> None:
+        self._spare.append(event)
+        advance(event._value)
+
+    def acknowledge(self, job: Job) -> None:
+        """The acknowledgement of a write that came by events (its slot taken)."""
+        self.slow -= 1
+        self.ack(job)
+
+
+class WriteEntry(_CacheWay):
     """A cached write's way in: a channel of single-server stations (``FifoStation``: S2's adapter uplink then drive
     link, z/VM's link), then a slot of the device's write cache (a ``BookedPool``), then the write acknowledgement
     (a ``Delay``), with one event instead of two.
@@ -804,25 +837,19 @@ class WriteEntry:
     ``acknowledge`` hops.
     """
 
-    __slots__ = ("_cb", "_pass_cb", "_spare", "ack", "cache", "channel", "env", "parts", "passing", "slow")
+    __slots__ = ("_pass_cb", "channel", "parts", "passing")
 
     def __init__(self, env: simpy.Environment, channel: Sequence[FifoStation], cache: BookedPool, ack: Delay):
         if not channel or any(st.capacity != 1 for st in channel):
             raise ValueError(f"{cache.name}: a write entry's channel is one or more single-server stations")
-        self.env = env
+        super().__init__(env, cache, ack)
         self.channel: tuple[FifoStation, ...] = tuple(channel)
         self.parts: tuple[Callable[[Job, float], float], ...] = tuple(st.commit for st in channel)
         """Each station's ``commit``, in channel order (a ``Chain``'s parts)."""
         for st in self.channel[1:]:
             st.reached_ahead()
-        self.cache = cache
-        self.ack = ack
-        self.slow = 0
-        """Writes between the channel and their acknowledgement's draw on the way by events."""
         self.passing = 0
-        """Of those, the writes still in the channel (an event at their departure)."""
-        self._spare: list[Event] = []
-        self._cb: list[Callable[[Event], None]] = [self._leave]
+        """Of the writes on the way by events (``slow``), those still in the channel (an event at their departure)."""
         self._pass_cb: list[Callable[[Event], None]] = [self._pass]
 
     def __call__(self, job: Job) -> None:
@@ -850,14 +877,7 @@ class WriteEntry:
             return
         else:
             self.slow += 1
-        if t > now:
-            _push(env, self._spare, t, job, self._cb)
-        else:
-            advance(job)
-
-    def _leave(self, event: Event) -> None:
-        self._spare.append(event)
-        advance(event._value)
+        self._move_on(job, t, now)
 
     def _pass(self, event: Event) -> None:
         """A write that came by events leaves the channel."""
@@ -865,13 +885,8 @@ class WriteEntry:
         self._spare.append(event)
         advance(event._value)
 
-    def acknowledge(self, job: Job) -> None:
-        """The acknowledgement of a write that came by events (its slot taken)."""
-        self.slow -= 1
-        self.ack(job)
 
-
-class CacheEntry:
+class CacheEntry(_CacheWay):
     """A write's way into a write-back cache: a ``FifoStation`` of any number of servers (a storage server's
     controller), then a slot of the cache (a ``BookedPool``), then the cache's acknowledgement (a ``Delay``), with
     one event instead of two (``WriteEntry``'s pattern for a station whose departures need not keep the order of
@@ -896,17 +911,11 @@ class CacheEntry:
     ahead of a write that went by events, and ``acquire`` is ``BookedPool.acquire``.
     """
 
-    __slots__ = ("_cb", "_spare", "ack", "cache", "env", "slow", "station")
+    __slots__ = ("station",)
 
     def __init__(self, env: simpy.Environment, station: FifoStation, cache: BookedPool, ack: Delay):
-        self.env = env
+        super().__init__(env, cache, ack)
         self.station = station
-        self.cache = cache
-        self.ack = ack
-        self.slow = 0
-        """Writes between the station and their slot on the way by events."""
-        self._spare: list[Event] = []
-        self._cb: list[Callable[[Event], None]] = [self._leave]
 
     def __call__(self, job: Job) -> None:
         env = self.env
@@ -918,14 +927,7 @@ class CacheEntry:
             job.step += 2  # the acquire and the acknowledgement are done
         else:
             self.slow += 1
-        if t > now:
-            _push(env, self._spare, t, job, self._cb)
-        else:
-            advance(job)
-
-    def _leave(self, event: Event) -> None:
-        self._spare.append(event)
-        advance(event._value)
+        self._move_on(job, t, now)
 
     def acquire(self, job: Job) -> None:
         """The slot of a write that came by events: taken (``BookedPool.acquire``) when no job waits and the slots
@@ -938,11 +940,6 @@ class CacheEntry:
             cache.wake_for_waiters()
             return
         cache.acquire(job)
-
-    def acknowledge(self, job: Job) -> None:
-        """The acknowledgement of a write that came by events (its slot taken)."""
-        self.slow -= 1
-        self.ack(job)
 
 
 class JobFactory:

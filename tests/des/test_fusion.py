@@ -15,6 +15,7 @@ import simpy
 from sim.des.components import Chain, Delay, FifoStation, Job, JobFactory, Station, make_route
 from sim.des.model import Fusion
 from sim.route.elements import instance_of
+from tests.des.walk import start_at
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -32,12 +33,7 @@ def _walk(route_of: object, arrivals: list[tuple[float, float]], env: simpy.Envi
         job.cost = s
         job.route = (*route_of, finish)  # type: ignore[misc]
 
-        def start(event: simpy.Event, job: Job = job) -> None:
-            job.step = -1
-            from sim.des.components import advance
-            advance(job)
-
-        env.timeout(t).callbacks.append(start)
+        start_at(env, job, t)
     env.run()
     return done
 
@@ -307,7 +303,7 @@ def test_a_split_then_a_constant_delay_is_one_event_at_the_delay_end() -> None:
 def test_inline_service_laws_give_the_departures_of_the_service_they_stand_for(servers: int) -> None:
     """``SERVICE_BYTES`` (size x per byte, a link) and ``SERVICE_COST`` (the host CPU's job.cost) are computed in
     ``commit`` without calling ``service``: to the last bit the departures of the station that calls it."""
-    from sim.des.components import SERVICE_BYTES, SERVICE_COST, advance
+    from sim.des.components import SERVICE_BYTES, SERVICE_COST
 
     arrivals = _arrivals(1_500, 23)
     per_byte = 1.0 / (0.4 * 1e3)  # 0.4 GB/s in us per byte: about 9 us per job, a long queue
@@ -327,11 +323,7 @@ def test_inline_service_laws_give_the_departures_of_the_service_they_stand_for(s
             job.slot = i
             job.route = route  # type: ignore[assignment]
 
-            def start(event: simpy.Event, job: Job = job) -> None:
-                job.step = -1
-                advance(job)
-
-            env.timeout(t).callbacks.append(start)
+            start_at(env, job, t)
         env.run()
         return done
 

@@ -28,6 +28,7 @@ from sim.des.components import (
     advance,
 )
 from sim.des.model import Fusion
+from tests.des.walk import start_at
 
 
 def _arrivals(n: int, seed: int) -> list[tuple[float, float]]:
@@ -51,11 +52,7 @@ def _walk(route: tuple[object, ...], arrivals: list[tuple[float, float]], env: s
         job.size = round(s * 1000)  # what a fork's child inherits: the destage's service reads it
         job.route = route  # type: ignore[assignment]
 
-        def start(event: simpy.Event, job: Job = job) -> None:
-            job.step = -1
-            advance(job)
-
-        env.timeout(t).callbacks.append(start)
+        start_at(env, job, t)
     env.run()
 
 

@@ -786,40 +786,7 @@ class BookedRelease:
         self.pool.release(job)
 
 
-class _CacheWay:
-    """What a ``WriteEntry`` and a ``CacheEntry`` share: the cache and its acknowledgement, the count of writes on
-    the way to their slot by events (``slow``: while one is, no later write books ahead of it), and the one event
-    at the end of a write's way in (``_move_on``)."""
-
-    __slots__ = ("_cb", "_spare", "ack", "cache", "env", "slow")
-
-    def __init__(self, env: simpy.Environment, cache: BookedPool, ack: Delay):
-        self.env = env
-        self.cache = cache
-        self.ack = ack
-        self.slow = 0
-        """Writes on the way to their slot (and acknowledgement's draw) by events."""
-        self._spare: list[Event] = []
-        self._cb: list[Callable[[Event], None]] = [self._leave]
-
-    def _move_on(self, job: Job, t: float, now: float) -> None:
-        """``job`` goes on at ``t``: one event then, or at once."""
-        if t > now:
-            _push(self.env, self._spare, t, job, self._cb)
-        else:
-            advance(job)
-
-    def _leave(self, event: Event) -> None:
-        self._spare.append(event)
-        advance(event._value)
-
-    def acknowledge(self, job: Job) -> None:
-        """The acknowledgement of a write that came by events (its slot taken)."""
-        self.slow -= 1
-        self.ack(job)
-
-
-class WriteEntry(_CacheWay):
+class WriteEntry:
     """A cached write's way in: a channel of single-server stations (``FifoStation``: S2's adapter uplink then drive
     link, z/VM's link), then a slot of the device's write cache (a ``BookedPool``), then the write acknowledgement
     (a ``Delay``), with one event instead of two.
@@ -837,19 +804,25 @@ class WriteEntry(_CacheWay):
     ``acknowledge`` hops.
     """
 
-    __slots__ = ("_pass_cb", "channel", "parts", "passing")
+    __slots__ = ("_cb", "_pass_cb", "_spare", "ack", "cache", "channel", "env", "parts", "passing", "slow")
 
     def __init__(self, env: simpy.Environment, channel: Sequence[FifoStation], cache: BookedPool, ack: Delay):
         if not channel or any(st.capacity != 1 for st in channel):
             raise ValueError(f"{cache.name}: a write entry's channel is one or more single-server stations")
-        super().__init__(env, cache, ack)
+        self.env = env
         self.channel: tuple[FifoStation, ...] = tuple(channel)
         self.parts: tuple[Callable[[Job, float], float], ...] = tuple(st.commit for st in channel)
         """Each station's ``commit``, in channel order (a ``Chain``'s parts)."""
         for st in self.channel[1:]:
             st.reached_ahead()
+        self.cache = cache
+        self.ack = ack
+        self.slow = 0
+        """Writes between the channel and their acknowledgement's draw on the way by events."""
         self.passing = 0
-        """Of the writes on the way by events (``slow``), those still in the channel (an event at their departure)."""
+        """Of those, the writes still in the channel (an event at their departure)."""
+        self._spare: list[Event] = []
+        self._cb: list[Callable[[Event], None]] = [self._leave]
         self._pass_cb: list[Callable[[Event], None]] = [self._pass]
 
     def __call__(self, job: Job) -> None:
@@ -877,7 +850,14 @@ class WriteEntry(_CacheWay):
             return
         else:
             self.slow += 1
-        self._move_on(job, t, now)
+        if t > now:
+            _push(env, self._spare, t, job, self._cb)
+        else:
+            advance(job)
+
+    def _leave(self, event: Event) -> None:
+        self._spare.append(event)
+        advance(event._value)
 
     def _pass(self, event: Event) -> None:
         """A write that came by events leaves the channel."""
@@ -885,8 +865,13 @@ class WriteEntry(_CacheWay):
         self._spare.append(event)
         advance(event._value)
 
+    def acknowledge(self, job: Job) -> None:
+        """The acknowledgement of a write that came by events (its slot taken)."""
+        self.slow -= 1
+        self.ack(job)
 
-class CacheEntry(_CacheWay):
+
+class CacheEntry:
     """A write's way into a write-back cache: a ``FifoStation`` of any number of servers (a storage server's
     controller), then a slot of the cache (a ``BookedPool``), then the cache's acknowledgement (a ``Delay``), with
     one event instead of two (``WriteEntry``'s pattern for a station whose departures need not keep the order of
@@ -911,11 +896,17 @@ class CacheEntry(_CacheWay):
     ahead of a write that went by events, and ``acquire`` is ``BookedPool.acquire``.
     """
 
-    __slots__ = ("station",)
+    __slots__ = ("_cb", "_spare", "ack", "cache", "env", "slow", "station")
 
     def __init__(self, env: simpy.Environment, station: FifoStation, cache: BookedPool, ack: Delay):
-        super().__init__(env, cache, ack)
+        self.env = env
         self.station = station
+        self.cache = cache
+        self.ack = ack
+        self.slow = 0
+        """Writes between the station and their slot on the way by events."""
+        self._spare: list[Event] = []
+        self._cb: list[Callable[[Event], None]] = [self._leave]
 
     def __call__(self, job: Job) -> None:
         env = self.env
@@ -927,7 +918,14 @@ class CacheEntry(_CacheWay):
             job.step += 2  # the acquire and the acknowledgement are done
         else:
             self.slow += 1
-        self._move_on(job, t, now)
+        if t > now:
+            _push(env, self._spare, t, job, self._cb)
+        else:
+            advance(job)
+
+    def _leave(self, event: Event) -> None:
+        self._spare.append(event)
+        advance(event._value)
 
     def acquire(self, job: Job) -> None:
         """The slot of a write that came by events: taken (``BookedPool.acquire``) when no job waits and the slots
@@ -940,6 +938,11 @@ class CacheEntry(_CacheWay):
             cache.wake_for_waiters()
             return
         cache.acquire(job)
+
+    def acknowledge(self, job: Job) -> None:
+        """The acknowledgement of a write that came by events (its slot taken)."""
+        self.slow -= 1
+        self.ack(job)
 
 
 class JobFactory:

@@ -117,20 +117,8 @@ def test_schedule_takes_a_hint_from_another_key_of_the_same_scenario() -> None:
 def test_a_calibration_killed_while_its_workers_run_leaves_no_worker_behind(tmp_path: Path) -> None:
     """`flashplan calibrate --jobs 2` is SIGKILLed while its forked workers simulate: they end with it (the kernel's
     parent-death signal, ``sim.plan.parent_watch``) instead of simulating for nobody and then waiting for ever."""
-    import time
-
-    import psutil
-
-    from tests.plan.processes import kill_and_find_survivors, nothing_left_behind, wait_for_workers
+    from tests.plan.processes import killed_while_working
 
     cmd = [sys.executable, "-m", "sim.cli", "calibrate", "--only", "S1", "--jobs", "2", "--results",
            str(tmp_path / "r.json"), "--parity", str(tmp_path / "p.html")]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
-    workers: list[psutil.Process] = []
-    with nothing_left_behind(proc, workers):
-        wait_for_workers(proc, workers, "calibrate")
-        time.sleep(0.5)  # into their first runs
-        assert proc.poll() is None, "calibrate ended before the kill"
-        alive = kill_and_find_survivors(proc, workers)
-        assert not alive, f"calibration workers outlived the killed calibrate: {alive}"
+    killed_while_working(cmd, "calibrate", cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})

@@ -81,7 +81,7 @@ def test_a_destage_fused_with_its_release_grants_and_meters_as_the_event_walk(sl
             advance(job)
 
         def done(job: Job) -> None:
-            pass
+            """The route's last hop: the write is through (nothing more to record)."""
 
         if isinstance(cache, BookedPool):
             raw = (cache.acquire, ack, acknowledged, Fork((channel, BookedRelease(cache)), jobs), done)

@@ -61,3 +61,18 @@ def wait_for_workers(proc: subprocess.Popen[bytes], workers: list[psutil.Process
         with contextlib.suppress(psutil.Error):
             workers[:] = parent.children()
         time.sleep(0.01)
+
+
+def killed_while_working(cmd: list[str], what: str, **popen: object) -> subprocess.Popen[bytes]:
+    """Start ``cmd`` in its own session, wait until its two workers run and are into their first work, SIGKILL it
+    alone and fail if a worker outlives it (``what`` names it in the messages); the ended process is returned."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                            **popen)  # type: ignore[call-overload]
+    workers: list[psutil.Process] = []
+    with nothing_left_behind(proc, workers):
+        wait_for_workers(proc, workers, what)
+        time.sleep(0.5)  # into their first work
+        assert proc.poll() is None, f"{what} ended before the kill"
+        alive = kill_and_find_survivors(proc, workers)
+        assert not alive, f"the workers outlived the killed {what}: {alive}"
+    return proc

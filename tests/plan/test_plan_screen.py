@@ -9,11 +9,9 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
-import psutil
 import pytest
 
 from models.common import dumps_json
@@ -21,7 +19,7 @@ from models.requirements import load_requirements
 from sim.plan.planner import plan
 from sim.plan.screen import spans
 from sim.plan.space import hardware_key, wide_candidates
-from tests.plan.processes import kill_and_find_survivors, nothing_left_behind, wait_for_workers
+from tests.plan.processes import killed_while_working
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 PLANS = ROOT / "examples" / "plan"
@@ -111,12 +109,5 @@ def test_a_planner_killed_while_screening_leaves_no_worker_behind() -> None:
     screen their chunks for nobody and then wait on the pool's queue for ever."""
     cmd = [sys.executable, "-m", "sim.cli", "plan", str(PLANS / "ibmi_oltp.yaml"), "--space", "wide", "--jobs", "2",
            "--quiet", "--json", *(f"--set={k}={v}" for k, v in SHORT_DES.items())]
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    workers: list[psutil.Process] = []
-    with nothing_left_behind(proc, workers):
-        wait_for_workers(proc, workers, "the planner")
-        time.sleep(0.5)  # into their first chunks
-        assert proc.poll() is None, "the plan ended before the kill"
-        alive = kill_and_find_survivors(proc, workers)
-        assert not alive, f"screening workers outlived the killed planner: {alive}"
+    proc = killed_while_working(cmd, "the planner", cwd=ROOT)
     assert proc.returncode == -signal.SIGKILL

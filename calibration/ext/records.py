@@ -84,11 +84,12 @@ def load_ext_records(path: Path = EXT_FILE) -> list[ExtRecord]:
     return load_ext_file(path).records
 
 
-def gate_records(path: Path = EXT_FILE, device_model: DeviceModel | None = None) -> list[Record]:
+def gate_records(path: Path | None = None, device_model: DeviceModel | None = None) -> list[Record]:
     """The EXT records as the calibration gate runs them: each scenario under the file's ``device_model`` (or
     ``device_model`` when given: ``calibrate --device-model``), its file named relative to the gate's scenario
-    directory (``calibration/scenarios``), so ``calibration.evaluate`` loads it like any other record's."""
-    rf = load_ext_file(path)
+    directory (``calibration/scenarios``), so ``calibration.evaluate`` loads it like any other record's. ``path``:
+    ``EXT_FILE`` (looked up when called) unless given."""
+    rf = load_ext_file(EXT_FILE if path is None else path)
     model = device_model or rf.device_model
 
     def moved(ref: dict[str, Any]) -> dict[str, Any]:

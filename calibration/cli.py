@@ -115,12 +115,14 @@ def gate_records(only: str | None, device_model: str | None = None) -> list[Reco
     """The records ``flashplan calibrate`` runs: S1-S5 (calibration/data) and EXT (calibration/ext/ext.yaml, each
     scenario under the file's device model, or ``device_model`` when forced), or ``only`` one system's; ids unique
     across the two (BadInput naming the id)."""
+    from calibration.ext.records import DeviceModel
     from calibration.ext.records import gate_records as ext_records
     from sim.errors import BadInput
 
     records = [] if only == EXT_SYSTEM else load_records(only=only)
     if only in (None, EXT_SYSTEM):
-        ext = ext_records(device_model="pooled" if device_model == "pooled" else "dies" if device_model == "dies" else None)
+        forced: DeviceModel | None = None if device_model is None else ("dies" if device_model == "dies" else "pooled")
+        ext = ext_records(device_model=forced)
         clash = sorted({r.id for r in records} & {r.id for r in ext})
         if clash:
             raise BadInput([("ext.yaml: id", f"{clash[0]!r} is also a record of calibration/data")])

@@ -1,4 +1,4 @@
-"""``flashplan calibrate [--json] [--only S1..S5] [--fit] [--quick] [--strict] [--parity FILE] [--jobs N] [--results FILE]
+"""``flashplan calibrate [--json] [--only S1..S5|EXT|FAULTS] [--fit] [--quick] [--strict] [--parity FILE] [--jobs N] [--results FILE]
 [--full-budget]``.
 
 Runs every calibration record, prints record / measured / predicted (95% CI) / relative
@@ -15,6 +15,9 @@ its tolerance keeps that value, the scenarios of the others run again at the ful
 ``--jobs`` above 1 a screen run is carried on from where it stopped, ``calibration.evaluate._screened_in_pool``).
 ``--fit [--fit-steps N]`` first refits the free parameters (calibration/fit.py) and saves them to
 models/catalog/fitted.yaml.
+The EXT system (published queue-depth sweeps of NVMe drives, calibration/ext/ext.yaml) runs with S1-S5 and alone with
+``--only EXT``: its records are checked, never fitted, and run under the device model their file names (``dies``, the
+mechanism they check; ``--device-model`` forces another for every record).
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from calibration.evaluate import FULL_RUN, QUICK_RUN, SCREEN_RUN, Schedule, evaluate, stale_known_gap, with_conflict_partners
-from calibration.records import SYSTEMS, load_records
+from calibration.records import EXT_SYSTEM, SYSTEMS, Record, load_records
 from calibration.report import summary, write_parity, write_results, write_run_info
 from models.common import dumps_json
 from models.numbers import format_number as _fmt
@@ -47,8 +50,9 @@ MAX_JOBS = 256
 
 def register(sub: Any) -> None:
     p = sub.add_parser("calibrate", help="run the calibration records against the seeds' measurements")
-    p.add_argument("--only", choices=(*SYSTEMS, "FAULTS"),
-                   help="one system's records (FAULTS: the failure / rebuild records, calibration/faults/check.py)")
+    p.add_argument("--only", choices=(*SYSTEMS, EXT_SYSTEM, "FAULTS"),
+                   help="one system's records (EXT: the published queue-depth sweeps, calibration/ext/ext.yaml, under "
+                        "the die-level device model; FAULTS: the failure / rebuild records, calibration/faults/check.py)")
     p.add_argument("--json", action="store_true", help="print the records as a JSON list")
     p.add_argument("--fit", action="store_true", help="refit the free parameters first (slow: minutes)")
     p.add_argument("--quick", action="store_true", help="only the CI subset, with +-4%% run precision")
@@ -71,9 +75,10 @@ def register(sub: Any) -> None:
     p.add_argument("--fit-steps", type=int, default=FIT_STEPS,
                    help=f"with --fit: least-squares steps per system, 1..{MAX_FIT_STEPS} (default {FIT_STEPS}); each step "
                         "simulates the system's records once per free parameter, plus once")
-    p.add_argument("--device-model", choices=("pooled", "dies"), default="pooled",
-                   help="force every record's scenario to this flash device model (issue 18; default: as the scenarios "
-                        "say, pooled); a forced run never writes latest.json (use --results)")
+    p.add_argument("--device-model", choices=("pooled", "dies"), default=None,
+                   help="force every record's scenario to this flash device model (issue 18; default: as the records "
+                        "say: S1-S5 as their scenarios, pooled; EXT as its file, dies); a forced run never writes "
+                        "latest.json (use --results)")
     p.set_defaults(func=cmd_calibrate)
 
 
@@ -103,7 +108,26 @@ def _tol(row: dict[str, Any]) -> str:
 def _run_settings(args: argparse.Namespace) -> dict[str, Any]:
     """The run budget of every record's scenario, with a forced device model (``--device-model``) when one is given."""
     run = QUICK_RUN if args.quick else FULL_RUN
-    return run | {"device_model": args.device_model} if args.device_model != "pooled" else run
+    return run | {"device_model": args.device_model} if args.device_model is not None else run
+
+
+def gate_records(only: str | None, device_model: str | None = None) -> list[Record]:
+    """The records ``flashplan calibrate`` runs: S1-S5 (calibration/data) and EXT (calibration/ext/ext.yaml, each
+    scenario under the file's device model, or ``device_model`` when forced), or ``only`` one system's; ids unique
+    across the two (BadInput naming the id)."""
+    from calibration.ext.records import DeviceModel
+    from calibration.ext.records import gate_records as ext_records
+    from sim.errors import BadInput
+
+    records = [] if only == EXT_SYSTEM else load_records(only=only)
+    if only in (None, EXT_SYSTEM):
+        forced: DeviceModel | None = None if device_model is None else ("dies" if device_model == "dies" else "pooled")
+        ext = ext_records(device_model=forced)
+        clash = sorted({r.id for r in records} & {r.id for r in ext})
+        if clash:
+            raise BadInput([("ext.yaml: id", f"{clash[0]!r} is also a record of calibration/data")])
+        records += ext
+    return records
 
 
 def _check_options(args: argparse.Namespace) -> None:
@@ -160,7 +184,9 @@ def cmd_calibrate(args: argparse.Namespace, out: Console) -> int:
         from calibration.faults.check import main as check_faults
 
         return EXIT_OK if check_faults(["--json"] if args.json else []) == 0 else EXIT_FAILURE
-    records = load_records(only=args.only)
+    if args.only == EXT_SYSTEM and args.fit:
+        raise BadInput([("--fit", "the EXT records are checked, never fitted")])
+    records = gate_records(args.only, args.device_model)
     if args.quick:
         records = with_conflict_partners([r for r in records if r.ci], records)
     workers = args.jobs or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
@@ -194,8 +220,8 @@ def cmd_calibrate(args: argparse.Namespace, out: Console) -> int:
     rows = [o.as_dict() for o in outcomes]
     meta: dict[str, Any] = {"quick": args.quick, "only": args.only,
                             "screen": None if args.full_budget or args.quick else SCREEN_RUN} | (
-        {"device_model": args.device_model} if args.device_model != "pooled" else {})
-    if not args.quick and not args.only and args.device_model == "pooled" and not args.full_budget:
+        {"device_model": args.device_model} if args.device_model is not None else {})
+    if not args.quick and not args.only and args.device_model is None and not args.full_budget:
         # latest.json holds only what the commit determines (byte-identical run to run); when and how long beside it
         write_results(rows, RESULTS_DIR / "latest.json", meta)
         write_run_info(RESULTS_DIR / "latest.run.json",

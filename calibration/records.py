@@ -26,7 +26,8 @@ is counted apart and does not fail ``flashplan calibrate`` (``--strict`` counts 
 found within tolerance is reported, so a stale declaration is removed.
 
 Records live in ``calibration/data/*.yaml`` (one file per system) and refer to scenario
-files in ``calibration/scenarios/`` by name. Nothing here runs a simulation.
+files in ``calibration/scenarios/`` by name; the EXT system's records (published queue-depth sweeps) live in
+``calibration/ext/ext.yaml`` (``calibration.ext.records``). Nothing here runs a simulation.
 """
 
 from __future__ import annotations
@@ -53,8 +54,14 @@ SYSTEM_NAMES = {
     "S3": "Lenovo eXFlash memory-channel DIMMs (seed 002)",
     "S4": "z/VM NVMe EDEVs with HyperPAV aliases (seed 003)",
     "S5": "FS9100: SCSI vs NVMe/FC (seed 004)",
+    "EXT": "public queue-depth sweeps of NVMe drives, under the die-level device model (calibration/ext)",
     "user": "user-imported measurements",
 }
+EXT_SYSTEM = "EXT"
+"""Published fio-style queue-depth sweeps of catalog drives (issue 18): the records live in calibration/ext/ext.yaml
+(``calibration.ext.records``: the record format with the test conditions, and the device model they run under)."""
+GATE_SYSTEMS: tuple[str, ...] = (*SYSTEMS, EXT_SYSTEM)
+"""The systems ``flashplan calibrate`` runs: the seeds' S1-S5 (calibration/data) and EXT (calibration/ext)."""
 
 
 class Source(StrictModel):

@@ -10,10 +10,10 @@ from typing import Any
 import plotly.graph_objects as go
 
 from calibration.evaluate import stale_known_gap
-from calibration.records import SYSTEM_NAMES, SYSTEMS
+from calibration.records import GATE_SYSTEMS, SYSTEM_NAMES
 from models.common import dumps_json, write_text_atomically
 
-SYSTEM_COLOURS = {"S1": "#1f77b4", "S2": "#ff7f0e", "S3": "#2ca02c", "S4": "#d62728", "S5": "#9467bd", "user": "#7f7f7f"}
+SYSTEM_COLOURS = {"S1": "#1f77b4", "S2": "#ff7f0e", "S3": "#2ca02c", "S4": "#d62728", "S5": "#9467bd", "EXT": "#8c564b", "user": "#7f7f7f"}
 
 
 def numeric(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -26,7 +26,7 @@ def summary(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     conflict between sources, declared known gaps and outside, median and max |relative error|, and
     the known-gap declarations now within tolerance (stale: to be removed)."""
     out = []
-    groups = [(s, [r for r in rows if r["system"] == s]) for s in (*SYSTEMS, "user")]
+    groups = [(s, [r for r in rows if r["system"] == s]) for s in (*GATE_SYSTEMS, "user")]
     groups = [g for g in groups if g[1]] + [("all", list(rows))]
     for system, rs in groups:
         errs = [abs(r["rel_error"]) for r in numeric(rs)]
@@ -57,7 +57,7 @@ def parity_figure(rows: Sequence[dict[str, Any]]) -> go.Figure:
         fig.add_trace(go.Scatter(x=[lo, hi, hi, lo], y=[lo * 0.85, hi * 0.85, hi * 1.15, lo * 1.15], fill="toself",
                                  fillcolor="rgba(150,150,150,0.15)", line={"width": 0}, name="±15%", hoverinfo="skip"))
         fig.add_trace(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", line={"color": "grey", "dash": "dash"}, name="parity"))
-    for system in (*SYSTEMS, "user"):
+    for system in (*GATE_SYSTEMS, "user"):
         rs = [r for r in pts if r["system"] == system]
         if not rs:
             continue

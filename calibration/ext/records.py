@@ -3,19 +3,24 @@
 An EXT record is a ``calibration.records.Record`` whose system is ``EXT`` and which says how the
 source measured it (tool, engine, jobs x iodepth, preconditioning, drive capacity) so the scenario
 can reproduce it. ``Source.seed`` holds the public document (URL or title) instead of a seed file.
-Nothing here runs a simulation.
+The file says once which flash device model every record's scenario runs under in the calibration gate
+(``ExtRecordFile.device_model``: ``dies``, the die-level mechanism these records check); ``gate_records``
+gives the records as ``flashplan calibrate --only EXT`` runs them. The file is read as every record file is
+(``models.loading``: size, alias and nesting limits; a bad field is a ``BadInput`` naming it). Nothing here
+runs a simulation.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-import yaml
 from pydantic import Field
 
-from calibration.records import Record
+from calibration.records import EXT_SYSTEM, SCENARIO_DIR, Record, ScenarioRef
 from models.common import StrictModel
+from models.loading import BadInput, read_document, validate
 
 EXT_DIR = Path(__file__).resolve().parent
 EXT_FILE = EXT_DIR / "ext.yaml"
@@ -47,24 +52,58 @@ class ExtRecord(Record):
     conditions: TestConditions
 
 
+DeviceModel = Literal["dies", "pooled"]
+
+
 class ExtRecordFile(StrictModel):
     """The EXT record file."""
 
     system: Literal["EXT"] = "EXT"
     description: str = ""
+    device_model: DeviceModel = Field(
+        default="dies",
+        description="the flash device model every record's scenario runs under in the calibration gate (``flashplan "
+                    "calibrate``): dies, the die-level mechanism these records check (issue 18); ``calibrate "
+                    "--device-model`` overrides it for a run")
     records: list[ExtRecord]
 
 
-def load_ext_records(path: Path = EXT_FILE) -> list[ExtRecord]:
-    """Every EXT record in ``path``; ids must be unique and each record's QD must match its scenario's."""
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        records = ExtRecordFile.model_validate(data).records
-    except Exception as exc:
-        raise ValueError(f"{path.name}: {exc}") from exc
+def load_ext_file(path: Path = EXT_FILE) -> ExtRecordFile:
+    """The EXT record file, read through ``models.loading`` (BadInput naming the field); ids must be unique."""
+    rf: ExtRecordFile = validate(ExtRecordFile, read_document(path), prefix=path.name)
     seen: set[str] = set()
-    for r in records:
+    for i, r in enumerate(rf.records):
         if r.id in seen:
-            raise ValueError(f"duplicate EXT record id {r.id!r}")
+            raise BadInput([(f"{path.name}.records.{i}.id", f"duplicate EXT record id {r.id!r}")])
         seen.add(r.id)
-    return records
+    return rf
+
+
+def load_ext_records(path: Path = EXT_FILE) -> list[ExtRecord]:
+    """Every EXT record in ``path``, as the file gives them (scenarios relative to ``EXT_SCENARIO_DIR``)."""
+    return load_ext_file(path).records
+
+
+def gate_records(path: Path | None = None, device_model: DeviceModel | None = None) -> list[Record]:
+    """The EXT records as the calibration gate runs them: each scenario under the file's ``device_model`` (or
+    ``device_model`` when given: ``calibrate --device-model``), its file named relative to the gate's scenario
+    directory (``calibration/scenarios``), so ``calibration.evaluate`` loads it like any other record's. ``path``:
+    ``EXT_FILE`` (looked up when called) unless given."""
+    rf = load_ext_file(EXT_FILE if path is None else path)
+    model = device_model or rf.device_model
+
+    def moved(ref: dict[str, Any]) -> dict[str, Any]:
+        file = os.path.relpath(ScenarioRef(file=ref["file"]).path(EXT_SCENARIO_DIR), SCENARIO_DIR)
+        return {"file": file, "set": {**ref.get("set", {}), "device_model": model}}
+
+    out: list[Record] = []
+    for r in rf.records:
+        data = r.model_dump(mode="json")
+        for key in ("scenario", "baseline"):
+            if data.get(key) is not None:
+                data[key] = moved(data[key])
+        data["alternatives"] = [{**p, "scenario": moved(p["scenario"]), "baseline": moved(p["baseline"])}
+                                for p in data.get("alternatives", [])]
+        out.append(ExtRecord.model_validate(data))
+    assert all(r.system == EXT_SYSTEM for r in out)
+    return out

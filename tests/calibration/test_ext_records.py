@@ -19,7 +19,8 @@ def test_records_load_with_unique_ids() -> None:
     assert all(r.system == "EXT" for r in RECORDS)
 
 
-def test_ext_records_stay_out_of_the_calibration_gate() -> None:
+def test_ext_ids_are_not_ids_of_the_seed_records() -> None:
+    """EXT runs in the gate beside calibration/data's records (calibration.cli.gate_records): no id is shared."""
     assert not {r.id for r in RECORDS} & {r.id for r in load_records()}
 
 

@@ -1,15 +1,20 @@
 """Several workloads on one I/O path in the fast path: a multi-class queueing network.
 
 Each workload (a class) is first solved alone with the single-workload fast path (its own network:
-mix, sizes, access, fork-join, limits). What the other classes add is then taken from a product-form
-mixed network on the component-level demands of every class (Lazowska et al., *Quantitative System
-Performance*, 1984, ch. 7 "multiple class models"):
+mix, sizes, access, fork-join, limits). What the other classes add is then taken from a mixed network
+on the component-level demands of every class (Lazowska et al., *Quantitative System Performance*,
+1984, ch. 7 "multiple class models"), its FCFS stations with each class's own service time:
 
-* open classes load station k with U_open,k = sum_o lambda_o D_o,k / c_k; an open class's residence
-  there is D_o,k (1 + Q_closed,k) / (1 - U_open,k) (M/M/1 with the total load: a two-class open
-  M/M/1 gives every class 1 / (mu - lambda_total));
-* closed classes by approximate MVA (Schweitzer): R_c,k = D_c,k / (1 - U_open,k)
-  (1 + Q_k - Q_c,k / N_c), X_c = N_c / (Z_c + sum_k R_c,k);
+* an arrival of class c at station k waits for each job ahead of it for that job's service (the usual MVA
+  heuristic for FCFS stations whose classes' service times differ, which is not product form; since issue 18's
+  backupdies step: the product form's rule let a 1 MiB read's 133 us transfer wait 133 us behind every queued
+  8 KiB one, 235 of the 350 us the consolidation example's backup mean had above the DES's under dies): R_c,k = D_c,k + V_c,k (sum_j S_j,k Q_j,k +
+  sum_o U_o,k S_o,k) / (1 - U_open,k), with U_open,k = sum_o lambda_o D_o,k / c_k the open classes' load and
+  U_o,k S_o,k their work ahead of a Poisson arrival (one server, open classes only: Pollaczek-Khinchine's
+  sum_o lambda_o S_o^2 / (1 - rho) for exponential services); with equal service times, the product form's
+  D_c,k (1 + Q_k) / (1 - U_open,k);
+* closed classes by exact MVA over small populations, else approximate MVA (Schweitzer's
+  (N_c - 1) / N_c for the class's own queue), X_c = N_c / (Z_c + sum_k R_c,k);
 * a c-server station as a queue with demand D / c plus a delay of D (c - 1) / c (Seidmann's
   approximation).
 
@@ -251,8 +256,8 @@ def mixed_mva(servers: list[int], demand: list[list[float]], rate: list[float], 
     ``BEHIND_STEPS`` solutions), like the open classes' load.
 
     ``service[c][k]``: class c's time per visit at station k (its demand over its visits). An arriving job waits at a
-    FCFS station for the jobs ahead of it, each for its own service (Reiser's rule for FCFS stations whose classes'
-    service times differ; Lazowska et al. 1984 section 7.4 give the product form for equal ones): class c's
+    FCFS station for the jobs ahead of it, each for its own service (the usual MVA heuristic for FCFS stations whose
+    classes' service times differ; Lazowska et al. 1984, ch. 7, the product form for equal ones): class c's
     residence at k is D_c,k + V_c,k (sum_j S_j,k Q_j,k + sum_o U_o,k S_o,k) / (1 - U_open,k), Q the closed classes'
     queues as the arrival sees them, U_o,k S_o,k the open classes' work ahead (a Poisson arrival sees their busy
     time, M/M/1's sum_o lambda_o S_o^2 / (1 - rho) for FCFS). With equal service times this is the product form's

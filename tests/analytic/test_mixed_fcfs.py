@@ -1,5 +1,6 @@
 """``sim.analytic.classes.mixed_mva`` with each class's own service time (issue 18's backupdies step): at a FCFS
-station an arrival waits for every job ahead of it for that job's own service (Reiser's rule), not for its own.
+station an arrival waits for every job ahead of it for that job's own service (the usual MVA heuristic for FCFS
+stations whose classes' service times differ), not for its own.
 
 Theory: open classes at one exponential FCFS server are an M/G/1 queue (the mixture of their services), whose wait
 is Pollaczek-Khinchine's, W = sum_j lambda_j E[S_j^2] / 2 / (1 - rho) = sum_j lambda_j S_j^2 / (1 - rho), the same

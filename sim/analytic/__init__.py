@@ -92,6 +92,7 @@ from sim.analytic.dies import (
     mixture_quantiles_us,
     route_above,
     route_quantiles_us,
+    spanning_read_above,
 )
 from sim.analytic.network import READ, WRITE, Evaluation, Group, Network
 from sim.analytic.paths import STRIPED, Compiler, clear_tables, compile_scenario, layout_of
@@ -321,13 +322,16 @@ TAIL_METHODS = ("dies", "dies, closed reads", "heuristic")
   the others' programs' (``classes.Dies``; the rest of the interference, the mixed network's queueing extra, is
   in the read's mean outside the die: a fixed shift); the total the mixture of the workloads' laws by their shares of the
   I/Os (``sim.analytic.dies.mixture_quantiles_us``), when each workload with I/Os has a law of its own (else the
-  total takes the heuristic).
+  total takes the heuristic). An open sequential stream's stripe blend among other workloads (issue 18's backupdies
+  step: its means are not one route's) gets its reads' law page by page: a read of k pages at k distinct dies waits
+  for the slowest (``sim.analytic.dies.spanning_read_above``), each page's die as every workload's reads and
+  programs load it, the rest of the blend's mean outside the dies.
 * ``dies, closed reads``: a closed loop of reads (one size up to a die page) on one device alone (the queue-depth
   sweep): ``sim.analytic.dies.closed_read_quantile_us`` (calibration/ext/DIE_LEVEL.md, 144 points).
 * ``heuristic``: the pooled device model, and under ``dies`` what the die-level estimate does not cover (an open
-  sequential stream's stripe blend, alone or among several workloads, whose load still counts at the dies the
-  others read; a route with no flash device of its own: SAN storage servers, plain stations; the total of
-  several workloads when one of them has no die-level law, or one's is the ``dies, closed reads`` quantile):
+  sequential stream's stripe blend alone (its load counts at the dies the others read); a route with no flash device
+  of its own: SAN storage servers, plain stations; the total of several workloads when one of them has no die-level
+  law, or one's is the ``dies, closed reads`` quantile):
   ``heuristic_quantile_us``, a screening heuristic (no queueing mechanism behind its tail).
 """
 
@@ -385,6 +389,9 @@ class DieGroupLoad:
     program_load: float
     program_us: float
     program_cv: float
+    pages: float = 0.0
+    """Die pages a logical read reads at this group (a read of k pages reads k distinct dies at once; 0 where the
+    route reads none here): ``_stream_tails``' slowest of k."""
 
 
 @dataclass(frozen=True)
@@ -392,8 +399,9 @@ class DieTailModel:
     """What a solved route's die-level p99 / p99.9 are built from (``_die_model``; ``TAIL_METHODS``).
 
     ``stable`` False: the route is unstable (infinite tails). ``own_tails`` False: the model carries the route's
-    load at its dies only (an open sequential stream's stripe blend: its means are not the solved route's, its
-    tail is the heuristic's). ``closed_reads``: (layout, jobs) where the ``dies, closed reads`` law applies."""
+    load at its dies only (an open sequential stream's stripe blend: its means are not the solved route's; its tail
+    the heuristic's alone, among other workloads its reads' pages at their dies, ``_stream_above``).
+    ``closed_reads``: (layout, jobs) where the ``dies, closed reads`` law applies."""
 
     stable: bool
     own_tails: bool
@@ -466,7 +474,8 @@ def _die_model(c: Compiler, scenario: Scenario, ev: Evaluation, ev0: Evaluation,
             loads.append(DieGroupLoad(devices=tuple(dict.fromkeys(g.names)), share=reads,
                                       mean_wait_us=ev.waits[g.index] + ev.waits[h.index], read_us=read_us,
                                       read_cv=d.die_read_cv, read_load=x * g.work / n, seen=seen, background=g.background_util,
-                                      program_load=program_load, program_us=program_us, program_cv=program_cv))
+                                      program_load=program_load, program_us=program_us, program_cv=program_cv,
+                                      pages=g.work / g.page_us / net.op_prob[READ] if g.page_us > 0 and reads > 0 else 0.0))
     # the write's acknowledgement: the cache's ack less the controller's part, the device law's lognormal (the DES's
     # ``write_ack`` delay); a closed loop's writes wait as a finite source (``WriteLaw``)
     p0, d0 = c.die_devices[0].p, c.die_devices[0].d
@@ -544,6 +553,36 @@ def _write_with_mean(write: WriteLaw, mean_us: float) -> WriteLaw:
                     program_cv=write.program_cv, copies=write.copies, devices=write.devices, visits=write.visits)
 
 
+def _other_loads(loads: dict[str, dict[str, tuple[float, float, float]]], name: str) -> dict[str, tuple[float, float, float]]:
+    """Per die (device meter name): the loads (``DieTailModel.loads``) of every workload but ``name``, summed."""
+    others: dict[str, tuple[float, float, float]] = {}
+    for other, load in loads.items():
+        if other == name:
+            continue
+        for device, (a, b, t) in load.items():
+            ra, rb, rt = others.get(device, (0.0, 0.0, 0.0))
+            others[device] = (ra + a, rb + b, rt + t)
+    return others
+
+
+def _spans_pages(model: DieTailModel) -> bool:
+    """Whether ``model``'s reads are known page by page at their dies (``DieGroupLoad.pages``)."""
+    return model.read_share > 0 and any(g.pages > 0 for g in model.groups)
+
+
+def _stream_above(model: DieTailModel, others: dict[str, tuple[float, float, float]], read_mean_us: float,
+                  write: WriteLaw) -> Callable[[float], float]:
+    """P(latency > t) of an open sequential stream's stripe blend among several workloads (issue 18's backupdies
+    step): the blend's means are not one route's (pinned and spread by dwell), but its reads are read page by page
+    all the same, a read of k pages at k distinct dies waiting for the slowest (``spanning_read_above``). Each page's
+    die is one of its group's as every read there sees it (``die_wait_laws``: the route's own die wait, the other
+    workloads' reads and programs at the die); the slowest page's mean comes out of that law, and the rest of the
+    blend's read mean ``read_mean_us`` is taken as a fixed part outside the dies."""
+    laws = die_wait_laws(model, others)
+    pages = [(g.pages, law) for g, law in zip(model.groups, laws, strict=True)]
+    return spanning_read_above(model.read_share, read_mean_us, pages, write)
+
+
 def _mixed_tails(mixed: FastResult, models: dict[str, tuple[DieTailModel | None, float]]) -> FastResult:
     """A multi-workload result with die-level tails (``TAIL_METHODS``: ``dies``) for each workload whose route has
     its own (``DieTailModel.own_tails``), the other workloads' loads at the shared dies added to its own
@@ -560,7 +599,10 @@ def _mixed_tails(mixed: FastResult, models: dict[str, tuple[DieTailModel | None,
     for name, r in per.items():
         model, read_wait = models.get(name, (None, 0.0))
         weight = r.iops / mixed.iops if mixed.iops > 0 else 0.0
-        if model is None or not model.own_tails:
+        others = _other_loads(loads, name)
+        busy = any(v[0] > 0 or v[1] > 0 for v in others.values())
+        # a stripe blend gets its reads' law among other workloads' loads only (alone: the single-class heuristic)
+        if model is None or (not model.own_tails and not (busy and _spans_pages(model))):
             tailed[name] = r
             whole = whole and weight <= 0
             continue
@@ -568,15 +610,7 @@ def _mixed_tails(mixed: FastResult, models: dict[str, tuple[DieTailModel | None,
             tailed[name] = replace(r, latency_p99_us=math.inf, latency_p999_us=math.inf, tail_method="dies")
             unstable = True
             continue
-        others: dict[str, tuple[float, float, float]] = {}
-        for other, load in loads.items():
-            if other == name:
-                continue
-            for device, (a, b, t) in load.items():
-                ra, rb, rt = others.get(device, (0.0, 0.0, 0.0))
-                others[device] = (ra + a, rb + b, rt + t)
         read_mean = r.read_latency_mean_us if r.read_iops > 0 else model.read_mean_us
-        busy = any(v[0] > 0 or v[1] > 0 for v in others.values())
         if model.closed_reads is not None and not busy and read_wait <= 0:
             layout, qd = model.closed_reads
             tailed[name] = replace(r, latency_p99_us=closed_read_quantile_us(layout, qd, read_mean, 0.99),
@@ -585,7 +619,8 @@ def _mixed_tails(mixed: FastResult, models: dict[str, tuple[DieTailModel | None,
             whole = whole and weight <= 0  # its law is a quantile function only: the total takes the heuristic
             continue
         write = _write_with_mean(model.write, r.write_latency_mean_us) if r.write_iops > 0 else model.write
-        above = route_above(model.read_share, read_mean, die_wait_laws(model, others, read_wait), write)
+        above = (route_above(model.read_share, read_mean, die_wait_laws(model, others, read_wait), write) if model.own_tails
+                 else _stream_above(model, others, read_mean, write))  # a stripe blend: its reads page by page
         scale_one = max(1.0, read_mean, write.mean_us)
         tails = mixture_quantiles_us((0.99, 0.999), [(1.0, above)], scale_one)
         tailed[name] = replace(r, latency_p99_us=tails[0], latency_p999_us=tails[1], tail_method="dies")

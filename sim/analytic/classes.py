@@ -1,15 +1,20 @@
 """Several workloads on one I/O path in the fast path: a multi-class queueing network.
 
 Each workload (a class) is first solved alone with the single-workload fast path (its own network:
-mix, sizes, access, fork-join, limits). What the other classes add is then taken from a product-form
-mixed network on the component-level demands of every class (Lazowska et al., *Quantitative System
-Performance*, 1984, ch. 7 "multiple class models"):
+mix, sizes, access, fork-join, limits). What the other classes add is then taken from a mixed network
+on the component-level demands of every class (Lazowska et al., *Quantitative System Performance*,
+1984, ch. 7 "multiple class models"), its FCFS stations with each class's own service time:
 
-* open classes load station k with U_open,k = sum_o lambda_o D_o,k / c_k; an open class's residence
-  there is D_o,k (1 + Q_closed,k) / (1 - U_open,k) (M/M/1 with the total load: a two-class open
-  M/M/1 gives every class 1 / (mu - lambda_total));
-* closed classes by approximate MVA (Schweitzer): R_c,k = D_c,k / (1 - U_open,k)
-  (1 + Q_k - Q_c,k / N_c), X_c = N_c / (Z_c + sum_k R_c,k);
+* an arrival of class c at station k waits for each job ahead of it for that job's service (the usual MVA
+  heuristic for FCFS stations whose classes' service times differ, which is not product form; since issue 18's
+  backupdies step: the product form's rule let a 1 MiB read's 133 us transfer wait 133 us behind every queued
+  8 KiB one, 235 of the 350 us the consolidation example's backup mean had above the DES's under dies): R_c,k = D_c,k + V_c,k (sum_j S_j,k Q_j,k +
+  sum_o U_o,k S_o,k) / (1 - U_open,k), with U_open,k = sum_o lambda_o D_o,k / c_k the open classes' load and
+  U_o,k S_o,k their work ahead of a Poisson arrival (one server, open classes only: Pollaczek-Khinchine's
+  sum_o lambda_o S_o^2 / (1 - rho) for exponential services); with equal service times, the product form's
+  D_c,k (1 + Q_k) / (1 - U_open,k);
+* closed classes by exact MVA over small populations, else approximate MVA (Schweitzer's
+  (N_c - 1) / N_c for the class's own queue), X_c = N_c / (Z_c + sum_k R_c,k);
 * a c-server station as a queue with demand D / c plus a delay of D (c - 1) / c (Seidmann's
   approximation).
 
@@ -79,6 +84,9 @@ class Demands:
         the other reads meet but is no part of the class's own response (a die's residence counts its N instances,
         ``copies``); and shared dies' programs (eXFlash), which queue with the reads at their die. Programs that take
         idle dies (the write point's) are left to ``Dies``, as the pooled model's program units are."""
+        self.count: list[dict[int, float]] = []
+        """Per class: its operations at each station instance per logical I/O (its demand there over its time per
+        operation: a die's page reads one tR each, a program its program time), for ``service``."""
         self.copies: list[float] = []
         """Identical instances behind each name: a device's N dies share its meter name (``DieGroups``), each a
         single-server FIFO visited 1 / N of the device's reads; the demand is one die's, an I/O's time there N of them."""
@@ -86,6 +94,7 @@ class Demands:
     def add_class(self, net: Network) -> None:
         own: dict[int, float] = {}
         behind: dict[int, float] = {}
+        count: dict[int, float] = {}
         for g in net.groups:
             # programs on idle dies (``DieGroups.programs``) or the pooled model's die locks: the reads' waits for them are
             # ``Dies``'; shared dies' programs queue with the reads there: their load (``behind``)
@@ -100,12 +109,23 @@ class Demands:
                     self.servers.append(g.servers)
                     self.copies.append(float(g.names.count(name)))
                 own[k] = own.get(k, 0.0) + per_instance
+                # a die's pages are read one tR each (a spanning read's further pages too); else the group's time per visit
+                each = g.page_us if g.page_us > 0 else g.work / g.visits if g.visits > 0 else 0.0
+                if each > 0:
+                    count[k] = count.get(k, 0.0) + per_instance / each
                 if g.program_locks:  # a shared die's programs, behind the write's acknowledgement
                     behind[k] = behind.get(k, 0.0) + per_instance
                 elif g.page_us > 0 and g.charged > 0:  # the further pages of reads spanning several dies
                     behind[k] = behind.get(k, 0.0) + g.charged / len(g.names)
         self.per_class.append(own)
         self.behind.append(behind)
+        self.count.append(count)
+
+    def service(self) -> list[list[float]]:
+        """Every class's mean time per operation at each station instance (``mixed_mva``'s ``service``: a queued job
+        delays an arrival by its own; 0 where the class does not go)."""
+        return [[own.get(k, 0.0) / count[k] if count.get(k, 0.0) > 0 else 0.0 for k in range(len(self.names))]
+                for own, count in zip(self.per_class, self.count, strict=True)]
 
     def matrix(self) -> list[list[float]]:
         """Every class's whole demand at each station instance (a spanning read's further pages included: the load)."""
@@ -221,8 +241,9 @@ def _slowest_of(k: float, p: float, steps: int = 64) -> float:
 
 def mixed_mva(servers: list[int], demand: list[list[float]], rate: list[float], population: list[float],
               think: list[float], copies: list[float] | None = None,
-              behind: list[list[float]] | None = None) -> tuple[list[float], list[float], bool]:
-    """Throughput (per us) and response (us) of each class of a mixed product-form network.
+              behind: list[list[float]] | None = None,
+              service: list[list[float]] | None = None) -> tuple[list[float], list[float], bool]:
+    """Throughput (per us) and response (us) of each class of a mixed network.
 
     Class c is open with ``rate[c]`` arrivals per us when that is > 0, else closed with
     ``population[c]`` jobs and ``think[c]`` us of think time; ``demand[c][k]`` is its demand at
@@ -233,67 +254,122 @@ def mixed_mva(servers: list[int], demand: list[list[float]], rate: list[float], 
     c's work at station k that none of its I/Os waits for (a spanning read's further pages, ``Demands.behind``): it loads
     the station as open work at the class's throughput (a closed class's from the previous of
     ``BEHIND_STEPS`` solutions), like the open classes' load.
+
+    ``service[c][k]``: class c's time per visit at station k (its demand over its visits). An arriving job waits at a
+    FCFS station for the jobs ahead of it, each for its own service (the usual MVA heuristic for FCFS stations whose
+    classes' service times differ; Lazowska et al. 1984, ch. 7, the product form for equal ones): class c's
+    residence at k is D_c,k + V_c,k (sum_j S_j,k Q_j,k + sum_o U_o,k S_o,k) / (1 - U_open,k), Q the closed classes'
+    queues as the arrival sees them, U_o,k S_o,k the open classes' work ahead (a Poisson arrival sees their busy
+    time, M/M/1's sum_o lambda_o S_o^2 / (1 - rho) for FCFS). With equal service times this is the product form's
+    D_c,k (1 + Q_k) / (1 - U_open,k); without ``service`` every job ahead is taken at the arrival's own service
+    (the product form's rule, which makes a 1 MiB read's transfer wait 133 us behind each queued 8 KiB one).
     """
     stations = range(len(servers))
     many = copies if copies is not None else [1.0 for _ in stations]
     classes = range(len(demand))
     queue_part = [[demand[c][k] / servers[k] for k in stations] for c in classes]
     delay_part = [sum((many[k] * demand[c][k] * (servers[k] - 1) / servers[k] for k in stations), 0.0) for c in classes]
-    u_fore = [sum((rate[c] * queue_part[c][k] for c in classes if rate[c] > 0), 0.0) for k in stations]
-    u_open = u_fore
+    # a queued job of class j adds ahead[j][k] to an arrival's wait at k; class c meets the queue visits[c][k] times
+    if service is None:
+        ahead = [[1.0 for _ in stations] for _ in classes]
+        visits = queue_part
+    else:
+        ahead = [[service[c][k] / servers[k] for k in stations] for c in classes]
+        visits = [[queue_part[c][k] / ahead[c][k] if ahead[c][k] > 0 else 0.0 for k in stations] for c in classes]
     closed = [c for c in classes if rate[c] <= 0]
     through = [rate[c] for c in classes]  # a closed class's throughput from the previous step (0 at first)
+    u_open = [0.0 for _ in stations]
+    w_open = [0.0 for _ in stations]
+    x = [0.0 for _ in classes]
+    q = [[0.0 for _ in stations] for _ in classes]
     for _ in range(BEHIND_STEPS if behind is not None else 1):
-        if behind is not None:
-            u_open = [u_fore[k] + sum((through[c] * behind[c][k] for c in classes), 0.0) / servers[k] for k in stations]
+        # the open load and its work ahead of an arrival (the spanning reads' further pages: open work at the class's rate)
+        for k in stations:
+            u = w = 0.0
+            for c in classes:
+                load = (rate[c] * queue_part[c][k] if rate[c] > 0 else 0.0)
+                if behind is not None:
+                    load += through[c] * behind[c][k] / servers[k]
+                u += load
+                w += load * ahead[c][k]
+            u_open[k], w_open[k] = u, w
         if any(u >= 1.0 for u in u_open):
             return [rate[c] for c in classes], [math.inf for _ in classes], False
-        inflated = [[queue_part[c][k] / (1.0 - u_open[k]) for k in stations] for c in classes]
-        exact = _exact_closed(inflated, delay_part, population, think, closed, many)
+        network = _Closed(queue_part, visits, ahead, w_open, u_open, delay_part, many)
+        exact = _exact_closed(network, population, think, closed)
         if exact is not None:
             x, q = exact
         else:
-            x, q = _schweitzer(inflated, delay_part, population, think, closed, many)
+            x, q = _schweitzer(network, population, think, closed)
         through = [rate[c] if rate[c] > 0 else x[c] for c in classes]
     response = [0.0 for _ in classes]
     for c in classes:
         if rate[c] > 0:
             x[c] = rate[c]
-            response[c] = delay_part[c] + sum((many[k] * queue_part[c][k] * (1.0 + sum((q[j][k] for j in closed), 0.0))
-                                               / (1.0 - u_open[k]) for k in stations), 0.0)
+            queues = [sum((ahead[j][k] * q[j][k] for j in closed), 0.0) for k in stations]
+            response[c] = delay_part[c] + sum((many[k] * _residence(queue_part[c][k], visits[c][k], queues[k], w_open[k], u_open[k])
+                                               for k in stations), 0.0)
         else:
             response[c] = population[c] / x[c] - think[c] if x[c] > 0 else math.inf
     return x, response, True
 
 
-def _exact_closed(demand: list[list[float]], delay: list[float], population: list[float], think: list[float],
-                  closed: list[int], copies: list[float]) -> tuple[list[float], list[list[float]]] | None:
+def _residence(demand: float, visits: float, queued: float, open_work: float, u_open: float) -> float:
+    """A job's residence at one station instance (``mixed_mva``): its demand and, at each of its visits, the work
+    ahead of it (the closed classes' queued work ``queued`` and the open classes' ``open_work``) stretched by the
+    open load."""
+    if demand <= 0:
+        return 0.0
+    return demand + visits * (queued + open_work) / (1.0 - u_open)
+
+
+class _Closed:
+    """The closed classes' view of ``mixed_mva``'s network: per class and station instance the queue part of the demand,
+    the visits and the time a queued job adds to an arrival's wait (``ahead``); per station the open work ahead and
+    the open load; per class the delay part; the instances of each station."""
+
+    def __init__(self, demand: list[list[float]], visits: list[list[float]], ahead: list[list[float]], open_work: list[float],
+                 u_open: list[float], delay: list[float], copies: list[float]) -> None:
+        self.demand = demand
+        self.visits = visits
+        self.ahead = ahead
+        self.open_work = open_work
+        self.u_open = u_open
+        self.delay = delay
+        self.copies = copies
+
+
+def _exact_closed(net: _Closed, population: list[float], think: list[float],
+                  closed: list[int]) -> tuple[list[float], list[list[float]]] | None:
     """Exact multi-class MVA (Reiser and Lavenberg) over the lattice of closed populations, when it has
     at most ``EXACT_LATTICE`` points (else None): (throughput per class, queue per class and station instance;
-    ``copies`` instances of each, ``mixed_mva``)."""
+    ``copies`` instances of each, ``mixed_mva``; each queued job ahead at its own service, ``_residence``)."""
     sizes = [round(population[c]) for c in closed]
     points = 1
     for n in sizes:
         points *= n + 1
     if points > EXACT_LATTICE:
         return None
+    demand = net.demand
     stations = range(len(demand[0]) if demand else 0)
-    queue_at: dict[tuple[int, ...], list[float]] = {tuple(0 for _ in closed): [0.0 for _ in stations]}
+    queue_at: dict[tuple[int, ...], list[list[float]]] = {tuple(0 for _ in closed): [[0.0 for _ in stations] for _ in closed]}
     x = [0.0 for _ in demand]
     q = [[0.0 for _ in stations] for _ in demand]
     for vector in _lattice(sizes):
-        total = [0.0 for _ in stations]
+        here: list[list[float]] = []
         for i, c in enumerate(closed):
             if vector[i] == 0:
                 x[c] = 0.0
+                q[c] = [0.0 for _ in stations]
+                here.append(q[c])
                 continue
             before = queue_at[(*vector[:i], vector[i] - 1, *vector[i + 1:])]
-            res = [demand[c][k] * (1.0 + before[k]) for k in stations]
-            x[c] = vector[i] / (think[c] + delay[c] + sum((copies[k] * res[k] for k in stations), 0.0))
-            for k in stations:
-                q[c][k] = x[c] * res[k]
-                total[k] += q[c][k]
-        queue_at[vector] = total
+            res = [_residence(demand[c][k], net.visits[c][k], sum((net.ahead[j][k] * before[m][k] for m, j in enumerate(closed)), 0.0),
+                              net.open_work[k], net.u_open[k]) for k in stations]
+            x[c] = vector[i] / (think[c] + net.delay[c] + sum((net.copies[k] * res[k] for k in stations), 0.0))
+            q[c] = [x[c] * res[k] for k in stations]
+            here.append(q[c])
+        queue_at[vector] = here
     return x, q
 
 
@@ -306,18 +382,21 @@ def _lattice(sizes: list[int]) -> list[tuple[int, ...]]:
     return vectors[1:]
 
 
-def _schweitzer(demand: list[list[float]], delay: list[float], population: list[float], think: list[float],
-                closed: list[int], copies: list[float]) -> tuple[list[float], list[list[float]]]:
+def _schweitzer(net: _Closed, population: list[float], think: list[float],
+                closed: list[int]) -> tuple[list[float], list[list[float]]]:
     """Approximate multi-class MVA (Schweitzer's (N - 1) / N for each class's own jobs; ``copies`` instances of each
-    station, ``mixed_mva``: the queues are per instance)."""
+    station, ``mixed_mva``: the queues are per instance; each queued job ahead at its own service, ``_residence``)."""
+    demand = net.demand
     stations = range(len(demand[0]) if demand else 0)
     q = [[population[c] / max(1, len(stations)) for _ in stations] for c in range(len(demand))]
     x = [0.0 for _ in demand]
     for _ in range(MVA_ITERATIONS):
         moved = 0.0
         for c in closed:
-            res = [demand[c][k] * (1.0 + sum((q[j][k] for j in closed), 0.0) - q[c][k] / population[c]) for k in stations]
-            x[c] = population[c] / (think[c] + delay[c] + sum((copies[k] * res[k] for k in stations), 0.0))
+            res = [_residence(demand[c][k], net.visits[c][k],
+                              sum((net.ahead[j][k] * q[j][k] for j in closed), 0.0) - net.ahead[c][k] * q[c][k] / population[c],
+                              net.open_work[k], net.u_open[k]) for k in stations]
+            x[c] = population[c] / (think[c] + net.delay[c] + sum((net.copies[k] * res[k] for k in stations), 0.0))
             for k in stations:
                 new = x[c] * res[k]
                 moved = max(moved, abs(new - q[c][k]))
@@ -333,7 +412,8 @@ def interference_us(demands: Demands, workloads: list[Workload]) -> list[float]:
     rate = [_rate_per_us(wl) for wl in workloads]
     population = [float(wl.jobs * wl.queue_depth) if isinstance(wl, ClosedWorkload) else 0.0 for wl in workloads]
     think = [wl.think_time_us + wl.app_us_per_io if isinstance(wl, ClosedWorkload) else 0.0 for wl in workloads]
-    _, together, stable = mixed_mva(demands.servers, matrix, rate, population, think, demands.copies, behind)
+    service = demands.service()
+    _, together, stable = mixed_mva(demands.servers, matrix, rate, population, think, demands.copies, behind, service)
     if not stable:
         return [math.inf for _ in workloads]
     out = []
@@ -343,7 +423,7 @@ def interference_us(demands: Demands, workloads: list[Workload]) -> list[float]:
         # gap to its response alone at the longer cycle (a fixed point; one step for an open class)
         for _ in range(1 if rate[c] > 0 else CLOSED_STEPS):
             _, alone, _ = mixed_mva(demands.servers, [matrix[c]], [rate[c]], [population[c]], [think[c] + extra],
-                                    demands.copies, None if behind is None else [behind[c]])
+                                    demands.copies, None if behind is None else [behind[c]], [service[c]])
             extra = max(0.0, together[c] - alone[0])
         out.append(extra)
     return out

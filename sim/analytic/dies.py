@@ -850,6 +850,51 @@ def route_above(read_share: float, read_mean_us: float, laws: list[DieWaitLaw], 
     return above
 
 
+SLOWEST_PAGE_STEPS = 2_000
+"""Midpoint steps of ``spanning_read_above``'s integral for the mean of the slowest page."""
+
+
+def spanning_read_above(read_share: float, read_mean_us: float, pages: list[tuple[float, DieWaitLaw]],
+                        write: WriteLaw) -> Callable[[float], float]:
+    """P(latency > t) of a route whose reads each span many dies (an open sequential stream's 1 MiB reads, issue 18):
+    a read of k pages reads k distinct dies at once and moves on when the last is read, so its time at the dies is
+    the slowest of k independent waits-and-reads, P(M > x) = 1 - prod over the groups of (1 - P(W + S > x))^k_g
+    (``pages``: k_g pages per logical read at a group, each page's ``DieWaitLaw`` its wait at one die). Its mean
+    E[M] = integral of P(M > x) dx (``SLOWEST_PAGE_STEPS`` midpoint steps up to where P(M > x) < 1e-9); the rest of
+    the read's ``read_mean_us`` is a fixed part outside the dies. Writes as ``route_above`` (``WriteLaw``)."""
+    groups = [(k, law, law.wait_table()) for k, law in pages if k > 0] if read_share > 0 else []
+
+    def slowest_above(x: float) -> float:
+        if x < 0:
+            return 1.0
+        log_none = 0.0
+        for k, law, table in groups:
+            a = law.above(x, table)
+            if a >= 1.0:
+                return 1.0
+            log_none += k * math.log1p(-a)
+        return -math.expm1(log_none)
+
+    outside = 0.0
+    if groups:
+        top = max(1.0, max(law.read_us for _, law, _ in groups))
+        while slowest_above(top) > 1e-9:
+            top *= 2.0
+        h = top / SLOWEST_PAGE_STEPS
+        mean = sum((slowest_above((i + 0.5) * h) for i in range(SLOWEST_PAGE_STEPS)), 0.0) * h
+        outside = max(0.0, read_mean_us - mean)
+    write_share = 1.0 - read_share if groups else 1.0
+    write_table = write.wait_table() if write_share > 0 else (0.0, [0.0])
+
+    def above(t: float) -> float:
+        p = read_share * slowest_above(t - outside) if groups else 0.0
+        if write_share > 0:
+            p += write_share * write.above(t, write_table)
+        return p
+
+    return above
+
+
 def mixture_quantiles_us(qs: tuple[float, ...], parts: list[tuple[float, Callable[[float], float]]],
                          scale_us: float) -> list[float]:
     """The ``qs`` quantiles of a mixture: P(latency > t) = sum of weight x above(t) over ``parts`` (weights

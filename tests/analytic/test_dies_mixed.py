@@ -117,19 +117,6 @@ def test_several_workloads_tails_near_the_des(case: str, workload: str) -> None:
         assert abs(f.latency_p99_us - measured) < 0.5 * abs(heuristic_quantile_us(f, 0.99) - measured)
 
 
-def test_a_stripe_blend_keeps_the_heuristic() -> None:
-    """examples/consolidation_oltp_batch_backup.yaml under dies: the backup (an open sequential stream: the stripe
-    blend, whose means are not its solved route's) keeps the heuristic, and so does the total (one workload without
-    a law of its own); OLTP and the batch have die-level tails."""
-    data = _dumped(load_scenario(ROOT / "examples" / "consolidation_oltp_batch_backup.yaml"))
-    fast = evaluate(_under_dies(data))
-    assert fast.workloads is not None
-    assert fast.tail_method == "heuristic" and fast.latency_p99_us == heuristic_quantile_us(fast, 0.99)
-    backup = fast.workloads["backup"]
-    assert backup.tail_method == "heuristic" and backup.latency_p99_us == heuristic_quantile_us(backup, 0.99)
-    assert fast.workloads["oltp"].tail_method == fast.workloads["batch"].tail_method == "dies"
-
-
 def test_an_open_workload_split_in_two_keeps_its_tails() -> None:
     """Poisson arrivals split into two identical open workloads at half the rate are the same arrivals: each half's
     die-level p99 / p99.9 (its own half of the load at the dies plus the other's) and the total's within 5% of the

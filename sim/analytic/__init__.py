@@ -97,7 +97,7 @@ from sim.analytic.network import READ, WRITE, Evaluation, Group, Network
 from sim.analytic.paths import STRIPED, Compiler, clear_tables, compile_scenario, layout_of
 from sim.analytic.queueing import INF
 from sim.route.describe import chunk_bytes_of, volume_layout
-from sim.route.flash import DieLayout, write_command_us
+from sim.route.flash import FIRST_READ_BYTES, DieLayout, write_command_us
 
 __all__ = ["TAIL_METHODS", "Bounds", "DiePoint", "FastResult", "clear_cache", "die_level_closed", "die_level_quantile_us",
            "die_qd1_quantile_us", "evaluate", "heuristic_quantile_us", "with_tails"]
@@ -385,6 +385,17 @@ class DieGroupLoad:
     program_load: float
     program_us: float
     program_cv: float
+    pages: int = 1
+    """Dies a read spans where the route reads one size of several pages (fork/join; else 1)."""
+    dies: int = 1
+    channel_us: float = 0.0
+    """A fork/join read's mean time at its device's read channel (wait and transfer)."""
+    population: int = 0
+    cycle_us: float = 0.0
+    channel_cv: float = 0.0
+    sources: int = -1
+    """A closed loop's other reads' pages ((N - 1) x ``pages``) where its reads over several pages take the fork/join
+    law (``DieWaitLaw.fork_join``); -1 else."""
 
 
 @dataclass(frozen=True)
@@ -413,6 +424,18 @@ class DieTailModel:
         return out
 
 
+def _fork_join(c: Compiler, wl: object, read_sizes: list[float]) -> tuple[int, int] | None:
+    """(pages, sources) where a closed loop reads one size over several pages on one device alone (random: each
+    page's die drawn at random): the fork/join law at the dies (``DieWaitLaw.fork_join``), the other reads' pages its
+    finite sources ((N - 1) x pages); else None."""
+    if (not isinstance(wl, ClosedWorkload) or c.net.op_prob[WRITE] > 0 or len(c.die_devices) != 1
+            or len(set(read_sizes)) != 1 or not c.die_devices[0].p.random_access):
+        return None
+    pages = c.die_devices[0].d.pieces(float(read_sizes[0]))
+    population = wl.jobs * wl.queue_depth
+    return (pages, (population - 1) * pages) if pages > 1 and population >= 1 else None
+
+
 def _die_model(c: Compiler, scenario: Scenario, ev: Evaluation, ev0: Evaluation, latency: list[float],
                stable: bool) -> DieTailModel | None:
     """The die groups' loads and the write law of a solved route (``_die_tails``); None without die groups."""
@@ -438,6 +461,7 @@ def _die_model(c: Compiler, scenario: Scenario, ev: Evaluation, ev0: Evaluation,
             if hold != layout.die_read_us:  # a shared-die device's read of more than 4 KiB
                 layout = layout.reading_for(hold)
             closed_reads = (layout, wl.jobs * wl.queue_depth)
+    fork_join = _fork_join(c, wl, [k.nbytes for k in read_kinds])
     write_kinds = [k for k in net.kinds if k.op == WRITE]
     write_prob = sum((k.prob for k in write_kinds), 0.0)
     write_bytes = sum((k.prob * k.nbytes for k in write_kinds), 0.0) / write_prob if write_prob > 0 else 4096.0
@@ -445,6 +469,11 @@ def _die_model(c: Compiler, scenario: Scenario, ev: Evaluation, ev0: Evaluation,
     loads: list[DieGroupLoad] = []
     for device in c.die_devices:
         p, d = device.p, device.d
+        channel_us = 0.0
+        if fork_join:  # the read channel after the join: its wait and the bytes beyond the first 4 KiB
+            nbytes = float(read_kinds[0].nbytes)
+            channel_us = (ev.waits[device.read_bw[0][0].index]
+                          + max(0.0, (nbytes - FIRST_READ_BYTES) * device.read_per_byte))
         if p.shared_dies:
             program_us = p.die_program_time_us(write_bytes) * d.dies / p.read_units
         else:
@@ -466,7 +495,12 @@ def _die_model(c: Compiler, scenario: Scenario, ev: Evaluation, ev0: Evaluation,
             loads.append(DieGroupLoad(devices=tuple(dict.fromkeys(g.names)), share=reads,
                                       mean_wait_us=ev.waits[g.index] + ev.waits[h.index], read_us=read_us,
                                       read_cv=d.die_read_cv, read_load=x * g.work / n, seen=seen, background=g.background_util,
-                                      program_load=program_load, program_us=program_us, program_cv=program_cv))
+                                      program_load=program_load, program_us=program_us, program_cv=program_cv,
+                                      pages=fork_join[0] if fork_join else 1, dies=d.dies,
+                                      sources=fork_join[1] if fork_join else -1, channel_us=channel_us,
+                                      population=round(population) if fork_join else 0,
+                                      cycle_us=population / x if fork_join and x > 0 else 0.0,
+                                      channel_cv=p.read_channel_cv))
     # the write's acknowledgement: the cache's ack less the controller's part, the device law's lognormal (the DES's
     # ``write_ack`` delay); a closed loop's writes wait as a finite source (``WriteLaw``)
     p0, d0 = c.die_devices[0].p, c.die_devices[0].d
@@ -518,9 +552,14 @@ def die_wait_laws(model: DieTailModel, others: dict[str, tuple[float, float, flo
         program_us = g.program_us
         if more_programs > 0:
             program_us = (g.program_load * g.program_us + more_time) / program_load
+        # a closed loop's fork/join reads alone at their dies (another workload's I/Os there: the one-die law)
+        alone = more_reads <= 0 and more_programs <= 0 and read_wait_us <= 0
         laws.append(DieWaitLaw(share=g.share, mean_wait_us=g.mean_wait_us + read_wait_us, read_us=g.read_us,
                                read_cv=g.read_cv, read_load=read_load, program_load=program_load,
-                               program_us=program_us, program_cv=g.program_cv, busy=min(1.0, program_load + read_load)))
+                               program_us=program_us, program_cv=g.program_cv, busy=min(1.0, program_load + read_load),
+                               pages=g.pages, dies=g.dies, sources=g.sources if alone else -1,
+                               channel_us=g.channel_us, population=g.population, cycle_us=g.cycle_us,
+                               channel_cv=g.channel_cv))
     return laws
 
 

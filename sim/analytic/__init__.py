@@ -306,7 +306,10 @@ TAIL_METHODS = ("dies", "dies, closed reads", "heuristic")
 
 * ``dies``: under ``device_model: dies`` (a workload solved on its route): every read waits at a die of its
   device, its mean wait the fast path's own (``sim.analytic.dies.DieWaitLaw``): reads alone an M/G/1 FIFO (open
-  arrivals exactly Pollaczek-Khinchine, a closed loop with its shorter mean); where the die programs, the one
+  arrivals exactly Pollaczek-Khinchine, a closed loop with its shorter mean); a closed loop's reads of one size over
+  several pages alone on one device a fork/join: the last of its pages (drawn among the dies with replacement), each
+  die's wait the machine repairman's law of the other reads' pages, matched so the fork/join's mean is the fast
+  path's, then the read channel's finite-source wait (``DieWaitLaw.fork_join_table``); where the die programs, the one
   program in service at most (the write point starts programs on idle dies only) and the reads queued ahead; a
   mixture over the devices' die groups by their shares of the reads; the rest of a read's route at its mean;
   writes (acknowledged from the device's cache) their fixed zero-load part, the cache's lognormal acknowledgement

@@ -1034,10 +1034,12 @@ def route_quantiles_us(qs: tuple[float, ...], read_share: float, read_mean_us: f
     A read's latency is its mean outside the dies (``read_mean_us`` less the dies' mean wait and read time,
     each group's by its share; a read is taken to wait at one die: a read over several pages waits as for
     one, as in the mean) plus the wait and read at its die (``DieWaitLaw``; a mixture over the groups
-    by their shares of the reads). A write (acknowledged from the device's cache under ``dies``) follows
-    ``WriteLaw``: its fixed part, the lognormal acknowledgement and the wait for the cache (exponential for open
-    arrivals, the finite-source law of a closed loop). Each quantile of the mixture (reads ``read_share`` of
-    the I/Os) is found by bisection (to 1e-3 relative).
+    by their shares of the reads). A closed loop's reads of one size over several pages alone on one device
+    (``DieWaitLaw.fork_join``) take the last of their pages instead, each die's wait a finite-source law, and the
+    read channel's finite-source wait after the join (``DieWaitLaw.fork_join_table``). A write (acknowledged from
+    the device's cache under ``dies``) follows ``WriteLaw``: its fixed part, the lognormal acknowledgement and the
+    wait for the cache (exponential for open arrivals, the finite-source law of a closed loop). Each quantile of
+    the mixture (reads ``read_share`` of the I/Os) is found by bisection (to 1e-3 relative).
     """
     return mixture_quantiles_us(qs, [(1.0, route_above(read_share, read_mean_us, laws, write))],
                                 max(1.0, read_mean_us, write.mean_us))

@@ -98,7 +98,7 @@ from sim.analytic.network import READ, WRITE, Evaluation, Group, Network
 from sim.analytic.paths import STRIPED, Compiler, clear_tables, compile_scenario, layout_of
 from sim.analytic.queueing import INF
 from sim.route.describe import chunk_bytes_of, volume_layout
-from sim.route.flash import DieLayout, write_command_us
+from sim.route.flash import FIRST_READ_BYTES, DieLayout, write_command_us
 
 __all__ = ["TAIL_METHODS", "Bounds", "DiePoint", "FastResult", "clear_cache", "die_level_closed", "die_level_quantile_us",
            "die_qd1_quantile_us", "evaluate", "heuristic_quantile_us", "with_tails"]
@@ -307,7 +307,10 @@ TAIL_METHODS = ("dies", "dies, closed reads", "heuristic")
 
 * ``dies``: under ``device_model: dies`` (a workload solved on its route): every read waits at a die of its
   device, its mean wait the fast path's own (``sim.analytic.dies.DieWaitLaw``): reads alone an M/G/1 FIFO (open
-  arrivals exactly Pollaczek-Khinchine, a closed loop with its shorter mean); where the die programs, the one
+  arrivals exactly Pollaczek-Khinchine, a closed loop with its shorter mean); a closed loop's reads of one size over
+  several pages alone on one device a fork/join: the last of its pages (drawn among the dies with replacement), each
+  die's wait the machine repairman's law of the other reads' pages, matched so the fork/join's mean is the fast
+  path's, then the read channel's finite-source wait (``DieWaitLaw.fork_join_table``); where the die programs, the one
   program in service at most (the write point starts programs on idle dies only) and the reads queued ahead; a
   mixture over the devices' die groups by their shares of the reads; the rest of a read's route at its mean;
   writes (acknowledged from the device's cache) their fixed zero-load part, the cache's lognormal acknowledgement
@@ -389,7 +392,18 @@ class DieGroupLoad:
     program_load: float
     program_us: float
     program_cv: float
-    pages: float = 0.0
+    pages: int = 1
+    """Dies a read spans where the route reads one size of several pages (fork/join; else 1)."""
+    dies: int = 1
+    channel_us: float = 0.0
+    """A fork/join read's mean time at its device's read channel (wait and transfer)."""
+    population: int = 0
+    cycle_us: float = 0.0
+    channel_cv: float = 0.0
+    sources: int = -1
+    """A closed loop's other reads' pages ((N - 1) x ``pages``) where its reads over several pages take the fork/join
+    law (``DieWaitLaw.fork_join``); -1 else."""
+    read_pages: float = 0.0
     """Die pages a logical read reads at this group (a read of k pages reads k distinct dies at once; 0 where the
     route reads none here): ``_stream_tails``' slowest of k."""
 
@@ -421,6 +435,18 @@ class DieTailModel:
         return out
 
 
+def _fork_join(c: Compiler, wl: object, read_sizes: list[float]) -> tuple[int, int] | None:
+    """(pages, sources) where a closed loop reads one size over several pages on one device alone (random: each
+    page's die drawn at random): the fork/join law at the dies (``DieWaitLaw.fork_join``), the other reads' pages its
+    finite sources ((N - 1) x pages); else None."""
+    if (not isinstance(wl, ClosedWorkload) or c.net.op_prob[WRITE] > 0 or len(c.die_devices) != 1
+            or len(set(read_sizes)) != 1 or not c.die_devices[0].p.random_access):
+        return None
+    pages = c.die_devices[0].d.pieces(float(read_sizes[0]))
+    population = wl.jobs * wl.queue_depth
+    return (pages, (population - 1) * pages) if pages > 1 and population >= 1 else None
+
+
 def _die_model(c: Compiler, scenario: Scenario, ev: Evaluation, ev0: Evaluation, latency: list[float],
                stable: bool) -> DieTailModel | None:
     """The die groups' loads and the write law of a solved route (``_die_tails``); None without die groups."""
@@ -446,6 +472,7 @@ def _die_model(c: Compiler, scenario: Scenario, ev: Evaluation, ev0: Evaluation,
             if hold != layout.die_read_us:  # a shared-die device's read of more than 4 KiB
                 layout = layout.reading_for(hold)
             closed_reads = (layout, wl.jobs * wl.queue_depth)
+    fork_join = _fork_join(c, wl, [k.nbytes for k in read_kinds])
     write_kinds = [k for k in net.kinds if k.op == WRITE]
     write_prob = sum((k.prob for k in write_kinds), 0.0)
     write_bytes = sum((k.prob * k.nbytes for k in write_kinds), 0.0) / write_prob if write_prob > 0 else 4096.0
@@ -453,6 +480,11 @@ def _die_model(c: Compiler, scenario: Scenario, ev: Evaluation, ev0: Evaluation,
     loads: list[DieGroupLoad] = []
     for device in c.die_devices:
         p, d = device.p, device.d
+        channel_us = 0.0
+        if fork_join:  # the read channel after the join: its wait and the bytes beyond the first 4 KiB
+            nbytes = float(read_kinds[0].nbytes)
+            channel_us = (ev.waits[device.read_bw[0][0].index]
+                          + max(0.0, (nbytes - FIRST_READ_BYTES) * device.read_per_byte))
         if p.shared_dies:
             program_us = p.die_program_time_us(write_bytes) * d.dies / p.read_units
         else:
@@ -475,7 +507,12 @@ def _die_model(c: Compiler, scenario: Scenario, ev: Evaluation, ev0: Evaluation,
                                       mean_wait_us=ev.waits[g.index] + ev.waits[h.index], read_us=read_us,
                                       read_cv=d.die_read_cv, read_load=x * g.work / n, seen=seen, background=g.background_util,
                                       program_load=program_load, program_us=program_us, program_cv=program_cv,
-                                      pages=g.work / g.page_us / net.op_prob[READ] if g.page_us > 0 and reads > 0 else 0.0))
+                                      pages=fork_join[0] if fork_join else 1, dies=d.dies,
+                                      sources=fork_join[1] if fork_join else -1, channel_us=channel_us,
+                                      population=round(population) if fork_join else 0,
+                                      cycle_us=population / x if fork_join and x > 0 else 0.0,
+                                      channel_cv=p.read_channel_cv,
+                                      read_pages=g.work / g.page_us / net.op_prob[READ] if g.page_us > 0 and reads > 0 else 0.0))
     # the write's acknowledgement: the cache's ack less the controller's part, the device law's lognormal (the DES's
     # ``write_ack`` delay); a closed loop's writes wait as a finite source (``WriteLaw``)
     p0, d0 = c.die_devices[0].p, c.die_devices[0].d
@@ -527,9 +564,14 @@ def die_wait_laws(model: DieTailModel, others: dict[str, tuple[float, float, flo
         program_us = g.program_us
         if more_programs > 0:
             program_us = (g.program_load * g.program_us + more_time) / program_load
+        # a closed loop's fork/join reads alone at their dies (another workload's I/Os there: the one-die law)
+        alone = more_reads <= 0 and more_programs <= 0 and read_wait_us <= 0
         laws.append(DieWaitLaw(share=g.share, mean_wait_us=g.mean_wait_us + read_wait_us, read_us=g.read_us,
                                read_cv=g.read_cv, read_load=read_load, program_load=program_load,
-                               program_us=program_us, program_cv=g.program_cv, busy=min(1.0, program_load + read_load)))
+                               program_us=program_us, program_cv=g.program_cv, busy=min(1.0, program_load + read_load),
+                               pages=g.pages, dies=g.dies, sources=g.sources if alone else -1,
+                               channel_us=g.channel_us, population=g.population, cycle_us=g.cycle_us,
+                               channel_cv=g.channel_cv))
     return laws
 
 
@@ -566,8 +608,8 @@ def _other_loads(loads: dict[str, dict[str, tuple[float, float, float]]], name: 
 
 
 def _spans_pages(model: DieTailModel) -> bool:
-    """Whether ``model``'s reads are known page by page at their dies (``DieGroupLoad.pages``)."""
-    return model.read_share > 0 and any(g.pages > 0 for g in model.groups)
+    """Whether ``model``'s reads are known page by page at their dies (``DieGroupLoad.read_pages``)."""
+    return model.read_share > 0 and any(g.read_pages > 0 for g in model.groups)
 
 
 def _stream_above(model: DieTailModel, others: dict[str, tuple[float, float, float]], read_mean_us: float,
@@ -579,7 +621,7 @@ def _stream_above(model: DieTailModel, others: dict[str, tuple[float, float, flo
     workloads' reads and programs at the die); the slowest page's mean comes out of that law, and the rest of the
     blend's read mean ``read_mean_us`` is taken as a fixed part outside the dies."""
     laws = die_wait_laws(model, others)
-    pages = [(g.pages, law) for g, law in zip(model.groups, laws, strict=True)]
+    pages = [(g.read_pages, law) for g, law in zip(model.groups, laws, strict=True)]
     return spanning_read_above(model.read_share, read_mean_us, pages, write)
 
 

@@ -217,6 +217,74 @@ class DieWaitLaw:
     program_cv: float
     busy: float = -1.0
     """The chance a read finds its die busy (below 0: taken as w / (w + E[R]), the M/G/1's rho from the mean)."""
+    pages: int = 1
+    """Dies a read spans (one per page, fork/join). With ``sources`` >= 0 and no programs a read over several pages
+    takes ``fork_join_wait_above`` and ``fork_join_above`` instead of the one-die law."""
+    dies: int = 1
+    """The device's dies: a read's pages are drawn among them uniformly, with replacement (the DES's ``DieArray``)."""
+    sources: int = -1
+    """Pages of the other reads of a closed loop that can be at a die ((N - 1) x ``pages``, 0 at QD1; below 0: not a
+    closed loop of such reads alone at their dies)."""
+
+    channel_us: float = 0.0
+    """A fork/join read's mean time at the read channel after its join (its wait and transfer, the fast path's), with
+    ``population`` and
+    ``cycle_us`` (N / the loop's read rate) and ``channel_cv`` (the channel's law) the finite-source law's inputs
+    (``fork_join_table``)."""
+    population: int = 0
+    cycle_us: float = 0.0
+    channel_cv: float = 0.0
+
+    @property
+    def die_mean_us(self) -> float:
+        """The mean of the part of a read's latency this law gives (its wait and read at the die; a fork/join read's
+        wait at the read channel too)."""
+        if self.fork_join:
+            return self.mean_wait_us + self.read_us + self.channel_us
+        return self.mean_wait_us + self.read_us
+
+    @property
+    def fork_join(self) -> bool:
+        """Whether a read waits as a fork/join over ``pages`` dies of a closed loop (``fork_join_wait_above``)."""
+        return self.pages > 1 and self.sources >= 0 and self.program_load <= 0 and self.read_us > 0
+
+    def fork_join_table(self) -> tuple[float, list[float]]:
+        """(step, [P(T + C > n step)]) of a fork/join read: T the last of its pages at the dies
+        (``fork_join_wait_above``, ``fork_join_above``), C its wait at the read channel after the join, independent of
+        T: the finite-source law of a single server (``finite_source_wait`` with the loop's ``population``: an arrival
+        finding n reads there leaves after n + 1 departures of the channel, ``stage_mixture_above``; matched to
+        ``channel_us``), as a closed loop's write
+        waits (``WriteLaw``): the channel binds a drive's large reads at depth, where the loop keeps a steady queue."""
+        dies_table = fork_join_wait_above(max(0, self.sources), self.pages, self.dies, self.read_us, self.read_cv,
+                                          self.mean_wait_us + self.read_us)
+        step = self.read_us / FORK_JOIN_STEPS
+        t_tail: list[float] = []
+        n = 0
+        while True:
+            value = fork_join_above(n * step, dies_table, self.pages, self.dies, self.read_us, self.read_cv)
+            t_tail.append(value)
+            n += 1
+            if value < 1e-7 or n > 100_000:
+                break
+        t_table = (step, t_tail)
+        w = self.channel_us
+        if w <= 1e-3 * self.read_us or self.population < 2 or self.cycle_us <= w:
+            if w > 0:  # a wait this small only shifts the latency
+                shift = w / step
+                return step, [_table_above(t_table, (i - shift) * step) for i in range(len(t_tail) + int(shift) + 2)]
+            return t_table
+        m, first, probs = finite_source_wait(self.population, self.cycle_us - w, w)
+        c_step, c_tail = stage_mixture_above(m, first, probs, 1, self.channel_cv)
+        masses = [(0.0, 1.0 - c_tail[0])]
+        for i in range(len(c_tail)):
+            nxt = c_tail[i + 1] if i + 1 < len(c_tail) else 0.0
+            masses.append(((i + 0.5) * c_step, c_tail[i] - nxt))
+        reach = len(t_tail) * step + len(c_tail) * c_step
+        out: list[float] = []
+        for i in range(int(reach / step) + 2):
+            x = i * step
+            out.append(sum((p * _table_above(t_table, x - at) for at, p in masses if p > 0), 0.0))
+        return step, out
 
     def residuals(self) -> list[tuple[float, float]]:
         """(weight, length) of the equilibrium residual's uniform parts (weights sum to 1)."""
@@ -234,7 +302,10 @@ class DieWaitLaw:
         return out
 
     def wait_table(self) -> tuple[float, list[float]]:
-        """(step h, P(W > n h) for n = 0, 1, ...): ``die_wait_above``, or with programs ``one_program_wait_above``."""
+        """(step h, P(W > n h) for n = 0, 1, ...): ``die_wait_above``, or with programs ``one_program_wait_above``; a
+        fork/join read's one die (``fork_join_wait_above``)."""
+        if self.fork_join:
+            return self.fork_join_table()
         if self.program_load > 0 and self.program_us > 0 and self.busy > 0:
             return one_program_wait_above(self.read_load, self.read_us, self.read_cv, self.program_load, self.program_us,
                                           self.program_cv, self.mean_wait_us, self.busy)
@@ -242,7 +313,10 @@ class DieWaitLaw:
 
     def above(self, t: float, table: tuple[float, list[float]]) -> float:
         """P(W + S > t): the wait plus the die's own read time S (lognormal): P(S > t) exactly, plus
-        E[P(W > t - S); S <= t] over ``SERVICE_POINTS`` equally likely points of S."""
+        E[P(W > t - S); S <= t] over ``SERVICE_POINTS`` equally likely points of S. A fork/join read: the last of its
+        pages (``fork_join_above``)."""
+        if self.fork_join:
+            return _table_above(table, t) if table[0] > 0 else (1.0 if t < 0 else 0.0)
         points = _service_points(self.read_us, self.read_cv)
         beyond = _lognormal_above(self.read_us, self.read_cv, t)
         step, tail = table
@@ -309,6 +383,147 @@ def _table_above(table: tuple[float, list[float]], x: float) -> float:
         return 0.0
     a = above[n]
     return a + (above[n + 1] - a) * (f - n)
+
+
+FORK_JOIN_STEPS = 16
+"""Grid steps per die read of a fork/join read's wait table (``fork_join_wait_above``)."""
+FORK_JOIN_MEAN_POINTS = 160
+"""Grid points of the integral that gives a fork/join read's mean (``fork_join_wait_above``'s match)."""
+
+
+def _occupancy_weights(pages: int, dies: int) -> list[list[float]]:
+    """w[n][j] = ((D + 1) j - n) / n C(n, j) / D^j (n, j = 1..``pages``, D = ``dies``): r_n = sum_j w[n][j] F_j r_(n - j),
+    r_0 = 1, gives r_k = E[prod over the dies of F_(pages there)] for k pages drawn uniformly with replacement among D
+    dies (F_0 = 1): k! / D^k [x^k] (sum_j F_j x^j / j!)^D, the power by J. C. P. Miller's recurrence for a power of a
+    series, every term positive for k <= D."""
+    out: list[list[float]] = [[]]
+    log_d = math.log(dies)
+    for n in range(1, pages + 1):
+        row = [0.0]
+        for j in range(1, n + 1):
+            log_c = math.lgamma(n + 1.0) - math.lgamma(j + 1.0) - math.lgamma(n - j + 1.0) - j * log_d
+            row.append(((dies + 1) * j - n) / n * math.exp(log_c))
+        out.append(row)
+    return out
+
+
+_OCCUPANCY: dict[tuple[int, int], list[list[float]]] = {}
+
+
+def _occupancy(pages: int, dies: int) -> list[list[float]]:
+    """``_occupancy_weights``, remembered."""
+    key = (pages, dies)
+    got = _OCCUPANCY.get(key)
+    if got is None:
+        if len(_OCCUPANCY) > 64:
+            _OCCUPANCY.clear()
+        got = _OCCUPANCY[key] = _occupancy_weights(pages, dies)
+    return got
+
+
+def fork_join_above(t: float, table: tuple[float, list[float]], pages: int, dies: int, read_us: float,
+                    read_cv: float) -> float:
+    """P(T > t), T the die part of a read over ``pages`` k pages (fork/join, the DES's ``DieArray.read``): each page
+    on one of the ``dies`` D drawn uniformly with replacement; a die with j of the read's pages finishes them after
+    its wait W (``table``: P(W > x), the same law at every die, the dies' waits taken as independent) and j reads of
+    the die's lognormal law (S_j: their sum, mean j tR and cv ``read_cv`` / sqrt(j), a lognormal: Fenton-Wilkinson);
+    the read moves on at the last. P(T <= t) = E[prod over the dies of F_j(t)], F_j = P(W + S_j <= t), over the
+    occupancy of k pages in D dies (``_occupancy_weights``)."""
+    if t <= 0:
+        return 1.0
+    step, tail = table
+    last = len(tail) - 1
+    f = [1.0]
+    for j in range(1, pages + 1):
+        cv = read_cv / math.sqrt(j)
+        acc = 0.0
+        if step > 0:
+            points = _service_points(j * read_us, cv)
+            for s in points:
+                if s > t:
+                    break  # the points ascend
+                x = (t - s) / step
+                n = int(x)
+                if n < last:
+                    a = tail[n]
+                    acc += a + (tail[n + 1] - a) * (x - n)
+            acc /= len(points)
+        f.append(max(0.0, 1.0 - _lognormal_above(j * read_us, cv, t) - acc))
+    weights = _occupancy(pages, dies)
+    r = [1.0]
+    for n in range(1, pages + 1):
+        row = weights[n]
+        total = 0.0
+        for j in range(1, n + 1):
+            total += row[j] * f[j] * r[n - j]
+        r.append(total)
+    return min(1.0, max(0.0, 1.0 - r[pages]))
+
+
+def _finite_source_wait_table(sources: int, a: float, read_us: float, read_cv: float) -> tuple[float, list[float]]:
+    """(step, [P(W > n step)]) of a read's wait at a die that ``sources`` pages of a closed loop's other reads visit
+    (the machine repairman's arrival law with ratio ``a``, ``_finite_source_probs``: n of them there): the rest of the
+    read in service (its exact equilibrium residual, ``_ResidualTail``) and n - 1 whole reads of tR (the die's tight
+    law) for n >= 1; 0 for n = 0."""
+    if sources <= 0:
+        return 0.0, [0.0]
+    first, probs = _finite_source_probs(sources, a)
+    top = first + len(probs) - 1
+    if top < 1:
+        return 0.0, [0.0]
+    pi = [0.0] * first + probs
+    beyond = [0.0] * (top + 2)  # beyond[m] = P(n >= m)
+    for n in range(top, -1, -1):
+        beyond[n] = beyond[n + 1] + pi[n]
+    step = read_us / FORK_JOIN_STEPS
+    residual = _ResidualTail(read_us, read_cv)
+    out: list[float] = []
+    for i in range((top + 3) * FORK_JOIN_STEPS + 1):
+        x = i * step
+        m = int(x / read_us)
+        value = beyond[m + 2] if m + 2 <= top else 0.0
+        for n in range(max(1, m - 3), min(top, m + 1) + 1):
+            value += pi[n] * residual.above(x - (n - 1) * read_us)
+        out.append(value)
+        if value < 1e-7:
+            break
+    return step, out
+
+
+def fork_join_wait_above(sources: int, pages: int, dies: int, read_us: float, read_cv: float,
+                         mean_us: float) -> tuple[float, list[float]]:
+    """The wait table at one die of a read over ``pages`` pages in a closed loop (``_finite_source_wait_table``:
+    ``sources`` = the other reads' pages, (N - 1) x pages, each at a die or away, the machine repairman M/G/1//N's
+    arrival law, bounded by the loop's population where the geometric queue of an M/G/1 is not), its ratio found by
+    bisection on its log so that the read's fork/join mean E[T] (``fork_join_above``, the last of its pages) is the
+    fast path's own mean at the dies ``mean_us`` (its mean wait plus a page's read: the network leaves the
+    fork/join's maximum out, so the maximum is matched to it, as ``WriteLaw``'s slowest copy is). Where even no
+    wait gives a longer mean (the read's own pages on one die, the slowest of its k reads) the wait is none."""
+
+    def mean_of(table: tuple[float, list[float]]) -> float:
+        step, tail = table
+        reach = (len(tail) + 1) * step + (pages + 3) * read_us * (1.0 + 5.0 * read_cv)
+        h = reach / FORK_JOIN_MEAN_POINTS
+        total = 0.0
+        for i in range(FORK_JOIN_MEAN_POINTS):
+            total += fork_join_above((i + 0.5) * h, table, pages, dies, read_us, read_cv)
+        return total * h
+
+    lo, hi = -30.0, 12.0
+    none = _finite_source_wait_table(sources, math.exp(lo), read_us, read_cv)
+    if mean_of(none) >= mean_us:
+        return none
+    for _ in range(36):
+        mid = 0.5 * (lo + hi)
+        got = mean_of(_finite_source_wait_table(sources, math.exp(mid), read_us, read_cv))
+        if abs(got - mean_us) < 1e-4 * mean_us:
+            lo = hi = mid
+            break
+        if got < mean_us:
+            lo = mid
+        else:
+            hi = mid
+    return _finite_source_wait_table(sources, math.exp(0.5 * (lo + hi)), read_us, read_cv)
 
 
 def die_wait_above(residuals: list[tuple[float, float]], mean_wait_us: float, busy: float = -1.0) -> tuple[float, list[float]]:
@@ -819,10 +1034,12 @@ def route_quantiles_us(qs: tuple[float, ...], read_share: float, read_mean_us: f
     A read's latency is its mean outside the dies (``read_mean_us`` less the dies' mean wait and read time,
     each group's by its share; a read is taken to wait at one die: a read over several pages waits as for
     one, as in the mean) plus the wait and read at its die (``DieWaitLaw``; a mixture over the groups
-    by their shares of the reads). A write (acknowledged from the device's cache under ``dies``) follows
-    ``WriteLaw``: its fixed part, the lognormal acknowledgement and the wait for the cache (exponential for open
-    arrivals, the finite-source law of a closed loop). Each quantile of the mixture (reads ``read_share`` of
-    the I/Os) is found by bisection (to 1e-3 relative).
+    by their shares of the reads). A closed loop's reads of one size over several pages alone on one device
+    (``DieWaitLaw.fork_join``) take the last of their pages instead, each die's wait a finite-source law, and the
+    read channel's finite-source wait after the join (``DieWaitLaw.fork_join_table``). A write (acknowledged from
+    the device's cache under ``dies``) follows ``WriteLaw``: its fixed part, the lognormal acknowledgement and the
+    wait for the cache (exponential for open arrivals, the finite-source law of a closed loop). Each quantile of
+    the mixture (reads ``read_share`` of the I/Os) is found by bisection (to 1e-3 relative).
     """
     return mixture_quantiles_us(qs, [(1.0, route_above(read_share, read_mean_us, laws, write))],
                                 max(1.0, read_mean_us, write.mean_us))
@@ -832,7 +1049,7 @@ def route_above(read_share: float, read_mean_us: float, laws: list[DieWaitLaw], 
     """P(latency > t) of a route under the ``dies`` device model, as a function of t (``route_quantiles_us``)."""
     reads = [w for w in laws if w.share > 0] if read_share > 0 else []
     total_share = sum((w.share for w in reads), 0.0)
-    die_mean = sum((w.share * (w.mean_wait_us + w.read_us) for w in reads), 0.0) / total_share if reads else 0.0
+    die_mean = sum((w.share * w.die_mean_us for w in reads), 0.0) / total_share if reads else 0.0
     outside = max(0.0, read_mean_us - die_mean)
     tables = [w.wait_table() for w in reads]
     write_share = 1.0 - read_share if reads else 1.0

@@ -612,6 +612,13 @@ def _spans_pages(model: DieTailModel) -> bool:
     return model.read_share > 0 and any(g.read_pages > 0 for g in model.groups)
 
 
+def _spans_dies(model: DieTailModel) -> bool:
+    """Whether ``model``'s reads each read several pages at once, at distinct dies (``DieGroupLoad.read_pages`` at
+    least 2 at a group: a 256 KiB read's 16 pages; an 8 KiB read that now and then crosses a page, 1.02 pages, is one
+    die's read)."""
+    return model.read_share > 0 and any(g.read_pages >= 2.0 - 1e-9 for g in model.groups)
+
+
 def _stream_above(model: DieTailModel, others: dict[str, tuple[float, float, float]], read_mean_us: float,
                   write: WriteLaw) -> Callable[[float], float]:
     """P(latency > t) of an open sequential stream's stripe blend among several workloads (issue 18's backupdies
@@ -661,8 +668,14 @@ def _mixed_tails(mixed: FastResult, models: dict[str, tuple[DieTailModel | None,
             whole = whole and weight <= 0  # its law is a quantile function only: the total takes the heuristic
             continue
         write = _write_with_mean(model.write, r.write_latency_mean_us) if r.write_iops > 0 else model.write
-        above = (route_above(model.read_share, read_mean, die_wait_laws(model, others, read_wait), write) if model.own_tails
-                 else _stream_above(model, others, read_mean, write))  # a stripe blend: its reads page by page
+        # a stripe blend's reads, and reads of several pages among other workloads' loads, page by page: each page
+        # waits at its own die (the others' programs met there at random), the read for the slowest of its pages.
+        # ``read_wait`` (``classes.Dies``) is already that slowest rest's mean, on the read's mean: taken as one die's
+        # mean wait, a die found busy only now and then, it made the wait behind a busy die thousands of us
+        if model.own_tails and not (busy and _spans_dies(model)):
+            above = route_above(model.read_share, read_mean, die_wait_laws(model, others, read_wait), write)
+        else:
+            above = _stream_above(model, others, read_mean, write)
         scale_one = max(1.0, read_mean, write.mean_us)
         tails = mixture_quantiles_us((0.99, 0.999), [(1.0, above)], scale_one)
         tailed[name] = replace(r, latency_p99_us=tails[0], latency_p999_us=tails[1], tail_method="dies")

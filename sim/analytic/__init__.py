@@ -328,7 +328,11 @@ TAIL_METHODS = ("dies", "dies, closed reads", "heuristic")
   total takes the heuristic). An open sequential stream's stripe blend among other workloads (issue 18's backupdies
   step: its means are not one route's) gets its reads' law page by page: a read of k pages at k distinct dies waits
   for the slowest (``sim.analytic.dies.spanning_read_above``), each page's die as every workload's reads and
-  programs load it, the rest of the blend's mean outside the dies.
+  programs load it, the rest of the blend's mean outside the dies; so does any workload whose reads span 2 pages or
+  more among the other workloads' loads (issue 18's batchtail step: the consolidation's 256 KiB batch reads, 16 pages;
+  the BDI batch's 32 KiB queries, 2): the slowest rest of the others' programs over its pages is in its read's mean
+  (``classes.Dies``), not one die's mean wait (as one die's, a die found busy now and then had to wait thousands of
+  us when busy: the batch's p99.9 was ten times the DES's).
 * ``dies, closed reads``: a closed loop of reads (one size up to a die page) on one device alone (the queue-depth
   sweep): ``sim.analytic.dies.closed_read_quantile_us`` (calibration/ext/DIE_LEVEL.md, 144 points).
 * ``heuristic``: the pooled device model, and under ``dies`` what the die-level estimate does not cover (an open

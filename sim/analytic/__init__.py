@@ -328,7 +328,11 @@ TAIL_METHODS = ("dies", "dies, closed reads", "heuristic")
   total takes the heuristic). An open sequential stream's stripe blend among other workloads (issue 18's backupdies
   step: its means are not one route's) gets its reads' law page by page: a read of k pages at k distinct dies waits
   for the slowest (``sim.analytic.dies.spanning_read_above``), each page's die as every workload's reads and
-  programs load it, the rest of the blend's mean outside the dies.
+  programs load it, the rest of the blend's mean outside the dies; so does any workload whose reads span 2 pages or
+  more among the other workloads' loads (issue 18's batchtail step: the consolidation's 256 KiB batch reads, 16 pages;
+  the BDI batch's 32 KiB queries, 2): the slowest rest of the others' programs over its pages is in its read's mean
+  (``classes.Dies``), not one die's mean wait (as one die's, a die found busy now and then had to wait thousands of
+  us when busy: the batch's p99.9 was ten times the DES's).
 * ``dies, closed reads``: a closed loop of reads (one size up to a die page) on one device alone (the queue-depth
   sweep): ``sim.analytic.dies.closed_read_quantile_us`` (calibration/ext/DIE_LEVEL.md, 144 points).
 * ``heuristic``: the pooled device model, and under ``dies`` what the die-level estimate does not cover (an open
@@ -612,6 +616,13 @@ def _spans_pages(model: DieTailModel) -> bool:
     return model.read_share > 0 and any(g.read_pages > 0 for g in model.groups)
 
 
+def _spans_dies(model: DieTailModel) -> bool:
+    """Whether ``model``'s reads each read several pages at once, at distinct dies (``DieGroupLoad.read_pages`` at
+    least 2 at a group: a 256 KiB read's 16 pages; an 8 KiB read that now and then crosses a page, 1.02 pages, is one
+    die's read)."""
+    return model.read_share > 0 and any(g.read_pages >= 2.0 - 1e-9 for g in model.groups)
+
+
 def _stream_above(model: DieTailModel, others: dict[str, tuple[float, float, float]], read_mean_us: float,
                   write: WriteLaw) -> Callable[[float], float]:
     """P(latency > t) of an open sequential stream's stripe blend among several workloads (issue 18's backupdies
@@ -661,8 +672,14 @@ def _mixed_tails(mixed: FastResult, models: dict[str, tuple[DieTailModel | None,
             whole = whole and weight <= 0  # its law is a quantile function only: the total takes the heuristic
             continue
         write = _write_with_mean(model.write, r.write_latency_mean_us) if r.write_iops > 0 else model.write
-        above = (route_above(model.read_share, read_mean, die_wait_laws(model, others, read_wait), write) if model.own_tails
-                 else _stream_above(model, others, read_mean, write))  # a stripe blend: its reads page by page
+        # a stripe blend's reads, and reads of several pages among other workloads' loads, page by page: each page
+        # waits at its own die (the others' programs met there at random), the read for the slowest of its pages.
+        # ``read_wait`` (``classes.Dies``) is already that slowest rest's mean, on the read's mean: taken as one die's
+        # mean wait, a die found busy only now and then, it made the wait behind a busy die thousands of us
+        if model.own_tails and not (busy and _spans_dies(model)):
+            above = route_above(model.read_share, read_mean, die_wait_laws(model, others, read_wait), write)
+        else:
+            above = _stream_above(model, others, read_mean, write)
         scale_one = max(1.0, read_mean, write.mean_us)
         tails = mixture_quantiles_us((0.99, 0.999), [(1.0, above)], scale_one)
         tailed[name] = replace(r, latency_p99_us=tails[0], latency_p999_us=tails[1], tail_method="dies")

@@ -1054,7 +1054,7 @@ class Split:
     ``join_at``): the phase ends at the latest time a child joins at, with one event.
     """
 
-    __slots__ = ("_after_cb", "_phase_cb", "_spare", "env", "inner", "jobs", "planner")
+    __slots__ = ("_after_cb", "_phase_cbs", "_spare", "env", "inner", "jobs", "planner")
 
     def __init__(self, planner: Planner, jobs: JobFactory, env: simpy.Environment | None = None):
         self.planner = planner
@@ -1062,7 +1062,8 @@ class Split:
         self.env = env
         self.inner: list[Sequence[Hop]] = []
         """Child routes the planner alone knows (a page split's channel program), for ``sim.des.model`` to fuse."""
-        self._phase_cb = self._phase_event
+        self._phase_cbs: list[Callable[[Event], None]] = [self._phase_event]
+        """Every phase event's callbacks (one list, shared: ``_push``; the events are recycled through ``_spare``)."""
         self._after_cb: list[Callable[[Event], None]] = [self._after_delay]
         self._spare: list[Event] = []
 
@@ -1107,7 +1108,7 @@ class Split:
                         if wait > 0.0:
                             _push(env, self._spare, t + wait, parent, self._after_cb)
                             return
-                schedule(env, parent.t_done - now, parent, self._phase_cb)
+                _push(env, self._spare, now + (parent.t_done - now), parent, self._phase_cbs)  # schedule's time, bit for bit
             else:
                 self._phase_done(parent)
 
@@ -1120,6 +1121,7 @@ class Split:
         self.join(child)
 
     def _phase_event(self, event: Event) -> None:
+        self._spare.append(event)
         self._phase_done(event._value)
 
     def _after_delay(self, event: Event) -> None:

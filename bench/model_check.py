@@ -10,7 +10,7 @@ no interval: they must agree to ``UTIL_TOL`` (absolute).
     python -m bench.model_check record -o /tmp/before.json [--max-ios 60000]
     python -m bench.model_check compare /tmp/before.json      # exit 1 when a metric left its interval
 
-The cases: every example (examples/*.yaml), plus bench/check_identical.py's variants that reach mechanisms
+The cases: every example (examples/*.yaml), the calibration scenarios in ``SCENARIOS``, plus bench/check_identical.py's variants that reach mechanisms
 the files alone do not (reads and writes mixed, RAID-5, sequential, a write-through SAN cache ...).
 """
 
@@ -27,6 +27,8 @@ from bench.check_identical import EXTRA
 
 ROOT = Path(__file__).resolve().parent.parent
 REL_TOL = 1e-9
+SCENARIOS = ("s4_paging",)
+"""Calibration scenarios (calibration/scenarios/) run as cases too: those an engine change was made for (issue 23)."""
 UTIL_TOL = 0.02
 """Largest utilization difference (absolute) accepted between two runs of one model."""
 
@@ -34,6 +36,7 @@ UTIL_TOL = 0.02
 def cases() -> list[tuple[str, Path, dict[str, Any]]]:
     out: list[tuple[str, Path, dict[str, Any]]] = [(p.stem, p, {}) for p in sorted((ROOT / "examples").glob("*.yaml"))]
     out += [(name, ROOT / path, overrides) for name, (path, overrides) in sorted(EXTRA.items())]
+    out += [(p.stem, p, {}) for p in (ROOT / "calibration" / "scenarios" / f"{name}.yaml" for name in SCENARIOS)]
     return out
 
 

@@ -49,7 +49,10 @@ from sim.route.flash import FIRST_READ_BYTES, DieLayout, FlashParameters, write_
 from sim.route.host import ResolvedHost
 from sim.route.links import us_per_byte
 from sim.route.steps import (
+    CHANNEL,
+    MEDIA,
     TO_DEVICE,
+    WHOLE,
     Acquire,
     Complete,
     Cross,
@@ -520,8 +523,20 @@ class FlashGroups:
         if p.shared_dies:
             self.die_read_time, self.die_program_time = _die_times(c.catalog, p)
 
-    def read(self, path: Path, nbytes: int | None = None) -> None:
-        """A read of the route's size, or of ``nbytes`` (a route built for one size: one page of a channel program)."""
+    def read(self, path: Path, nbytes: int | None = None, part: int = WHOLE) -> None:
+        """A read of the route's size, or of ``nbytes`` (a route built for one size: one page of a channel program);
+        ``part`` MEDIA its media stage alone (die wait, read unit), CHANNEL its read channel alone."""
+        if part != CHANNEL:
+            self._media(path, nbytes)
+        if part == MEDIA:
+            return
+        if nbytes is None:
+            path.visit(self.read_bw, 0.0, self.read_per_byte, self.channel_scv)
+        else:
+            path.visit(self.read_bw, nbytes * self.read_per_byte, 0.0, self.channel_scv)
+
+    def _media(self, path: Path, nbytes: int | None) -> None:
+        """A read's die wait and its read unit (or shared die)."""
         p = self.p
         if self.die_locks:
             path.wait_for(self.die_locks)
@@ -532,10 +547,6 @@ class FlashGroups:
                 path.hold(self.dies, p.die_read_time_us(nbytes), self.scv)
         else:
             path.visit(self.read_units, p.read_latency_us, 0.0, self.scv)
-        if nbytes is None:
-            path.visit(self.read_bw, 0.0, self.read_per_byte, self.channel_scv)
-        else:
-            path.visit(self.read_bw, nbytes * self.read_per_byte, 0.0, self.channel_scv)
 
     def write(self, path: Path, nbytes: int | None = None) -> None:
         """Take a cache slot, be acknowledged; the destage (bandwidth and a program unit, or a free die) holds the slot in the background."""
@@ -1030,7 +1041,10 @@ class _Paths:
     def device(self, path: Path, step: Device, nbytes: int | None) -> None:
         """A device read or write of the route's size, or of ``nbytes``."""
         device = cast(FlashGroups | DieGroups, self.made[id(step.bank)])
-        if step.op == READ:
+        if step.op == READ and step.part != WHOLE:
+            assert isinstance(device, FlashGroups)  # a read in parts: a pooled flash device (``sim.route.steps._zvm``)
+            device.read(path, nbytes, step.part)
+        elif step.op == READ:
             device.read(path, nbytes)
         else:
             device.write(path, nbytes)

@@ -249,8 +249,8 @@ class FifoStation(Station):
     can have one, so it keeps its bookings still to come (``booked``) and takes off exactly those.
     """
 
-    __slots__ = ("_depart_cbs", "b_end", "b_start", "booked", "c_area", "c_busy", "free", "free1", "law",
-                 "on_start", "per_byte", "union_end")
+    __slots__ = ("_depart_cbs", "b_end", "b_start", "booked", "busy_to", "c_area", "c_busy", "free", "free1", "law",
+                 "on_start", "per_byte", "union_end", "unordered")
 
     def __init__(self, env: simpy.Environment, name: str, servers: int, service: Callable[[Job], float],
                  on_start: Callable[[float, float], None] | None = None):
@@ -273,6 +273,10 @@ class FifoStation(Station):
         service (a deep station holds thousands: GC work) and no list rebuilt per meter read."""
         self.b_start: list[float] = []
         self.b_end: list[float] = []
+        self.unordered = False
+        """Whether arrivals may be booked out of time order (``reached_out_of_order``)."""
+        self.busy_to = 0.0
+        """With ``unordered``: the time up to which ``c_busy`` holds the busy time (settled when the meter is read)."""
         self.law = SERVICE_CALL
         self.per_byte = 0.0
 
@@ -286,6 +290,13 @@ class FifoStation(Station):
         """Arrivals may be booked before they happen (a ``Chain`` part after the first): keep the bookings, so
         that the meter takes off what lies beyond ``now`` exactly, gaps included."""
         self.booked = True
+
+    def reached_out_of_order(self) -> None:
+        """Arrivals may be booked out of time order (``sim.des.model.DieThenUnit``: a read booked from when its die is
+        free, others booked meanwhile for earlier times). The queue is FCFS by booking; the bookings are kept in start
+        order and the busy time (at least one server busy) is settled from them when the meter is read."""
+        self.booked = True
+        self.unordered = True
 
     def commit(self, job: Job, t: float) -> float:
         """Book ``job`` arriving at ``t`` (no earlier than any arrival booked before) and return when it leaves."""
@@ -304,6 +315,10 @@ class FifoStation(Station):
             if on_start is not None:
                 on_start(start, s)
             if self.booked:
+                if self.unordered:
+                    self._book_unordered(start, d, s)
+                    self.free1 = d
+                    return d
                 self.b_start.append(start)
                 self.b_end.append(d)
             self.c_area += s
@@ -318,6 +333,10 @@ class FifoStation(Station):
         if on_start is not None:
             on_start(start, s)
         if self.booked:
+            if self.unordered:
+                self._book_unordered(start, d, s)
+                heapreplace(heap, d)
+                return d
             self.b_start.append(start)
             self.b_end.append(d)
         self.c_area += s
@@ -327,6 +346,13 @@ class FifoStation(Station):
             self.c_busy += d - (start if start > u else u)
             self.union_end = d
         return d
+
+    def _book_unordered(self, start: float, d: float, s: float) -> None:
+        """Keep a booking in start order (``unordered``); its busy time is settled by ``_account``."""
+        i = bisect_right(self.b_start, start)
+        self.b_start.insert(i, start)
+        self.b_end.insert(i, d)
+        self.c_area += s
 
     def __call__(self, job: Job) -> None:
         env = self.env
@@ -352,35 +378,7 @@ class FifoStation(Station):
     def _account(self) -> None:
         now = self.env._now
         if self.booked:
-            # exactly what the bookings still to come hold beyond now (starts never go back in time)
-            starts, ends = self.b_start, self.b_end
-            n = len(ends)
-            i = 0
-            while i < n and ends[i] <= now:
-                i += 1
-            if i:
-                del starts[:i]
-                del ends[:i]
-            area_ahead = 0.0
-            busy_ahead = 0.0
-            cur = now  # never below now: a booking's part beyond now starts at the later of its start and now
-            k = bisect_right(starts, now)
-            # started by now: the part beyond now runs from now (and from cur for the busy time)
-            for end in ends[:k]:
-                if end > now:
-                    area_ahead += end - now
-                    if end > cur:
-                        busy_ahead += end - cur
-                        cur = end
-            # still to start (the long queue of a deep station): all of it lies beyond now
-            for start, end in zip(starts[k:], ends[k:], strict=True):
-                area_ahead += end - start
-                if end > cur:
-                    busy_ahead += end - (start if start > cur else cur)
-                    cur = end
-            self.area = self.c_area - area_ahead
-            self.busy_area = self.c_busy - busy_ahead
-            self.t_last = now
+            self._account_booked(now)
             return
         if self.capacity == 1:
             ahead = self.free1 - now
@@ -394,6 +392,56 @@ class FifoStation(Station):
         u = self.union_end - now
         self.busy_area = self.c_busy - (u if u > 0.0 else 0.0)
         self.t_last = now
+
+    def _account_booked(self, now: float) -> None:
+        """``_account`` of a station that keeps its bookings (``reached_ahead``)."""
+        # exactly what the bookings still to come hold beyond now (starts never go back in time)
+        starts, ends = self.b_start, self.b_end
+        if self.unordered:
+            self._settle_busy(now)
+        n = len(ends)
+        i = 0
+        while i < n and ends[i] <= now:
+            i += 1
+        if i:
+            del starts[:i]
+            del ends[:i]
+        area_ahead = 0.0
+        busy_ahead = 0.0
+        cur = now  # never below now: a booking's part beyond now starts at the later of its start and now
+        k = bisect_right(starts, now)
+        # started by now: the part beyond now runs from now (and from cur for the busy time)
+        for end in ends[:k]:
+            if end > now:
+                area_ahead += end - now
+                if end > cur:
+                    busy_ahead += end - cur
+                    cur = end
+        # still to start (the long queue of a deep station): all of it lies beyond now
+        for start, end in zip(starts[k:], ends[k:], strict=True):
+            area_ahead += end - start
+            if end > cur:
+                busy_ahead += end - (start if start > cur else cur)
+                cur = end
+        self.area = self.c_area - area_ahead
+        self.busy_area = self.c_busy if self.unordered else self.c_busy - busy_ahead
+        self.t_last = now
+
+    def _settle_busy(self, now: float) -> None:
+        """``unordered``: add the time from ``busy_to`` to ``now`` at least one booking covers (before the bookings over
+        by now are dropped: every one that covers part of it is still kept, in start order)."""
+        cur = self.busy_to
+        add = 0.0
+        for start, end in zip(self.b_start, self.b_end, strict=True):
+            if start >= now:
+                break
+            if end <= cur:
+                continue
+            e = end if end < now else now
+            add += e - (start if start > cur else cur)
+            cur = e
+        self.c_busy += add
+        self.busy_to = now
 
     def reset(self) -> None:
         self._account()
@@ -1006,7 +1054,7 @@ class Split:
     ``join_at``): the phase ends at the latest time a child joins at, with one event.
     """
 
-    __slots__ = ("_after_cb", "_phase_cb", "_spare", "env", "inner", "jobs", "planner")
+    __slots__ = ("_after_cb", "_phase_cbs", "_spare", "env", "inner", "jobs", "planner")
 
     def __init__(self, planner: Planner, jobs: JobFactory, env: simpy.Environment | None = None):
         self.planner = planner
@@ -1014,7 +1062,8 @@ class Split:
         self.env = env
         self.inner: list[Sequence[Hop]] = []
         """Child routes the planner alone knows (a page split's channel program), for ``sim.des.model`` to fuse."""
-        self._phase_cb = self._phase_event
+        self._phase_cbs: list[Callable[[Event], None]] = [self._phase_event]
+        """Every phase event's callbacks (one list, shared: ``_push``; the events are recycled through ``_spare``)."""
         self._after_cb: list[Callable[[Event], None]] = [self._after_delay]
         self._spare: list[Event] = []
 
@@ -1059,7 +1108,7 @@ class Split:
                         if wait > 0.0:
                             _push(env, self._spare, t + wait, parent, self._after_cb)
                             return
-                schedule(env, parent.t_done - now, parent, self._phase_cb)
+                _push(env, self._spare, now + (parent.t_done - now), parent, self._phase_cbs)  # schedule's time, bit for bit
             else:
                 self._phase_done(parent)
 
@@ -1072,6 +1121,7 @@ class Split:
         self.join(child)
 
     def _phase_event(self, event: Event) -> None:
+        self._spare.append(event)
         self._phase_done(event._value)
 
     def _after_delay(self, event: Event) -> None:

@@ -57,6 +57,8 @@ from sim.route.flash import FlashParameters
 from sim.route.host import Charge, ResolvedHost
 from sim.route.links import us_per_byte
 from sim.route.steps import (
+    MEDIA,
+    WHOLE,
     Acquire,
     Complete,
     Cross,
@@ -263,6 +265,18 @@ class DieProgramLocks:
 
         return program
 
+    def wait_at(self, now: float) -> float:
+        """How long a read arriving at ``now`` (the clock's now) waits for its die (uniformly random) to finish programming:
+        ``wait_for_own_die``'s wait, for a chain part (``DieThenUnit``)."""
+        dies = self.programs
+        programs = dies[int(self.pick() * len(dies))]
+        _started(programs, now)
+        if programs and programs[0] <= now:
+            wait = programs[1] - now
+            if wait > 0.0:
+                return wait
+        return 0.0
+
     def wait_for_own_die(self, job: Job) -> None:
         """Hold a read until its die (uniformly random) has finished programming."""
         dies = self.programs
@@ -272,6 +286,40 @@ class DieProgramLocks:
         wait = programs[1] - now if programs and programs[0] <= now else 0.0
         if wait > 0.0:
             schedule(self.env, wait, job, _advance_event)
+        else:
+            advance(job)
+
+
+class DieThenUnit:
+    """A read's media stage in one go: the wait for its own die (``DieProgramLocks``, looked at on the read's arrival,
+    the clock's now) and then a read unit (a ``FifoStation`` of P_r units), booked on arrival from when the die is free.
+
+    A chain's first part (``Fusion``: the job reaches it now, so the die is looked at when the read arrives, as
+    ``DieProgramLocks.wait_for_own_die`` does, and no event marks the die's end). The units are booked out of time
+    order (``FifoStation.reached_out_of_order``: their meters stay exact): the unit the read takes is the one free
+    first when it arrives, kept through the die wait, so reads that arrive meanwhile find one unit fewer. The
+    departures are the event walk's whenever a unit is free for every read, which is all of S4's: at the paging
+    load 0 of 128,271 page reads found all 49 units taken (19.7 taken on average at a read's arrival; seed 1,
+    20,000 SSCHs). Used for a z/VM channel program's read pages (``Device`` MEDIA, sim/route/steps.py ``_zvm``): one
+    event per page instead of one more for each page that finds its die programming (issue 23)."""
+
+    __slots__ = ("env", "locks", "units")
+
+    def __init__(self, locks: DieProgramLocks, units: FifoStation):
+        self.env = locks.env
+        self.locks = locks
+        self.units = units
+        units.reached_out_of_order()
+
+    def visit(self, job: Job, t: float) -> float:
+        """Look at the read's die at ``t`` (the clock's now), book its read unit from when the die is free."""
+        return self.units.commit(job, t + self.locks.wait_at(t))
+
+    def __call__(self, job: Job) -> None:  # a hop of its own (not folded into a chain): one event at the unit's end
+        now = self.env.now
+        d = self.visit(job, now)
+        if d > now:
+            schedule(self.env, d - now, job, _advance_event)
         else:
             advance(job)
 
@@ -305,6 +353,9 @@ class FlashDevice:
     """
 
     def __init__(self, b: Builder, name: str, p: FlashParameters):
+        self.locks: DieProgramLocks | None = None
+        """The die locks reads wait at, where the device has read units and program units (``read_media``)."""
+        self.read_units: Hop | None = None
         law, cv, ack = p.law, p.service_cv, p.write_ack_us
         read_time = _scaled(p.read_latency_us, b.streams.unit(law, cv))
         if p.shared_dies:
@@ -340,6 +391,9 @@ class FlashDevice:
                 on_start = locks.book
                 read_stage = (locks.wait_for_own_die, *read_stage)
             self.program_units = b.station(f"{name}.program_units", p.program_units, program_time, on_start)
+            if b.reads_meet_programs:
+                self.locks = locks
+                self.read_units = read_stage[-1]
             # a destage is one chain with no event at all: the write channel (reached now: a fork's child starts at
             # once), the program units (fed by nothing but the channel, one server: reached ahead in time order)
             # and its cache slot's release booked at the program's end (``BookedPool.release_at``); a full cache's
@@ -350,12 +404,26 @@ class FlashDevice:
             self.write_cache.releases_after(units)
             destage = (Chain(b.env, [channel.commit, units.commit, self.write_cache.release_at],
                              CHAIN_DROP, jobs=b.jobs),)
+        self.read_stage = read_stage
+        self.media: tuple[Hop, ...] | None = None
         self.read_hops: tuple[Hop, ...] = (*read_stage, self.read_bw)
         destaging = Fork(destage, b.jobs)
         destaging.set_body(destage)
         self.write_hops: tuple[Hop, ...] = (self.write_cache.acquire, self.ack, destaging)
         self.parallelism = ({"nand_dies": p.read_units} if p.shared_dies else {"read_units": p.read_units, "program_units": p.program_units}
                             ) | {"write_cache_slots": p.write_cache_slots}
+
+
+    def read_media(self) -> tuple[Hop, ...]:
+        """A read's media stage alone (die wait, read unit): a page of a z/VM channel program (``Device`` MEDIA).
+        With die locks and read units, one ``DieThenUnit`` (made on first use: its units are then booked ahead)."""
+        if self.media is None:
+            if self.locks is not None and self.read_units is not None:
+                assert isinstance(self.read_units, FifoStation)
+                self.media = (DieThenUnit(self.locks, self.read_units),)
+            else:
+                self.media = self.read_stage
+        return self.media
 
 
 class RouteTable:
@@ -633,7 +701,7 @@ class Fusion:
             if isinstance(hop, BookedRelease) and chain and end == CHAIN_DROP:
                 chain.append(hop)  # a background child's release, booked at its chain's end time
                 continue
-            timed = isinstance(hop, (FifoStation, Delay, HostCharge))
+            timed = isinstance(hop, (FifoStation, Delay, HostCharge, DieThenUnit))  # a DieThenUnit only starts a chain
             if timed and chain and (isinstance(hop, Delay) or id(hop) in self.ahead):
                 if isinstance(hop, FifoStation):
                     hop.reached_ahead()
@@ -668,6 +736,8 @@ class Fusion:
             return hop.visit
         if isinstance(hop, BookedRelease):
             return hop.pool.release_at
+        if isinstance(hop, DieThenUnit):
+            return hop.visit
         assert isinstance(hop, HostCharge)
         return host_visit(hop)
 
@@ -821,6 +891,9 @@ class _Hops:
         dev = self.one(step.bank, member, path)
         if step.op == WRITE and isinstance(dev, FlashDevice):
             self.plain_writes.add(id(dev.write_cache))
+        if step.op == READ and step.part != WHOLE:
+            assert isinstance(dev, FlashDevice)  # a read in parts: a pooled flash device (``sim.route.steps._zvm``)
+            return dev.read_media() if step.part == MEDIA else (dev.read_bw,)
         hops: tuple[Hop, ...] = dev.read_hops if step.op == READ else dev.write_hops
         return hops
 

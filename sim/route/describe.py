@@ -138,7 +138,9 @@ class ZvmRoute(Route):
 
     An SSCH takes its base's subchannel or a HyperPAV alias (``subchannels``: ``bases`` + ``aliases``),
     then CP runs its channel program one device command per ``command_bytes`` page, one after another
-    (device, drive link), holds the subchannel for its turnaround, releases it, completes.
+    (a read page's media stage, then the SSCH's pages back to back through the read channel and drive link;
+    a write page across the drive link into the write cache: sim/route/steps.py ``_zvm``), holds the
+    subchannel for its turnaround, releases it, completes.
     """
 
     subchannels: str

@@ -31,6 +31,9 @@ from sim.route.host import ResolvedHost
 
 READ, WRITE = 0, 1
 TO_HOST, TO_DEVICE = 0, 1
+WHOLE, MEDIA, CHANNEL = 0, 1, 2
+"""The parts of a device read (``Device.part``): all of it; its media stage alone (the wait for its die and a
+read unit); its read channel alone (the bytes leaving the device)."""
 
 
 @dataclass(frozen=True)
@@ -116,10 +119,14 @@ class Cross:
 
 @dataclass(frozen=True)
 class Device:
-    """The flash device's read path (``op`` READ) or write path (cache slot, ack, background destage)."""
+    """The flash device's read path (``op`` READ) or write path (cache slot, ack, background destage).
+
+    ``part`` (a read of a pooled flash device only): WHOLE the read path; MEDIA its media stage alone (die wait,
+    read unit); CHANNEL its read channel alone (the bytes through the single-server read channel)."""
 
     bank: DeviceBank
     op: int
+    part: int = WHOLE
 
 
 @dataclass(frozen=True)
@@ -274,17 +281,30 @@ def _exflash(route: ExflashRoute) -> RouteLayout:
 
 
 def _zvm(route: ZvmRoute) -> RouteLayout:
-    """Submit, the base's subchannel or an alias, the channel program (per page: device and drive link),
-    CP's turnaround with the subchannel held, release, completion."""
+    """Submit, the base's subchannel or an alias, the channel program, CP's turnaround with the subchannel
+    held, release, completion.
+
+    The channel program runs one device command per page, one after another. A read command's media stage
+    (die wait, read unit) is per page; the SSCH's pages then leave the device back to back, as one transfer
+    of the SSCH's block of contiguous page slots through the read channel and the drive link (seed 003
+    Table 3: CP block paging moves 7 contiguous pages per read SSCH; the bytes and so the channel and link
+    busy time are the same). A write's pages cross the link and enter the write cache page by page. Under the
+    ``dies`` device model a read page stays whole (its channel charges only the bytes beyond the first 4 KiB)."""
     sub = SubchannelBank(route.subchannels, route.bases, route.aliases)
     links, dev = route.links, route.devices
     steps: dict[tuple[int, bool], tuple[Step, ...]] = {}
     holds: list[Delay] = []
-    for op, page in ((READ, (Device(dev, READ), Cross(links, TO_HOST))), (WRITE, (Cross(links, TO_DEVICE), Device(dev, WRITE)))):
+    if dev.dies is None:
+        read_page: tuple[Step, ...] = (Device(dev, READ, MEDIA),)
+        read_block: tuple[Step, ...] = (Device(dev, READ, CHANNEL), Cross(links, TO_HOST))
+    else:
+        read_page, read_block = (Device(dev, READ), Cross(links, TO_HOST)), ()
+    for op, page, block in ((READ, read_page, read_block), (WRITE, (Cross(links, TO_DEVICE), Device(dev, WRITE)), ())):
         turnaround = route.turnaround_us[op]
         hold: tuple[Step, ...] = ()
         if turnaround > 0:
             holds.append(Delay("turnaround", ServiceLaw(turnaround, "deterministic", 0.0)))
             hold = (Wait(holds[-1]),)
-        steps[(op, False)] = (Submit(), Acquire(sub), Pages(route.command_bytes, page), *hold, Release(sub), Complete())
+        steps[(op, False)] = (Submit(), Acquire(sub), Pages(route.command_bytes, page), *block, *hold, Release(sub),
+                              Complete())
     return RouteLayout(route.host, (sub, PerInstance((links, dev)), *holds), (links, dev, sub), steps, None, 1, None, True)

@@ -613,3 +613,57 @@ def test_fewer_by_counts_a_heap_s_times_up_to_t_as_a_sort_does() -> None:
             up_to = sum(1 for x in heap if x <= t)
             for k in (0, 1, 2, 5, n, n + 1):
                 assert _fewer_by(heap, t, k) == (up_to < k), (n, t, k)
+
+
+def test_a_read_booked_from_when_its_die_is_free_departs_and_meters_as_the_event_walk() -> None:
+    """A z/VM read page's media stage in one event (``DieThenUnit``): the die looked at on the read's arrival,
+    its read unit booked from when the die is free, ahead of reads that arrive meanwhile (bookings out of time
+    order: ``FifoStation.reached_out_of_order``). With units to spare (none ever waits for one) the departures
+    are the event walk's (wait for the die by an event, then an event-driven unit), and so are the units'
+    busy unit-time and busy time, read at any time."""
+    from sim.des.components import advance
+    from sim.des.model import DieProgramLocks, DieThenUnit
+
+    programs = [(t / 4, s * 30.0) for t, s in _arrivals(600, 5)]  # four program units, long programs
+    rnd = random.Random(11)
+    reads = sorted(rnd.uniform(0.0, programs[-1][0]) for _ in range(2_000))
+    services = [rnd.expovariate(1 / 9.0) for _ in reads]
+    picks = [rnd.random() for _ in reads]
+    marks = [reads[k] + 0.25 for k in range(40, 2_000, 77)]
+
+    def run(one_event: bool) -> tuple[list[float], list[float], list[float]]:
+        env = simpy.Environment()
+        it = iter(picks)
+        locks = DieProgramLocks(env, 6, lambda: next(it))
+        program_units = FifoStation(env, "program_units", 4, lambda job: job.cost, locks.book)
+        cls = FifoStation if one_event else Station
+        units = cls(env, "read_units", len(reads), lambda job: job.cost)  # a unit for every read: none ever waits
+        media: tuple[Any, ...] = (DieThenUnit(locks, units),) if one_event else (locks.wait_for_own_die, units)  # type: ignore[arg-type]
+        done = [0.0] * len(reads)
+        for t, s in programs:
+            job = Job()
+            job.cost = s
+            job.route = (program_units, lambda j: None)
+            env.timeout(t).callbacks.append(lambda e, job=job: advance(job))  # type: ignore[misc]
+        for i, (t, s) in enumerate(zip(reads, services, strict=True)):
+            job = Job()
+            job.cost = s
+            job.slot = i
+            job.route = (*media, lambda j: done.__setitem__(j.slot, env.now))
+            env.timeout(t).callbacks.append(lambda e, job=job: advance(job))  # type: ignore[misc]
+        seen: list[float] = []
+        for m in marks:
+            env.timeout(m).callbacks.append(lambda e: seen.append(units.unit_time()))
+        busy: list[float] = []
+        for m in marks:
+            env.timeout(m).callbacks.append(lambda e: busy.append(units.busy_area))
+        env.run()
+        return done, seen, busy
+
+    event_done, event_seen, event_busy = run(False)
+    one_done, one_seen, one_busy = run(True)
+    waited = sum(1 for d, t, s in zip(event_done, reads, services, strict=True) if d - t > s + 1e-9)
+    assert waited > len(reads) // 10  # reads do wait for programs
+    assert one_done == pytest.approx(event_done, abs=1e-9)
+    assert one_seen == pytest.approx(event_seen, abs=1e-6)
+    assert one_busy == pytest.approx(event_busy, abs=1e-6)

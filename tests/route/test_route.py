@@ -183,7 +183,7 @@ def _kinds(steps: tuple[st.Step, ...]) -> list[str]:
         if isinstance(s, st.Cross):
             out.append(f"cross:{s.bank.names[0]}:{'host' if s.toward == st.TO_HOST else 'device'}")
         elif isinstance(s, st.Device):
-            out.append("read" if s.op == st.READ else "write")
+            out.append(("read" if s.op == st.READ else "write") + {st.WHOLE: "", st.MEDIA: ":media", st.CHANNEL: ":channel"}[s.part])
         elif isinstance(s, st.Pages):
             out.append("pages[" + ",".join(_kinds(s.steps)) + "]")
         elif isinstance(s, (st.Acquire, st.Release)):
@@ -232,13 +232,18 @@ def test_exflash_driver_thread_runs_submit_and_completion_around_the_memory_chan
 
 
 def test_zvm_runs_one_device_command_per_page_with_the_subchannel_held() -> None:
+    """A read SSCH: one media read (die wait, read unit) per page, then its block of pages leaves back to back
+    through the read channel and the drive link; a write SSCH: each page across the link into the write cache."""
     route = _route("s4_zvm_edev_aliases.yaml")
     assert isinstance(route, ZvmRoute)
     lay = st.layout(route)
     read = _kinds(lay.steps[(st.READ, False)])
     assert read[:2] == ["submit", "acquire:edev.subchannels"]
-    assert read[2] == "pages[read,cross:drive0.link:host]"
+    assert read[2:5] == ["pages[read:media]", "read:channel", "cross:drive0.link:host"]
     assert read[-2:] == ["release:edev.subchannels", "complete"]
+    assert _kinds(lay.steps[(st.WRITE, False)])[2] == "pages[cross:drive0.link:device,write]"
+    dies = st.layout(_route("s4_zvm_edev_aliases.yaml", {"device_model": "dies"}))
+    assert _kinds(dies.steps[(st.READ, False)])[2] == "pages[read,cross:drive0.link:host]"  # a die read stays whole
     pages = [s for s in lay.steps[(st.WRITE, False)] if isinstance(s, st.Pages)]
     assert pages[0].page_bytes == route.command_bytes
     assert ("wait" in read) == (route.turnaround_us[st.READ] > 0)  # CP's turnaround, subchannel held

@@ -18,7 +18,7 @@ from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable, Sequence
 from heapq import heappop, heappush, heapreplace
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import simpy
 from simpy.events import NORMAL, Event
@@ -422,6 +422,12 @@ class HostCharge:
     def __call__(self, job: Job) -> None:
         job.cost = self.us + job.size * self.per_byte if self.per_byte > 0.0 else self.us
         self.cpu(job)
+
+    def visit(self, job: Job, t: float) -> float:
+        """As a chain part (``host_visit``): set the job's cost and book it on the CPU station (a ``FifoStation``)."""
+        per_byte = self.per_byte
+        job.cost = self.us + job.size * per_byte if per_byte > 0.0 else self.us
+        return cast(FifoStation, self.cpu).commit(job, t)
 
 
 class Delay:
@@ -829,8 +835,8 @@ class WriteEntry:
         env = self.env
         now = env._now
         t = now
-        for part in self.parts:
-            t = part(job, t)
+        for st in self.channel:
+            t = st.commit(job, t)
         cache = self.cache
         if self.slow == 0 and cache.can_book(now, t):
             cache.acquire_at(t)
@@ -1110,12 +1116,17 @@ class Chain:
     books its work and drops it (CHAIN_DROP: no event at all).
     """
 
-    __slots__ = ("_cbs", "_spare", "end", "env", "jobs", "parts", "split")
+    __slots__ = ("_cbs", "_kinds", "_objs", "_spare", "end", "env", "jobs", "parts", "split")
 
     def __init__(self, env: simpy.Environment, parts: Sequence[Callable[[Job, float], float]], end: int = CHAIN_NEXT,
                  split: Split | None = None, jobs: JobFactory | None = None):
         self.env = env
         self.parts = tuple(parts)
+        kinds = [part_kind(p) for p in self.parts]
+        self._kinds: tuple[int, ...] = tuple(k for k, _ in kinds)
+        """Each part's ``PART_*`` (how ``walk`` calls it)."""
+        self._objs: tuple[object, ...] = tuple(o for _, o in kinds)
+        """Each part's object (``part_kind``)."""
         self.end = end
         self.split = split
         self.jobs = jobs
@@ -1126,12 +1137,29 @@ class Chain:
         self._spare.append(event)
         advance(event._value)
 
+    def walk(self, job: Job, t: float) -> float:
+        """Take ``job``, arriving at ``t``, through the parts; when it leaves the last."""
+        kinds = self._kinds
+        objs = self._objs
+        for i in range(len(kinds)):
+            k = kinds[i]
+            o = objs[i]
+            if k == PART_STATION:
+                t = cast(FifoStation, o).commit(job, t)
+            elif k == PART_DELAY:
+                t = cast(Delay, o).visit(job, t)
+            elif k == PART_RELEASE:
+                t = cast(BookedPool, o).release_at(job, t)
+            elif k == PART_HOST:
+                t = cast(HostCharge, o).visit(job, t)
+            else:
+                t = cast(Callable[[Job, float], float], o)(job, t)
+        return t
+
     def __call__(self, job: Job) -> None:
         env = self.env
         now = env._now
-        t = now
-        for part in self.parts:
-            t = part(job, t)
+        t = self.walk(job, now)
         end = self.end
         if end == CHAIN_NEXT:
             if t > now:
@@ -1158,15 +1186,36 @@ class Chain:
 
 def host_visit(charge: HostCharge) -> Callable[[Job, float], float]:
     """``charge`` as a chain part: set the job's cost and book it on the CPU station (a ``FifoStation``)."""
-    cpu = charge.cpu
-    assert isinstance(cpu, FifoStation)
-    us, per_byte = charge.us, charge.per_byte
+    assert isinstance(charge.cpu, FifoStation)
+    return charge.visit
 
-    def visit(job: Job, t: float) -> float:
-        job.cost = us + job.size * per_byte if per_byte > 0.0 else us
-        return cpu.commit(job, t)
 
-    return visit
+PART_CALL: Final = 0
+"""A chain part called as it is (any ``(job, t) -> t``)."""
+PART_STATION: Final = 1
+"""... a ``FifoStation``'s ``commit``, called on the station (a compiled call: no bound method, no float boxed)."""
+PART_DELAY: Final = 2
+"""... a ``Delay``'s ``visit``."""
+PART_RELEASE: Final = 3
+"""... a ``BookedPool``'s ``release_at``."""
+PART_HOST: Final = 4
+"""... a ``HostCharge``'s ``visit``."""
+
+
+def part_kind(part: Callable[[Job, float], float]) -> tuple[int, object]:
+    """How a ``Chain`` calls ``part``: (``PART_*``, the object whose method it is, or the part itself for ``PART_CALL``).
+    The same method on the same object: only the call is direct."""
+    owner = getattr(part, "__self__", None)
+    name = getattr(part, "__name__", "")
+    if isinstance(owner, FifoStation) and name == "commit":
+        return PART_STATION, owner
+    if isinstance(owner, Delay) and name == "visit":
+        return PART_DELAY, owner
+    if isinstance(owner, BookedPool) and name == "release_at":
+        return PART_RELEASE, owner
+    if isinstance(owner, HostCharge) and name == "visit" and isinstance(owner.cpu, FifoStation):
+        return PART_HOST, owner
+    return PART_CALL, part
 
 
 def make_route(*hops: Any) -> tuple[Hop, ...]:

@@ -180,7 +180,7 @@ class Station(Meter):
     creates no event per I/O (the hot path of the engine, see bench/).
     """
 
-    __slots__ = ("_finish_cbs", "_spare", "queue", "service")
+    __slots__ = ("_eid", "_finish_cbs", "_queue", "_spare", "queue", "service")
 
     def __init__(self, env: simpy.Environment, name: str, servers: int, service: Callable[[Job], float]):
         super().__init__(env, name, servers)
@@ -189,6 +189,10 @@ class Station(Meter):
         self._finish_cbs: list[Callable[[Event], None]] = [self._finish]
         """Every service completion's callbacks (one list, shared: ``_push``)."""
         self._spare: list[Event] = []
+        self._queue = env._queue
+        """SimPy's event queue and its event ids (``env._queue``, ``env._eid``: the same objects all the run), held
+        here so that a push reads no attribute of the environment but its time."""
+        self._eid = env._eid
 
     def __call__(self, job: Job) -> None:
         if self.in_use < self.capacity:
@@ -215,7 +219,7 @@ class Station(Meter):
             ev._ok = True
         ev._value = job
         ev.callbacks = self._finish_cbs
-        heappush(env._queue, (now + self.service(job), NORMAL, next(env._eid), ev))
+        heappush(self._queue, (now + self.service(job), NORMAL, next(self._eid), ev))
 
     def _finish(self, event: Event) -> None:
         job = event._value
@@ -341,7 +345,7 @@ class FifoStation(Station):
                 ev._ok = True
             ev._value = job
             ev.callbacks = self._depart_cbs
-            heappush(env._queue, (d, NORMAL, next(env._eid), ev))
+            heappush(self._queue, (d, NORMAL, next(self._eid), ev))
         else:
             advance(job)
 
@@ -366,14 +370,17 @@ class FifoStation(Station):
             cur = now  # never below now: a booking's part beyond now starts at the later of its start and now
             k = bisect_right(starts, now)
             # started by now: the part beyond now runs from now (and from cur for the busy time)
-            for end in ends[:k]:
+            for j in range(k):
+                end = ends[j]
                 if end > now:
                     area_ahead += end - now
                     if end > cur:
                         busy_ahead += end - cur
                         cur = end
             # still to start (the long queue of a deep station): all of it lies beyond now
-            for start, end in zip(starts[k:], ends[k:], strict=True):
+            for j in range(k, len(ends)):
+                start = starts[j]
+                end = ends[j]
                 area_ahead += end - start
                 if end > cur:
                     busy_ahead += end - (start if start > cur else cur)
@@ -434,7 +441,7 @@ class Delay:
     """A pure delay with unlimited parallelism (fabric latency, cache acknowledgement, think time);
     ``name`` is its place in the route (``fabric``, ``turnaround``, ``drive3.write_ack``)."""
 
-    __slots__ = ("_cbs", "_spare", "delay", "env", "fixed", "name")
+    __slots__ = ("_cbs", "_eid", "_queue", "_spare", "delay", "env", "fixed", "name")
 
     def __init__(self, env: simpy.Environment, delay: Callable[[Job], float], name: str = "", fixed: bool = False):
         self.env = env
@@ -444,6 +451,8 @@ class Delay:
         """Whether every job waits the same time (a constant: jobs leave in the order they came)."""
         self._spare: list[Event] = []
         self._cbs: list[Callable[[Event], None]] = [self._leave]
+        self._queue = env._queue  # (as Station's)
+        self._eid = env._eid
 
     def __call__(self, job: Job) -> None:
         d = self.delay(job)
@@ -459,7 +468,7 @@ class Delay:
                 ev._ok = True
             ev._value = job
             ev.callbacks = self._cbs
-            heappush(env._queue, (env._now + d, NORMAL, next(env._eid), ev))
+            heappush(self._queue, (env._now + d, NORMAL, next(self._eid), ev))
 
     def _leave(self, event: Event) -> None:
         self._spare.append(event)
@@ -1116,7 +1125,7 @@ class Chain:
     books its work and drops it (CHAIN_DROP: no event at all).
     """
 
-    __slots__ = ("_cbs", "_kinds", "_objs", "_spare", "end", "env", "jobs", "parts", "split")
+    __slots__ = ("_cbs", "_eid", "_kinds", "_objs", "_queue", "_spare", "end", "env", "jobs", "parts", "split")
 
     def __init__(self, env: simpy.Environment, parts: Sequence[Callable[[Job, float], float]], end: int = CHAIN_NEXT,
                  split: Split | None = None, jobs: JobFactory | None = None):
@@ -1132,6 +1141,8 @@ class Chain:
         self.jobs = jobs
         self._spare: list[Event] = []
         self._cbs: list[Callable[[Event], None]] = [self._leave]
+        self._queue = env._queue  # (as Station's)
+        self._eid = env._eid
 
     def _leave(self, event: Event) -> None:
         self._spare.append(event)
@@ -1171,7 +1182,7 @@ class Chain:
                     ev._ok = True
                 ev._value = job
                 ev.callbacks = self._cbs
-                heappush(env._queue, (t, NORMAL, next(env._eid), ev))
+                heappush(self._queue, (t, NORMAL, next(self._eid), ev))
             else:
                 advance(job)
         elif end == CHAIN_JOIN:

@@ -95,7 +95,8 @@ def schedule(env: simpy.Environment, delay: float, value: Any, callback: Callabl
     constructor's checks and method calls: it relies on SimPy 4's event queue layout
     (``env._queue`` entries ``(time, priority, id, event)``), as ``Station`` does.
     """
-    ev = Event(env)
+    ev = Event.__new__(Event)  # Event.__init__'s attributes, set here: no call into SimPy's (interpreted) __init__
+    ev.env = env
     ev._ok = True
     ev._value = value
     ev.callbacks = [callback]
@@ -369,22 +370,21 @@ class FifoStation(Station):
             busy_ahead = 0.0
             cur = now  # never below now: a booking's part beyond now starts at the later of its start and now
             k = bisect_right(starts, now)
-            # started by now: the part beyond now runs from now (and from cur for the busy time)
-            for j in range(k):
-                end = ends[j]
-                if end > now:
-                    area_ahead += end - now
+            for j, end in enumerate(ends):
+                if j < k:
+                    # started by now: the part beyond now runs from now (and from cur for the busy time)
+                    if end > now:
+                        area_ahead += end - now
+                        if end > cur:
+                            busy_ahead += end - cur
+                            cur = end
+                else:
+                    # still to start (the long queue of a deep station): all of it lies beyond now
+                    start = starts[j]
+                    area_ahead += end - start
                     if end > cur:
-                        busy_ahead += end - cur
+                        busy_ahead += end - (start if start > cur else cur)
                         cur = end
-            # still to start (the long queue of a deep station): all of it lies beyond now
-            for j in range(k, len(ends)):
-                start = starts[j]
-                end = ends[j]
-                area_ahead += end - start
-                if end > cur:
-                    busy_ahead += end - (start if start > cur else cur)
-                    cur = end
             self.area = self.c_area - area_ahead
             self.busy_area = self.c_busy - busy_ahead
             self.t_last = now

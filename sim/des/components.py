@@ -18,7 +18,7 @@ from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable, Sequence
 from heapq import heappop, heappush, heapreplace
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import simpy
 from simpy.events import NORMAL, Event
@@ -95,7 +95,8 @@ def schedule(env: simpy.Environment, delay: float, value: Any, callback: Callabl
     constructor's checks and method calls: it relies on SimPy 4's event queue layout
     (``env._queue`` entries ``(time, priority, id, event)``), as ``Station`` does.
     """
-    ev = Event(env)
+    ev = Event.__new__(Event)  # Event.__init__'s attributes, set here: no call into SimPy's (interpreted) __init__
+    ev.env = env
     ev._ok = True
     ev._value = value
     ev.callbacks = [callback]
@@ -180,7 +181,7 @@ class Station(Meter):
     creates no event per I/O (the hot path of the engine, see bench/).
     """
 
-    __slots__ = ("_finish_cbs", "_spare", "queue", "service")
+    __slots__ = ("_eid", "_finish_cbs", "_queue", "_spare", "queue", "service")
 
     def __init__(self, env: simpy.Environment, name: str, servers: int, service: Callable[[Job], float]):
         super().__init__(env, name, servers)
@@ -189,6 +190,10 @@ class Station(Meter):
         self._finish_cbs: list[Callable[[Event], None]] = [self._finish]
         """Every service completion's callbacks (one list, shared: ``_push``)."""
         self._spare: list[Event] = []
+        self._queue = env._queue
+        """SimPy's event queue and its event ids (``env._queue``, ``env._eid``: the same objects all the run), held
+        here so that a push reads no attribute of the environment but its time."""
+        self._eid = env._eid
 
     def __call__(self, job: Job) -> None:
         if self.in_use < self.capacity:
@@ -215,7 +220,7 @@ class Station(Meter):
             ev._ok = True
         ev._value = job
         ev.callbacks = self._finish_cbs
-        heappush(env._queue, (now + self.service(job), NORMAL, next(env._eid), ev))
+        heappush(self._queue, (now + self.service(job), NORMAL, next(self._eid), ev))
 
     def _finish(self, event: Event) -> None:
         job = event._value
@@ -367,7 +372,7 @@ class FifoStation(Station):
                 ev._ok = True
             ev._value = job
             ev.callbacks = self._depart_cbs
-            heappush(env._queue, (d, NORMAL, next(env._eid), ev))
+            heappush(self._queue, (d, NORMAL, next(self._eid), ev))
         else:
             advance(job)
 
@@ -410,19 +415,21 @@ class FifoStation(Station):
         busy_ahead = 0.0
         cur = now  # never below now: a booking's part beyond now starts at the later of its start and now
         k = bisect_right(starts, now)
-        # started by now: the part beyond now runs from now (and from cur for the busy time)
-        for end in ends[:k]:
-            if end > now:
-                area_ahead += end - now
+        for j, end in enumerate(ends):
+            if j < k:
+                # started by now: the part beyond now runs from now (and from cur for the busy time)
+                if end > now:
+                    area_ahead += end - now
+                    if end > cur:
+                        busy_ahead += end - cur
+                        cur = end
+            else:
+                # still to start (the long queue of a deep station): all of it lies beyond now
+                start = starts[j]
+                area_ahead += end - start
                 if end > cur:
-                    busy_ahead += end - cur
+                    busy_ahead += end - (start if start > cur else cur)
                     cur = end
-        # still to start (the long queue of a deep station): all of it lies beyond now
-        for start, end in zip(starts[k:], ends[k:], strict=True):
-            area_ahead += end - start
-            if end > cur:
-                busy_ahead += end - (start if start > cur else cur)
-                cur = end
         self.area = self.c_area - area_ahead
         self.busy_area = self.c_busy if self.unordered else self.c_busy - busy_ahead
         self.t_last = now
@@ -471,12 +478,18 @@ class HostCharge:
         job.cost = self.us + job.size * self.per_byte if self.per_byte > 0.0 else self.us
         self.cpu(job)
 
+    def visit(self, job: Job, t: float) -> float:
+        """As a chain part (``host_visit``): set the job's cost and book it on the CPU station (a ``FifoStation``)."""
+        per_byte = self.per_byte
+        job.cost = self.us + job.size * per_byte if per_byte > 0.0 else self.us
+        return cast(FifoStation, self.cpu).commit(job, t)
+
 
 class Delay:
     """A pure delay with unlimited parallelism (fabric latency, cache acknowledgement, think time);
     ``name`` is its place in the route (``fabric``, ``turnaround``, ``drive3.write_ack``)."""
 
-    __slots__ = ("_cbs", "_spare", "delay", "env", "fixed", "name")
+    __slots__ = ("_cbs", "_eid", "_queue", "_spare", "delay", "env", "fixed", "name")
 
     def __init__(self, env: simpy.Environment, delay: Callable[[Job], float], name: str = "", fixed: bool = False):
         self.env = env
@@ -486,6 +499,8 @@ class Delay:
         """Whether every job waits the same time (a constant: jobs leave in the order they came)."""
         self._spare: list[Event] = []
         self._cbs: list[Callable[[Event], None]] = [self._leave]
+        self._queue = env._queue  # (as Station's)
+        self._eid = env._eid
 
     def __call__(self, job: Job) -> None:
         d = self.delay(job)
@@ -501,7 +516,7 @@ class Delay:
                 ev._ok = True
             ev._value = job
             ev.callbacks = self._cbs
-            heappush(env._queue, (env._now + d, NORMAL, next(env._eid), ev))
+            heappush(self._queue, (env._now + d, NORMAL, next(self._eid), ev))
 
     def _leave(self, event: Event) -> None:
         self._spare.append(event)
@@ -877,8 +892,8 @@ class WriteEntry:
         env = self.env
         now = env._now
         t = now
-        for part in self.parts:
-            t = part(job, t)
+        for st in self.channel:
+            t = st.commit(job, t)
         cache = self.cache
         if self.slow == 0 and cache.can_book(now, t):
             cache.acquire_at(t)
@@ -1160,28 +1175,52 @@ class Chain:
     books its work and drops it (CHAIN_DROP: no event at all).
     """
 
-    __slots__ = ("_cbs", "_spare", "end", "env", "jobs", "parts", "split")
+    __slots__ = ("_cbs", "_eid", "_kinds", "_objs", "_queue", "_spare", "end", "env", "jobs", "parts", "split")
 
     def __init__(self, env: simpy.Environment, parts: Sequence[Callable[[Job, float], float]], end: int = CHAIN_NEXT,
                  split: Split | None = None, jobs: JobFactory | None = None):
         self.env = env
         self.parts = tuple(parts)
+        kinds = [part_kind(p) for p in self.parts]
+        self._kinds: tuple[int, ...] = tuple(k for k, _ in kinds)
+        """Each part's ``PART_*`` (how ``walk`` calls it)."""
+        self._objs: tuple[object, ...] = tuple(o for _, o in kinds)
+        """Each part's object (``part_kind``)."""
         self.end = end
         self.split = split
         self.jobs = jobs
         self._spare: list[Event] = []
         self._cbs: list[Callable[[Event], None]] = [self._leave]
+        self._queue = env._queue  # (as Station's)
+        self._eid = env._eid
 
     def _leave(self, event: Event) -> None:
         self._spare.append(event)
         advance(event._value)
 
+    def walk(self, job: Job, t: float) -> float:
+        """Take ``job``, arriving at ``t``, through the parts; when it leaves the last."""
+        kinds = self._kinds
+        objs = self._objs
+        for i in range(len(kinds)):
+            k = kinds[i]
+            o = objs[i]
+            if k == PART_STATION:
+                t = cast(FifoStation, o).commit(job, t)
+            elif k == PART_DELAY:
+                t = cast(Delay, o).visit(job, t)
+            elif k == PART_RELEASE:
+                t = cast(BookedPool, o).release_at(job, t)
+            elif k == PART_HOST:
+                t = cast(HostCharge, o).visit(job, t)
+            else:
+                t = cast(Callable[[Job, float], float], o)(job, t)
+        return t
+
     def __call__(self, job: Job) -> None:
         env = self.env
         now = env._now
-        t = now
-        for part in self.parts:
-            t = part(job, t)
+        t = self.walk(job, now)
         end = self.end
         if end == CHAIN_NEXT:
             if t > now:
@@ -1193,7 +1232,7 @@ class Chain:
                     ev._ok = True
                 ev._value = job
                 ev.callbacks = self._cbs
-                heappush(env._queue, (t, NORMAL, next(env._eid), ev))
+                heappush(self._queue, (t, NORMAL, next(self._eid), ev))
             else:
                 advance(job)
         elif end == CHAIN_JOIN:
@@ -1208,15 +1247,36 @@ class Chain:
 
 def host_visit(charge: HostCharge) -> Callable[[Job, float], float]:
     """``charge`` as a chain part: set the job's cost and book it on the CPU station (a ``FifoStation``)."""
-    cpu = charge.cpu
-    assert isinstance(cpu, FifoStation)
-    us, per_byte = charge.us, charge.per_byte
+    assert isinstance(charge.cpu, FifoStation)
+    return charge.visit
 
-    def visit(job: Job, t: float) -> float:
-        job.cost = us + job.size * per_byte if per_byte > 0.0 else us
-        return cpu.commit(job, t)
 
-    return visit
+PART_CALL: Final = 0
+"""A chain part called as it is (any ``(job, t) -> t``)."""
+PART_STATION: Final = 1
+"""... a ``FifoStation``'s ``commit``, called on the station (a compiled call: no bound method, no float boxed)."""
+PART_DELAY: Final = 2
+"""... a ``Delay``'s ``visit``."""
+PART_RELEASE: Final = 3
+"""... a ``BookedPool``'s ``release_at``."""
+PART_HOST: Final = 4
+"""... a ``HostCharge``'s ``visit``."""
+
+
+def part_kind(part: Callable[[Job, float], float]) -> tuple[int, object]:
+    """How a ``Chain`` calls ``part``: (``PART_*``, the object whose method it is, or the part itself for ``PART_CALL``).
+    The same method on the same object: only the call is direct."""
+    owner = getattr(part, "__self__", None)
+    name = getattr(part, "__name__", "")
+    if isinstance(owner, FifoStation) and name == "commit":
+        return PART_STATION, owner
+    if isinstance(owner, Delay) and name == "visit":
+        return PART_DELAY, owner
+    if isinstance(owner, BookedPool) and name == "release_at":
+        return PART_RELEASE, owner
+    if isinstance(owner, HostCharge) and name == "visit" and isinstance(owner.cpu, FifoStation):
+        return PART_HOST, owner
+    return PART_CALL, part
 
 
 def make_route(*hops: Any) -> tuple[Hop, ...]:

@@ -413,7 +413,6 @@ class FlashDevice:
         self.parallelism = ({"nand_dies": p.read_units} if p.shared_dies else {"read_units": p.read_units, "program_units": p.program_units}
                             ) | {"write_cache_slots": p.write_cache_slots}
 
-
     def read_media(self) -> tuple[Hop, ...]:
         """A read's media stage alone (die wait, read unit): a page of a z/VM channel program (``Device`` MEDIA).
         With die locks and read units, one ``DieThenUnit`` (made on first use: its units are then booked ahead)."""
@@ -424,6 +423,28 @@ class FlashDevice:
             else:
                 self.media = self.read_stage
         return self.media
+
+
+class MemberRoutes:
+    """The device route of each (member, op), built on first use: the route chooser of a model with one route per
+    (member, op) (a ``RouteTable`` keyed by both, as a list indexed by ``2 * member + op``: no tuple, no hash)."""
+
+    def __init__(self, make: Callable[[int, int], Sequence[Hop]]):
+        self.make = make
+        self.table: list[tuple[Hop, ...] | None] = []
+
+    def __call__(self, member: int, op: int) -> Sequence[Hop]:
+        i = 2 * member + op
+        table = self.table
+        if i < len(table):
+            route = table[i]
+            if route is not None:
+                return route
+        else:
+            table.extend([None] * (i + 1 - len(table)))
+        made = tuple(self.make(member, op))
+        table[i] = made
+        return made
 
 
 class RouteTable:
@@ -549,7 +570,7 @@ def build(env: simpy.Environment, scenario: Scenario, streams: Streams, jobs: Jo
             rr[0] += 1
             return table.get(member, op, rr[0] % paths, op == READ and choose() < hit_ratio)
     else:  # one route per (member, op): the table's own lookup is the route chooser
-        routes = RouteTable(lambda member, op: make(member, op, 0, False)).get
+        routes = MemberRoutes(lambda member, op: make(member, op, 0, False))
 
     load_bank = lay.load
     if load_bank is None:

@@ -51,7 +51,7 @@ from models.workload import ClosedWorkload, ProfileWorkload, Workload
 from sim.des.arrivals import arrivals_of
 from sim.des.assembly import workload_rate
 from sim.des.components import READ, Job, Station, schedule
-from sim.des.engine import Run, _SizeChooser
+from sim.des.engine import Run, _SizeChooser, run_until
 from sim.des.stats import BATCH_METRICS, NBUCKETS, PERCENTILES, Batch, add_latencies, estimate, percentile
 
 if TYPE_CHECKING:
@@ -345,7 +345,7 @@ class ProfileRun:
             # started at time 0 after the boundary events there: the first interval's backlog is taken first
             schedule(run.env, 0.0, sources, _start_sources)
         try:
-            run.env.run(until=run.stop_event)
+            run_until(run.env, run.stop_event)
         except RuntimeError:
             run.stop_reason = run.stop_reason or "stalled: no I/O can make progress"
         wall = time.perf_counter() - run.wall_start

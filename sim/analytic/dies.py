@@ -317,22 +317,29 @@ class DieWaitLaw:
         pages (``fork_join_above``)."""
         if self.fork_join:
             return _table_above(table, t) if table[0] > 0 else (1.0 if t < 0 else 0.0)
-        points = _service_points(self.read_us, self.read_cv)
-        beyond = _lognormal_above(self.read_us, self.read_cv, t)
-        step, tail = table
-        if step <= 0:
-            return beyond
-        last = len(tail) - 1
-        acc = 0.0
-        for s in points:
-            if s > t:
-                break  # the points ascend
-            f = (t - s) / step
-            n = int(f)
-            if n < last:
-                a = tail[n]
-                acc += a + (tail[n + 1] - a) * (f - n)
-        return beyond + acc / len(points)
+        return _wait_and_read_above(table, t, self.read_us, self.read_cv)
+
+
+def _wait_and_read_above(table: tuple[float, list[float]], t: float, read_us: float, read_cv: float) -> float:
+    """P(W + S > t): a wait W (a ``die_wait_above`` table) then a lognormal read S of mean ``read_us`` and cv
+    ``read_cv``: P(S > t) exactly, plus E[P(W > t - S); S <= t] over ``SERVICE_POINTS`` equally likely points of S
+    (the table read as ``_table_above``, inline: this is the tails' inner loop)."""
+    beyond = _lognormal_above(read_us, read_cv, t)
+    step, tail = table
+    if step <= 0:
+        return beyond
+    points = _service_points(read_us, read_cv)
+    last = len(tail) - 1
+    acc = 0.0
+    for s in points:
+        if s > t:
+            break  # the points ascend
+        f = (t - s) / step
+        n = int(f)
+        if n < last:
+            a = tail[n]
+            acc += a + (tail[n + 1] - a) * (f - n)
+    return beyond + acc / len(points)
 
 
 def _lognormal_points(mean: float, cv: float, n: int) -> list[float]:
@@ -431,24 +438,9 @@ def fork_join_above(t: float, table: tuple[float, list[float]], pages: int, dies
     occupancy of k pages in D dies (``_occupancy_weights``)."""
     if t <= 0:
         return 1.0
-    step, tail = table
-    last = len(tail) - 1
     f = [1.0]
     for j in range(1, pages + 1):
-        cv = read_cv / math.sqrt(j)
-        acc = 0.0
-        if step > 0:
-            points = _service_points(j * read_us, cv)
-            for s in points:
-                if s > t:
-                    break  # the points ascend
-                x = (t - s) / step
-                n = int(x)
-                if n < last:
-                    a = tail[n]
-                    acc += a + (tail[n + 1] - a) * (x - n)
-            acc /= len(points)
-        f.append(max(0.0, 1.0 - _lognormal_above(j * read_us, cv, t) - acc))
+        f.append(max(0.0, 1.0 - _wait_and_read_above(table, t, j * read_us, read_cv / math.sqrt(j))))
     weights = _occupancy(pages, dies)
     r = [1.0]
     for n in range(1, pages + 1):

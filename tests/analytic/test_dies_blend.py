@@ -34,6 +34,7 @@ from models.scenario import Scenario
 from sim.analytic import evaluate, heuristic_quantile_us
 from sim.analytic.dies import DieWaitLaw, WriteLaw, mixture_quantiles_us, route_above, spanning_read_above
 from sim.des.engine import simulate
+from tests.analytic.near_des import assert_near_ci
 from tests.conftest import ROOT
 
 BACKUP_TOLERANCE = 0.15
@@ -67,11 +68,9 @@ def test_the_backup_and_the_total_have_die_level_tails_near_the_des() -> None:
         assert f.latency_p99_us is not None and f.latency_p999_us is not None
         assert f.latency_mean_us < f.latency_p99_us < f.latency_p999_us
         for value, metric in ((f.latency_mean_us, d.latency_mean_us), (f.latency_p99_us, d.latency_p99_us)):
-            assert metric.ci95 is not None
-            lo, hi = metric.ci95
-            assert (1 - tolerance) * lo <= value <= (1 + tolerance) * hi, (value, lo, hi)
-    lo, hi = des.latency_p999_us.ci95 or (0.0, 0.0)
-    assert fast.latency_p999_us is not None and (1 - TOTAL_TOLERANCE) * lo <= fast.latency_p999_us <= (1 + TOTAL_TOLERANCE) * hi
+            assert_near_ci(value, metric, tolerance)
+    assert fast.latency_p999_us is not None
+    assert_near_ci(fast.latency_p999_us, des.latency_p999_us, TOTAL_TOLERANCE)
     # the pooled heuristic on the same means is far from the DES's backup p99, the mechanism near it
     measured = des.workloads["backup"].latency_p99_us.value
     assert measured is not None and backup.latency_p99_us is not None

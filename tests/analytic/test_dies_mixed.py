@@ -25,6 +25,7 @@ from models.workload import ProfileWorkload
 from sim.analytic import evaluate, heuristic_quantile_us
 from sim.des.engine import simulate
 from sim.plan.profile_fast import interval_scenario
+from tests.analytic.near_des import assert_near_ci
 from tests.conftest import ROOT
 
 TOLERANCE = 0.10
@@ -77,23 +78,23 @@ def test_one_workload_in_a_list_gets_the_single_class_tails(index: int) -> None:
         assert result.latency_p99_us == one.latency_p99_us and result.latency_p999_us == one.latency_p999_us, name
 
 
-def _burst() -> dict[str, Any]:
+def _interval(index: int) -> dict[str, Any]:
+    """The BDI profile's interval ``index`` next to YCSB: 0 quiet queries (6,000 IOPS of 32 KiB, 90% reads, each read
+    2 pages), 1 the burst."""
     sc = load_scenario(ROOT / "examples" / "linuxone_bdi_batch_and_ycsb.yaml")
     where = sc.profile_index()
     assert where is not None
     profile = sc.all_workloads()[where]
     assert isinstance(profile, ProfileWorkload)
-    return _dumped(interval_scenario(sc, profile, 1))
+    return _dumped(interval_scenario(sc, profile, index))
+
+
+def _burst() -> dict[str, Any]:
+    return _interval(1)
 
 
 def _quiet() -> dict[str, Any]:
-    """The profile's interval 0 (quiet queries: 6,000 IOPS of 32 KiB, 90% reads, each read 2 pages) next to YCSB."""
-    sc = load_scenario(ROOT / "examples" / "linuxone_bdi_batch_and_ycsb.yaml")
-    where = sc.profile_index()
-    assert where is not None
-    profile = sc.all_workloads()[where]
-    assert isinstance(profile, ProfileWorkload)
-    return _dumped(interval_scenario(sc, profile, 0))
+    return _interval(0)
 
 
 def _oltp_and_batch() -> dict[str, Any]:
@@ -117,9 +118,7 @@ def test_several_workloads_tails_near_the_des(case: str, workload: str) -> None:
         assert f.latency_p99_us is not None and f.latency_p999_us is not None
         assert f.latency_mean_us < f.latency_p99_us < f.latency_p999_us
         for value, metric in ((f.latency_p99_us, d.latency_p99_us), (f.latency_p999_us, d.latency_p999_us)):
-            assert metric.ci95 is not None
-            lo, hi = metric.ci95
-            assert (1 - TOLERANCE) * lo <= value <= (1 + TOLERANCE) * hi, (case, value, lo, hi)
+            assert_near_ci(value, metric, TOLERANCE, case)
         measured = d.latency_p99_us.value
         assert measured is not None
         # the mechanism is nearer the DES than the pooled heuristic on the same means (2026-11-27, after the
@@ -141,9 +140,7 @@ def test_reads_of_two_pages_next_to_another_workloads_programs_near_the_des() ->
         assert f.latency_p99_us is not None and f.latency_p999_us is not None
         assert f.latency_mean_us < f.latency_p99_us < f.latency_p999_us
         for value, metric in ((f.latency_p99_us, d.latency_p99_us), (f.latency_p999_us, d.latency_p999_us)):
-            assert metric.ci95 is not None
-            lo, hi = metric.ci95
-            assert (1 - TOLERANCE) * lo <= value <= (1 + TOLERANCE) * hi, (value, lo, hi)
+            assert_near_ci(value, metric, TOLERANCE)
 
 
 def test_an_open_workload_split_in_two_keeps_its_tails() -> None:

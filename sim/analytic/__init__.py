@@ -484,11 +484,14 @@ def _die_model(c: Compiler, scenario: Scenario, ev: Evaluation, ev0: Evaluation,
     loads: list[DieGroupLoad] = []
     for device in c.die_devices:
         p, d = device.p, device.d
-        channel_us = 0.0
+        channel_us = spread_us = 0.0
         if fork_join:  # the read channel after the join: its wait and the bytes beyond the first 4 KiB
             nbytes = float(read_kinds[0].nbytes)
             channel_us = (ev.waits[device.read_bw[0][0].index]
                           + max(0.0, (nbytes - FIRST_READ_BYTES) * device.read_per_byte))
+            # the network's delay for the last of the read's pages with no wait (``DieGroups.spread``): part of the
+            # fork/join's mean at the dies, which ``fork_join_above`` gives itself (not a shift of the rest)
+            spread_us = device.spread(nbytes)
         if p.shared_dies:
             program_us = p.die_program_time_us(write_bytes) * d.dies / p.read_units
         else:
@@ -508,7 +511,7 @@ def _die_model(c: Compiler, scenario: Scenario, ev: Evaluation, ev0: Evaluation,
             seen = max(0.0, 1.0 - 1.0 / (population * g.reach)) if population * g.reach >= 1 else 0.0
             read_us = device.die_us + device.die_us_per_byte * read_bytes  # tR unless the dies are shared
             loads.append(DieGroupLoad(devices=tuple(dict.fromkeys(g.names)), share=reads,
-                                      mean_wait_us=ev.waits[g.index] + ev.waits[h.index], read_us=read_us,
+                                      mean_wait_us=ev.waits[g.index] + ev.waits[h.index] + spread_us, read_us=read_us,
                                       read_cv=d.die_read_cv, read_load=x * g.work / n, seen=seen, background=g.background_util,
                                       program_load=program_load, program_us=program_us, program_cv=program_cv,
                                       pages=fork_join[0] if fork_join else 1, dies=d.dies,

@@ -31,6 +31,7 @@ from models.catalog import Catalog, load_catalog
 from models.faults import rebuild_member_bytes
 from models.scenario import Scenario
 from models.workload import ClosedWorkload, Workload
+from sim.analytic.dies import fork_join_spread_us
 from sim.analytic.network import READ, WRITE, ChildKind, Choice, Group, KindPlan, LogicalKind, Network, Path, Phase, PhaseRow
 from sim.analytic.queueing import INF, normal_max_factors
 from sim.route import derived
@@ -640,6 +641,7 @@ class DieGroups:
         self.read_per_byte = us_per_byte(p.read_channel_gbs)
         self.write_per_byte = us_per_byte(p.write_bw_gbs)
         self.pieces = lru_cache(maxsize=256)(self._extra_pieces)
+        self.spread = lru_cache(maxsize=256)(self._spread_us)
         # whether any device read can span several dies (a charge of no die time would still count as a visit)
         self.spans_pages = any(nbytes > d.page_bytes for wl in c.scenario.all_workloads()
                                for _, _, sizes in workload_mix(wl) for nbytes, _ in sizes)
@@ -679,6 +681,14 @@ class DieGroups:
         """Die reads of an I/O of ``nbytes`` beyond its first, in us of die time (a charge on the dies)."""
         return (self.d.pieces(nbytes) - 1) * self._die_read_us(nbytes)
 
+    def _spread_us(self, nbytes: float) -> float:
+        """A random read of ``nbytes`` over several pages: its time at the dies beyond one page's read with no wait
+        there (``fork_join_spread_us``: the last of its pages, its own pages sharing a die one after another), a pure
+        delay (the pages' die time is charged, ``_extra_pieces``). Striped pieces average fractional sizes: the pages
+        of the mean size."""
+        d = self.d
+        return fork_join_spread_us(d.pieces(nbytes), d.dies, self._die_read_us(nbytes), d.die_read_cv)
+
     def read(self, path: Path, nbytes: int | None = None) -> None:
         """A read of the route's size, or of ``nbytes`` (a route built for one size: one page of a channel program)."""
         d = self.d
@@ -693,6 +703,8 @@ class DieGroups:
         if nbytes is None:
             if self.spans_pages:
                 path.charge(self.dies, self.pieces, self.die_scv)
+                if self.p.random_access:  # the slowest of its pages and its own pages sharing a die
+                    path.sized_delay(self.spread)
             # the bytes beyond the first 4 KiB (those are inside the QD1 latency the die time comes from)
             path.visit(self.read_bw, -first, self.read_per_byte, self.channel_scv)
         else:

@@ -310,8 +310,9 @@ TAIL_METHODS = ("dies", "dies, closed reads", "heuristic")
   arrivals exactly Pollaczek-Khinchine, a closed loop with its shorter mean); a closed loop's reads of one size over
   several pages alone on one device a fork/join: the last of its pages (drawn among the dies with replacement), each
   die's wait the machine repairman's law of the other reads' pages, matched so the fork/join's mean is the fast
-  path's, then the read channel's finite-source wait (``DieWaitLaw.fork_join_table``); where the die programs, the one
-  program in service at most (the write point starts programs on idle dies only) and the reads queued ahead; a
+  path's (whose die time carries the pages' no-wait spread, ``sim.analytic.dies.fork_join_spread_us``), then the
+  read channel's finite-source wait (``DieWaitLaw.fork_join_table``); where the die programs, the one program in
+  service at most (the write point starts programs on idle dies only) and the reads queued ahead; a
   mixture over the devices' die groups by their shares of the reads; the rest of a read's route at its mean;
   writes (acknowledged from the device's cache) their fixed zero-load part, the cache's lognormal acknowledgement
   and a wait of the fast path's mean (``sim.analytic.dies.WriteLaw``): exponential for open arrivals, a closed

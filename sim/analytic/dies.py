@@ -519,8 +519,9 @@ def fork_join_wait_above(sources: int, pages: int, dies: int, read_us: float, re
     ``sources`` = the other reads' pages, (N - 1) x pages, each at a die or away, the machine repairman M/G/1//N's
     arrival law, bounded by the loop's population where the geometric queue of an M/G/1 is not), its ratio found by
     bisection on its log so that the read's fork/join mean E[T] (``fork_join_above``, the last of its pages) is the
-    fast path's own mean at the dies ``mean_us`` (its mean wait plus a page's read: the network leaves the
-    fork/join's maximum out, so the maximum is matched to it, as ``WriteLaw``'s slowest copy is). Where even no
+    fast path's own mean at the dies ``mean_us`` (its mean wait plus a page's read plus the no-wait spread of the
+    read's pages, ``fork_join_spread_us``: the network's waits are one page's, the maximum of the waits is matched to
+    them, as ``WriteLaw``'s slowest copy is). Where even no
     wait gives a longer mean (the read's own pages on one die, the slowest of its k reads) the wait is none."""
 
     def mean_of(table: tuple[float, list[float]]) -> float:

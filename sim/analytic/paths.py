@@ -584,9 +584,11 @@ class DieGroups:
     1 / ceiling per command), one of the device's N dies (each a single-server FIFO visited 1/N of the
     device's I/Os: a group of N instances per device, M/G/1 per die with the closed-loop corrections
     of the network), then the read channel for the bytes beyond the first 4 KiB. A read of more than
-    a page loads ``pieces`` dies (one per page) and waits as for one of them (the fork/join's maximum
-    is left out: ES5F 128 KiB random reads at QD4 come out 5.9% fast against the DES; H_k waits for k
-    pages overshot, -4.8% there and -7..-14% on sequential streams, whose pages take consecutive dies); but for the
+    a page loads ``pieces`` dies (one per page) and waits as for one of them (the maximum of the k pages' waits
+    is left out: H_k waits for k pages overshot, -4.8% on ES5F 128 KiB random reads at QD4 and -7..-14% on sequential
+    streams, whose pages take consecutive dies); a random read's pages then add, as a pure delay, the last of their
+    reads with no wait (``fork_join_spread_us``: the slowest of k die reads and the read's own pages sharing a die,
+    read one after another; 64 KiB eXFlash reads at QD1 were 22% fast without it); but for the
     write point's programs it finds on its k dies it waits for the longest rest (``Group.idle_programs``, the network's
     program locks, ``sim.analytic.dies.slowest_rest_us``: a program lasts some ten die reads). A write: the controller, a cache
     slot and the acknowledgement; behind it the write channel and a program for N / write IOPS

@@ -310,8 +310,9 @@ TAIL_METHODS = ("dies", "dies, closed reads", "heuristic")
   arrivals exactly Pollaczek-Khinchine, a closed loop with its shorter mean); a closed loop's reads of one size over
   several pages alone on one device a fork/join: the last of its pages (drawn among the dies with replacement), each
   die's wait the machine repairman's law of the other reads' pages, matched so the fork/join's mean is the fast
-  path's, then the read channel's finite-source wait (``DieWaitLaw.fork_join_table``); where the die programs, the one
-  program in service at most (the write point starts programs on idle dies only) and the reads queued ahead; a
+  path's (whose die time carries the pages' no-wait spread, ``sim.analytic.dies.fork_join_spread_us``), then the
+  read channel's finite-source wait (``DieWaitLaw.fork_join_table``); where the die programs, the one program in
+  service at most (the write point starts programs on idle dies only) and the reads queued ahead; a
   mixture over the devices' die groups by their shares of the reads; the rest of a read's route at its mean;
   writes (acknowledged from the device's cache) their fixed zero-load part, the cache's lognormal acknowledgement
   and a wait of the fast path's mean (``sim.analytic.dies.WriteLaw``): exponential for open arrivals, a closed
@@ -484,11 +485,14 @@ def _die_model(c: Compiler, scenario: Scenario, ev: Evaluation, ev0: Evaluation,
     loads: list[DieGroupLoad] = []
     for device in c.die_devices:
         p, d = device.p, device.d
-        channel_us = 0.0
+        channel_us = spread_us = 0.0
         if fork_join:  # the read channel after the join: its wait and the bytes beyond the first 4 KiB
             nbytes = float(read_kinds[0].nbytes)
             channel_us = (ev.waits[device.read_bw[0][0].index]
                           + max(0.0, (nbytes - FIRST_READ_BYTES) * device.read_per_byte))
+            # the network's delay for the last of the read's pages with no wait (``DieGroups.spread``): part of the
+            # fork/join's mean at the dies, which ``fork_join_above`` gives itself (not a shift of the rest)
+            spread_us = device.spread(nbytes)
         if p.shared_dies:
             program_us = p.die_program_time_us(write_bytes) * d.dies / p.read_units
         else:
@@ -508,7 +512,7 @@ def _die_model(c: Compiler, scenario: Scenario, ev: Evaluation, ev0: Evaluation,
             seen = max(0.0, 1.0 - 1.0 / (population * g.reach)) if population * g.reach >= 1 else 0.0
             read_us = device.die_us + device.die_us_per_byte * read_bytes  # tR unless the dies are shared
             loads.append(DieGroupLoad(devices=tuple(dict.fromkeys(g.names)), share=reads,
-                                      mean_wait_us=ev.waits[g.index] + ev.waits[h.index], read_us=read_us,
+                                      mean_wait_us=ev.waits[g.index] + ev.waits[h.index] + spread_us, read_us=read_us,
                                       read_cv=d.die_read_cv, read_load=x * g.work / n, seen=seen, background=g.background_util,
                                       program_load=program_load, program_us=program_us, program_cv=program_cv,
                                       pages=fork_join[0] if fork_join else 1, dies=d.dies,

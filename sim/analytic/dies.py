@@ -452,6 +452,37 @@ def fork_join_above(t: float, table: tuple[float, list[float]], pages: int, dies
     return min(1.0, max(0.0, 1.0 - r[pages]))
 
 
+FORK_JOIN_SPREAD_POINTS = 800
+"""Grid points of the integral that gives a fork/join read's mean with no wait (``fork_join_spread_us``)."""
+NO_WAIT: tuple[float, list[float]] = (0.0, [0.0])
+"""A wait table of no wait (``_table_above``, ``_wait_and_read_above``: step 0)."""
+_SPREAD: dict[tuple[int, int, float, float], float] = {}
+
+
+def fork_join_spread_us(pages: int, dies: int, read_us: float, read_cv: float) -> float:
+    """E[T] - tR for T the die part of a read over ``pages`` k pages with no wait at its dies (``fork_join_above``
+    with ``NO_WAIT``: each page on one of the ``dies`` D drawn uniformly with replacement, a die with j of them
+    reading them one after another, the read moving on at the last): what a read of k pages takes at the dies beyond
+    one page's read ``read_us`` tR when no other read is there, the slowest of its pages and its own pages that share a
+    die (two of 4 on one of 24 dies 23% of the time). E[T] = integral of P(T > t) dt (midpoint rule,
+    ``FORK_JOIN_SPREAD_POINTS`` points up to k tR and five of the sum's sd beyond). 0 for one page."""
+    if pages <= 1 or read_us <= 0:
+        return 0.0
+    key = (pages, dies, read_us, read_cv)
+    got = _SPREAD.get(key)
+    if got is None:
+        reach = pages * read_us * (1.0 + 5.0 * read_cv / math.sqrt(pages)) + 5.0 * read_us * read_cv
+        h = reach / FORK_JOIN_SPREAD_POINTS
+        total = 0.0
+        for i in range(FORK_JOIN_SPREAD_POINTS):
+            total += fork_join_above((i + 0.5) * h, NO_WAIT, pages, dies, read_us, read_cv)
+        got = max(0.0, total * h - read_us)
+        if len(_SPREAD) > 256:
+            _SPREAD.clear()
+        _SPREAD[key] = got
+    return got
+
+
 def _finite_source_wait_table(sources: int, a: float, read_us: float, read_cv: float) -> tuple[float, list[float]]:
     """(step, [P(W > n step)]) of a read's wait at a die that ``sources`` pages of a closed loop's other reads visit
     (the machine repairman's arrival law with ratio ``a``, ``_finite_source_probs``: n of them there): the rest of the
@@ -488,8 +519,9 @@ def fork_join_wait_above(sources: int, pages: int, dies: int, read_us: float, re
     ``sources`` = the other reads' pages, (N - 1) x pages, each at a die or away, the machine repairman M/G/1//N's
     arrival law, bounded by the loop's population where the geometric queue of an M/G/1 is not), its ratio found by
     bisection on its log so that the read's fork/join mean E[T] (``fork_join_above``, the last of its pages) is the
-    fast path's own mean at the dies ``mean_us`` (its mean wait plus a page's read: the network leaves the
-    fork/join's maximum out, so the maximum is matched to it, as ``WriteLaw``'s slowest copy is). Where even no
+    fast path's own mean at the dies ``mean_us`` (its mean wait plus a page's read plus the no-wait spread of the
+    read's pages, ``fork_join_spread_us``: the network's waits are one page's, the maximum of the waits is matched to
+    them, as ``WriteLaw``'s slowest copy is). Where even no
     wait gives a longer mean (the read's own pages on one die, the slowest of its k reads) the wait is none."""
 
     def mean_of(table: tuple[float, list[float]]) -> float:

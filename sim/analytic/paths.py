@@ -31,6 +31,7 @@ from models.catalog import Catalog, load_catalog
 from models.faults import rebuild_member_bytes
 from models.scenario import Scenario
 from models.workload import ClosedWorkload, Workload
+from sim.analytic.dies import fork_join_spread_us
 from sim.analytic.network import READ, WRITE, ChildKind, Choice, Group, KindPlan, LogicalKind, Network, Path, Phase, PhaseRow
 from sim.analytic.queueing import INF, normal_max_factors
 from sim.route import derived
@@ -583,9 +584,11 @@ class DieGroups:
     1 / ceiling per command), one of the device's N dies (each a single-server FIFO visited 1/N of the
     device's I/Os: a group of N instances per device, M/G/1 per die with the closed-loop corrections
     of the network), then the read channel for the bytes beyond the first 4 KiB. A read of more than
-    a page loads ``pieces`` dies (one per page) and waits as for one of them (the fork/join's maximum
-    is left out: ES5F 128 KiB random reads at QD4 come out 5.9% fast against the DES; H_k waits for k
-    pages overshot, -4.8% there and -7..-14% on sequential streams, whose pages take consecutive dies); but for the
+    a page loads ``pieces`` dies (one per page) and waits as for one of them (the maximum of the k pages' waits
+    is left out: H_k waits for k pages overshot, -4.8% on ES5F 128 KiB random reads at QD4 and -7..-14% on sequential
+    streams, whose pages take consecutive dies); a random read's pages then add, as a pure delay, the last of their
+    reads with no wait (``fork_join_spread_us``: the slowest of k die reads and the read's own pages sharing a die,
+    read one after another; 64 KiB eXFlash reads at QD1 were 22% fast without it); but for the
     write point's programs it finds on its k dies it waits for the longest rest (``Group.idle_programs``, the network's
     program locks, ``sim.analytic.dies.slowest_rest_us``: a program lasts some ten die reads). A write: the controller, a cache
     slot and the acknowledgement; behind it the write channel and a program for N / write IOPS
@@ -640,6 +643,7 @@ class DieGroups:
         self.read_per_byte = us_per_byte(p.read_channel_gbs)
         self.write_per_byte = us_per_byte(p.write_bw_gbs)
         self.pieces = lru_cache(maxsize=256)(self._extra_pieces)
+        self.spread = lru_cache(maxsize=256)(self._spread_us)
         # whether any device read can span several dies (a charge of no die time would still count as a visit)
         self.spans_pages = any(nbytes > d.page_bytes for wl in c.scenario.all_workloads()
                                for _, _, sizes in workload_mix(wl) for nbytes, _ in sizes)
@@ -679,6 +683,14 @@ class DieGroups:
         """Die reads of an I/O of ``nbytes`` beyond its first, in us of die time (a charge on the dies)."""
         return (self.d.pieces(nbytes) - 1) * self._die_read_us(nbytes)
 
+    def _spread_us(self, nbytes: float) -> float:
+        """A random read of ``nbytes`` over several pages: its time at the dies beyond one page's read with no wait
+        there (``fork_join_spread_us``: the last of its pages, its own pages sharing a die one after another), a pure
+        delay (the pages' die time is charged, ``_extra_pieces``). Striped pieces average fractional sizes: the pages
+        of the mean size."""
+        d = self.d
+        return fork_join_spread_us(d.pieces(nbytes), d.dies, self._die_read_us(nbytes), d.die_read_cv)
+
     def read(self, path: Path, nbytes: int | None = None) -> None:
         """A read of the route's size, or of ``nbytes`` (a route built for one size: one page of a channel program)."""
         d = self.d
@@ -693,6 +705,8 @@ class DieGroups:
         if nbytes is None:
             if self.spans_pages:
                 path.charge(self.dies, self.pieces, self.die_scv)
+                if self.p.random_access:  # the slowest of its pages and its own pages sharing a die
+                    path.sized_delay(self.spread)
             # the bytes beyond the first 4 KiB (those are inside the QD1 latency the die time comes from)
             path.visit(self.read_bw, -first, self.read_per_byte, self.channel_scv)
         else:

@@ -349,7 +349,8 @@ class Backfill:
     def book(self, job: Job, t: float, now: float) -> float:
         """Book ``job`` arriving at ``t`` (no earlier than ``now``, the clock); return when it leaves."""
         st = self.station
-        s = job.size * st.per_byte if st.law == SERVICE_BYTES else st.service(job)
+        law = st.law  # the station's service, as ``FifoStation.commit`` computes it
+        s = job.size * st.per_byte if law == SERVICE_BYTES else job.cost if law == SERVICE_COST else st.service(job)
         arrive, start, end = self.arrive, self.start, self.end
         n = 0
         while n < len(end) and end[n] <= now:

@@ -842,7 +842,9 @@ class Fusion:
             return hop.visit
         if isinstance(hop, BookedRelease):
             return hop.pool.release_at
-        if isinstance(hop, (DieThenUnit, LastPageBlock)):
+        if isinstance(hop, DieThenUnit):
+            return hop.visit
+        if isinstance(hop, LastPageBlock):  # its own branch: compiled with mypyc, one for the two fails
             return hop.visit
         assert isinstance(hop, HostCharge)
         return host_visit(hop)

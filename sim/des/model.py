@@ -9,6 +9,7 @@ from the description (``sim.route.describe``); nothing numeric is derived here.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from heapq import heappop, heappush
@@ -57,7 +58,9 @@ from sim.route.flash import FlashParameters
 from sim.route.host import Charge, ResolvedHost
 from sim.route.links import us_per_byte
 from sim.route.steps import (
+    CHANNEL,
     MEDIA,
+    TO_HOST,
     WHOLE,
     Acquire,
     Complete,
@@ -322,6 +325,88 @@ class DieThenUnit:
             schedule(self.env, d - now, job, _advance_event)
         else:
             advance(job)
+
+
+class Backfill:
+    """A single-server FCFS queue whose arrivals are booked out of time order but each before it happens (the read
+    channel and link of ``LastPageBlock``). A job arriving at ``t`` starts no earlier than the end of every service
+    booked for a job that arrived by ``t`` (FCFS); it takes the first idle gap from then that holds its service, so
+    the services booked before it stay as they are. When that gap is the first one (it ends service before the next
+    booked start) its times are the event walk's (a job arriving later, booked earlier, is served after it either
+    way); otherwise it is served behind jobs that arrived after it (``late`` counts those)."""
+
+    __slots__ = ("arrive", "end", "late", "start", "station")
+
+    def __init__(self, station: FifoStation):
+        station.reached_out_of_order()
+        self.station = station
+        self.arrive: list[float] = []
+        self.start: list[float] = []
+        self.end: list[float] = []
+        """The services booked and not over (in start order: the order served)."""
+        self.late = 0
+
+    def book(self, job: Job, t: float, now: float) -> float:
+        """Book ``job`` arriving at ``t`` (no earlier than ``now``, the clock); return when it leaves."""
+        st = self.station
+        law = st.law  # the station's service, as ``FifoStation.commit`` computes it
+        s = job.size * st.per_byte if law == SERVICE_BYTES else job.cost if law == SERVICE_COST else st.service(job)
+        arrive, start, end = self.arrive, self.start, self.end
+        n = 0
+        while n < len(end) and end[n] <= now:
+            n += 1
+        if n:
+            del arrive[:n], start[:n], end[:n]
+        lo = t
+        for k in range(len(end)):
+            if arrive[k] <= t and end[k] > lo:
+                lo = end[k]
+        k = bisect_right(start, lo)
+        first = True
+        if k > 0 and end[k - 1] > lo:  # in service then: it arrived after t (those before ended by lo)
+            lo = end[k - 1]
+            first = False
+        while k < len(start) and lo + s > start[k]:
+            first = False
+            if end[k] > lo:
+                lo = end[k]
+            k += 1
+        if not first:
+            self.late += 1
+        d = lo + s
+        arrive.insert(k, t)
+        start.insert(k, lo)
+        end.insert(k, d)
+        st._book_unordered(lo, d, s)
+        return d
+
+
+class LastPageBlock:
+    """The last page of a z/VM read SSCH with the SSCH's block booked at the page's start (issue 23): the page's media
+    stage (``DieThenUnit``, or read units reached now), then the block of all the SSCH's pages (the parent's size)
+    through the single-server read channel and the drive link (each a ``Backfill``), from the time the page leaves
+    its read unit; the block's end is the split's join (then the turnaround's end): one event per read SSCH fewer.
+    The channel and the link must be reached by nothing else (``_Hops.check_entries``)."""
+
+    __slots__ = ("channel", "env", "link", "media")
+
+    def __init__(self, env: simpy.Environment, media: Callable[[Job, float], float], channel: FifoStation,
+                 link: FifoStation):
+        self.env = env
+        self.media = media
+        self.channel = Backfill(channel)
+        self.link = Backfill(link)
+
+    def visit(self, job: Job, t: float) -> float:
+        """The page's media stage from ``t`` (the clock's now), then its SSCH's block through the channel and link."""
+        d = self.media(job, t)
+        parent = job.parent
+        assert parent is not None
+        size = job.size
+        job.size = parent.size
+        d = self.link.book(job, self.channel.book(job, d, t), t)
+        job.size = size
+        return d
 
 
 def _started(programs: list[float], now: float) -> None:
@@ -722,7 +807,7 @@ class Fusion:
             if isinstance(hop, BookedRelease) and chain and end == CHAIN_DROP:
                 chain.append(hop)  # a background child's release, booked at its chain's end time
                 continue
-            timed = isinstance(hop, (FifoStation, Delay, HostCharge, DieThenUnit))  # a DieThenUnit only starts a chain
+            timed = isinstance(hop, (FifoStation, Delay, HostCharge, DieThenUnit, LastPageBlock))  # the last two only start one
             if timed and chain and (isinstance(hop, Delay) or id(hop) in self.ahead):
                 if isinstance(hop, FifoStation):
                     hop.reached_ahead()
@@ -758,6 +843,8 @@ class Fusion:
         if isinstance(hop, BookedRelease):
             return hop.pool.release_at
         if isinstance(hop, DieThenUnit):
+            return hop.visit
+        if isinstance(hop, LastPageBlock):  # its own branch: compiled with mypyc, one for the two fails
             return hop.visit
         assert isinstance(hop, HostCharge)
         return host_visit(hop)
@@ -818,6 +905,8 @@ class _Hops:
         """The ``CacheEntry`` of each write-back cache entered from a station (by ``id`` of the cache's pool)."""
         self.plain_acquires: set[int] = set()
         """The pools (``id``) whose slots a plain ``Acquire`` hop takes."""
+        self.blocks: dict[tuple[int, int], LastPageBlock] = {}
+        """The ``LastPageBlock`` of each (flash device, link) a z/VM read SSCH's block leaves through (by ``id``)."""
 
     def route_of(self, lay: RouteLayout) -> Callable[[int, int, int, bool], list[Hop]]:
         def make(member: int, op: int, path: int, hit: bool) -> list[Hop]:
@@ -868,6 +957,10 @@ class _Hops:
         channel), its first station is reached at the time a job enters it (never ahead of time by a ``Chain``),
         and every station after the first is fed by nothing but the one before it (single-server, FIFO: arrivals in
         time order, departures in arrival order). Raises when a route breaks it."""
+        for block in self.blocks.values():
+            for st in (block.channel.station, block.link.station):
+                if id(st) in fusion.objects:
+                    raise RuntimeError(f"{st.name} is reached by a read SSCH's last page and another way")
         for entry in self.entries.values():
             if id(entry.cache) in self.plain_writes:
                 raise RuntimeError(f"{entry.cache.name} is written through a WriteEntry and another way")
@@ -930,6 +1023,11 @@ class _Hops:
                 out.extend(entered[0])
                 i = entered[1]
                 continue
+            block = self.read_block(steps, i, member, op, path) if isinstance(step, Pages) else None
+            if block is not None:
+                out.append(block)
+                i += 3  # the pages, the read channel and the link are in the split
+                continue
             cache = self.cache_entered(steps[i:], member, path) if isinstance(step, Serve) else None
             if cache is not None:
                 out.extend(cache)
@@ -976,17 +1074,57 @@ class _Hops:
         assert isinstance(step, Pages)
         return (self.pages(step, member, op, path),)
 
-    def pages(self, step: Pages, member: int, op: int, path: int) -> Hop:
-        """A split into one child per page, run one after another (CP's channel program, seed 003)."""
+    def pages(self, step: Pages, member: int, op: int, path: int, last: LastPageBlock | None = None) -> Hop:
+        """A split into one child per page, run one after another (CP's channel program, seed 003); with ``last``,
+        the last page runs it (its media stage, then the SSCH's block: ``read_block``)."""
         page_bytes = step.page_bytes
         inner: list[Sequence[Hop]] = []
 
         def page_commands(job: Job) -> list[list[Child]]:
             whole, rest = divmod(job.size, page_bytes)
             sizes = [page_bytes] * whole + ([rest] if rest else [])
-            return [[(inner[0], n, job.op, job.member)] for n in sizes]
+            out = [[(inner[0], n, job.op, job.member)] for n in sizes]
+            if last is not None and sizes:
+                out[-1] = [(inner[1], sizes[-1], job.op, job.member)]
+            return out
 
         pages = Split(page_commands, self.b.jobs, self.b.env)
         inner.append(make_route(*self.hops(step.steps, member, op, path), pages.join))
+        if last is not None:
+            inner.append(make_route(last, pages.join))
         pages.inner = inner
         return pages
+
+    def read_block(self, steps: Sequence[Step], i: int, member: int, op: int, path: int) -> Hop | None:
+        """A z/VM read SSCH (``steps[i:]``: its pages' media stage, then its block through the device's read channel
+        and the link toward the host, ``sim.route.steps._zvm``) as a page split whose last page books the block at
+        its start (``LastPageBlock``); None for other steps, or a media stage not one hop reached now."""
+        if len(steps) < i + 3:
+            return None
+        page, channel, cross = steps[i], steps[i + 1], steps[i + 2]
+        assert isinstance(page, Pages)
+        media = page.steps[0] if len(page.steps) == 1 else None
+        if not isinstance(media, Device) or media.part != MEDIA or not isinstance(channel, Device) \
+                or channel.part != CHANNEL or channel.bank is not media.bank or not isinstance(cross, Cross) \
+                or cross.toward != TO_HOST:
+            return None
+        dev = self.one(media.bank, member, path)
+        link = self.cross(cross, member, path)
+        assert isinstance(dev, FlashDevice)
+        stage = dev.read_media()
+        if len(stage) != 1 or not isinstance(dev.read_bw, FifoStation) or not isinstance(link, FifoStation) \
+                or dev.read_bw.capacity != 1 or link.capacity != 1:
+            return None
+        hop = stage[0]
+        part: Callable[[Job, float], float]
+        if isinstance(hop, DieThenUnit):
+            part = hop.visit
+        elif isinstance(hop, FifoStation):
+            part = hop.commit
+        else:
+            return None
+        key = (id(dev), id(link))
+        block = self.blocks.get(key)
+        if block is None:
+            block = self.blocks[key] = LastPageBlock(self.b.env, part, dev.read_bw, link)
+        return self.pages(page, member, op, path, block)

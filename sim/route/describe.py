@@ -140,7 +140,9 @@ class ZvmRoute(Route):
     then CP runs its channel program one device command per ``command_bytes`` page, one after another
     (a read page's media stage, then the SSCH's pages back to back through the read channel and drive link;
     a write page across the drive link into the write cache: sim/route/steps.py ``_zvm``), holds the
-    subchannel for its turnaround, releases it, completes.
+    subchannel for its turnaround, releases it, completes. The DES books a read SSCH's block when its last page
+    starts its media stage (sim/des/model.py ``LastPageBlock``: the channel and link FCFS by the block's arrival,
+    ``Backfill``); the description and the fast path are the same either way.
     """
 
     subchannels: str

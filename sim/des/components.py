@@ -89,20 +89,93 @@ def advance(job: Job) -> None:
 
 
 class Clock:
-    """The simulated time in us, as every hop reads it: SimPy's ``env.now``, mirrored in a compiled object.
+    """The simulated time in us and the engine's own events, in a compiled object.
 
-    SimPy keeps the time in the environment's ``__dict__`` (``env._now``), where each read is a dictionary
-    lookup and a boxed float; here it is a field. ``sim.des.environment.Environment`` sets it before each
-    event is processed (SimPy's own loop), and ``sim.des.engine.run_until`` beside ``env._now`` (the engine's)."""
+    ``now`` is SimPy's ``env.now``, mirrored: SimPy keeps the time in the environment's ``__dict__``
+    (``env._now``), where each read is a dictionary lookup and a boxed float; here it is a field.
 
-    __slots__ = ("eid", "env", "now", "queue")
+    ``events`` is a binary heap of the engine's events (``Ev``), ordered as SimPy orders its queue: by time,
+    then priority (an ``Ev`` is always SimPy's ``NORMAL``), then event id, drawn from SimPy's own counter
+    (``env._eid``). That order is total (ids are unique), so the events leave in the order they would leave
+    SimPy's queue, whatever the heap's layout; the heap only compares two floats and two ints where SimPy's
+    compares tuples of Python objects. SimPy's queue keeps everything else (the run's stop event, a test's
+    timeouts), and both loops take whichever is first: ``sim.des.engine.run_until`` (the engine's) and
+    ``sim.des.environment.Environment.step`` (SimPy's own, which ``Environment.run`` calls)."""
+
+    __slots__ = ("eid", "env", "events", "now")
 
     def __init__(self, env: simpy.Environment, now: float) -> None:
         self.env = env
         self.now = now
-        self.queue: list[Any] = cast("list[Any]", env._queue)
-        """SimPy's event queue and its event ids (``env._queue``, ``env._eid``: the same objects all the run)."""
+        self.events: list[Ev] = []
         self.eid = env._eid
+        """SimPy's event ids (``env._eid``: one counter for both queues)."""
+
+    def push(self, ev: Ev, at: float) -> None:
+        """Schedule ``ev`` at ``at`` (with the next event id: ``heapq.heappush``'s sift on (time, id))."""
+        ev.t = at
+        eid = next(self.eid)
+        ev.eid = eid
+        heap = self.events
+        heap.append(ev)
+        pos = len(heap) - 1
+        while pos > 0:
+            parent_pos = (pos - 1) >> 1
+            parent = heap[parent_pos]
+            if at < parent.t or (at == parent.t and eid < parent.eid):
+                heap[pos] = parent
+                pos = parent_pos
+            else:
+                break
+        heap[pos] = ev
+
+    def pop(self) -> Ev:
+        """Take the first event off ``events`` (``heapq.heappop``'s sift: down to a leaf, then up)."""
+        heap = self.events
+        last = heap.pop()
+        if not heap:
+            return last
+        first = heap[0]
+        n = len(heap)
+        pos = 0
+        child = 1
+        while child < n:
+            right = child + 1
+            if right < n:
+                a = heap[child]
+                b = heap[right]
+                if not (a.t < b.t or (a.t == b.t and a.eid < b.eid)):
+                    child = right
+            heap[pos] = heap[child]
+            pos = child
+            child = 2 * pos + 1
+        t = last.t
+        eid = last.eid
+        while pos > 0:
+            parent_pos = (pos - 1) >> 1
+            parent = heap[parent_pos]
+            if t < parent.t or (t == parent.t and eid < parent.eid):
+                heap[pos] = parent
+                pos = parent_pos
+            else:
+                break
+        heap[pos] = last
+        return first
+
+    def first_is_mine(self, entry: tuple[float, int, int, Any]) -> bool:
+        """Whether ``events``' first (there is one) comes before ``entry``, the first of SimPy's queue."""
+        ev = self.events[0]
+        t = float(entry[0])
+        if ev.t != t:
+            return ev.t < t
+        priority = int(entry[1])
+        if priority != NORMAL:
+            return priority > NORMAL
+        return ev.eid < int(entry[2])
+
+    def pending(self) -> int:
+        """Events scheduled and not processed: the engine's and SimPy's."""
+        return len(self.events) + len(self.env._queue)
 
 
 def clock_of(env: simpy.Environment) -> Clock:
@@ -114,34 +187,38 @@ def clock_of(env: simpy.Environment) -> Clock:
 
 
 class Ev:
-    """An event of the engine's own: the attributes ``simpy.Environment.step`` reads of an event and nothing else.
+    """An event of the engine's own: the attributes ``simpy.Environment.step`` reads of an event, its time and its id.
 
-    Pushed onto SimPy's queue like a ``simpy.Event`` (an entry ``(time, priority, id, event)``), and processed by
-    SimPy's loop or the engine's (``sim.des.engine.run_until``) alike: the callbacks are taken off and called with
-    the event, ``_value`` is what it carries, ``_ok`` is always true. A compiled class, so that the hot path sets and
-    reads these attributes in the object itself rather than through a SimPy event's ``__dict__``."""
+    Scheduled on the ``Clock``'s heap (``Clock.push``) and processed by either loop (``sim.des.engine.run_until``,
+    ``sim.des.environment.Environment.step``) as SimPy processes its events: the callbacks are taken off and called
+    with the event; ``_value`` is what it carries, ``_ok`` is always true. A compiled class, so that the hot path sets
+    and reads these attributes in the object itself rather than through a SimPy event's ``__dict__``."""
 
-    __slots__ = ("_ok", "_value", "callbacks", "env")
+    __slots__ = ("_ok", "_value", "callbacks", "eid", "env", "t")
 
     def __init__(self, env: simpy.Environment) -> None:
         self.env = env
         self._ok = True
         self._value: Any = None
         self.callbacks: list[Callable[[Ev], None]] | None = None
+        self.t = 0.0
+        """When it is scheduled (``Clock.push``)."""
+        self.eid = 0
+        """Its event id, from SimPy's counter (``Clock.push``)."""
 
 
 def schedule(env: simpy.Environment, delay: float, value: Any, callback: Callable[[Ev], None]) -> None:
     """Fire ``callback(event)`` after ``delay`` us, ``event._value`` being ``value``.
 
-    The same as ``Timeout(env, delay, value).callbacks.append(callback)`` without the
-    constructor's checks and method calls: it relies on SimPy 4's event queue layout
-    (``env._queue`` entries ``(time, priority, id, event)``), as ``Station`` does.
+    The same as ``Timeout(env, delay, value).callbacks.append(callback)`` (the same time, priority and
+    event id, so the same place in the order of events) without the constructor's checks and method calls:
+    an ``Ev`` on the engine's heap (``Clock.push``).
     """
     clock = clock_of(env)
     ev = Ev(env)
     ev._value = value
     ev.callbacks = [callback]
-    heappush(clock.queue, (clock.now + delay, NORMAL, next(clock.eid), ev))
+    clock.push(ev, clock.now + delay)
 
 
 def _advance_event(event: Ev) -> None:
@@ -156,7 +233,7 @@ def _push(clock: Clock, spare: list[Ev], at: float, job: Job, callbacks: list[Ca
     ev = spare.pop() if spare else Ev(clock.env)
     ev._value = job
     ev.callbacks = callbacks
-    heappush(clock.queue, (at, NORMAL, next(clock.eid), ev))
+    clock.push(ev, at)
 
 
 class Meter:
@@ -253,7 +330,7 @@ class Station(Meter):
             ev = Ev(env)
         ev._value = job
         ev.callbacks = self._finish_cbs
-        heappush(self.clock.queue, (now + self.service(job), NORMAL, next(self.clock.eid), ev))
+        self.clock.push(ev, now + self.service(job))
 
     def _finish(self, event: Ev) -> None:
         job = event._value
@@ -404,7 +481,7 @@ class FifoStation(Station):
                 ev = Ev(env)
             ev._value = job
             ev.callbacks = self._depart_cbs
-            heappush(self.clock.queue, (d, NORMAL, next(self.clock.eid), ev))
+            self.clock.push(ev, d)
         else:
             advance(job)
 
@@ -546,7 +623,7 @@ class Delay:
                 ev = Ev(env)
             ev._value = job
             ev.callbacks = self._cbs
-            heappush(self.clock.queue, (self.clock.now + d, NORMAL, next(self.clock.eid), ev))
+            self.clock.push(ev, self.clock.now + d)
 
     def _leave(self, event: Ev) -> None:
         self._spare.append(event)
@@ -781,7 +858,7 @@ class BookedPool(Pool):
             ev = Ev(env)
             ev._value = None
             ev.callbacks = [self._wake_cb]
-            heappush(self.clock.queue, (t, NORMAL, next(self.clock.eid), ev))  # at t itself: the release's own time
+            self.clock.push(ev, t)  # at t itself: the release's own time
 
     def _wake(self, event: Ev) -> None:
         now = self.clock.now
@@ -1261,7 +1338,7 @@ class Chain:
                     ev = Ev(env)
                 ev._value = job
                 ev.callbacks = self._cbs
-                heappush(self.clock.queue, (t, NORMAL, next(self.clock.eid), ev))
+                self.clock.push(ev, t)
             else:
                 advance(job)
         elif end == CHAIN_JOIN:

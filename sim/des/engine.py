@@ -18,6 +18,7 @@ from bisect import bisect_left
 from collections.abc import Callable
 from heapq import heappop, heappush
 from itertools import accumulate
+from typing import Any, cast
 
 import simpy
 from simpy.core import StopSimulation
@@ -30,7 +31,7 @@ from sim.des.arrivals import RebuildArrivals, arrivals_of
 from sim.des.assembly import assemble
 from sim.des.batching import BatchMeans
 from sim.des.batching import default_batch_ios as default_batch_ios  # re-exported
-from sim.des.components import READ, WRITE, Ev, Job, JobFactory, advance, clock_of
+from sim.des.components import READ, WRITE, Job, JobFactory, advance, clock_of
 from sim.des.environment import Environment
 from sim.des.model import Model, build
 from sim.des.rng import Streams, UnitSampler
@@ -308,26 +309,31 @@ def run_until(env: simpy.Environment, until: Event) -> None:
     until.callbacks.append(StopSimulation.callback)
     queue = env._queue
     clock = clock_of(env)
+    events = clock.events
     try:
-        while queue:
-            entry = heappop(queue)
-            now = entry[0]
-            env._now = now
-            clock.now = now
-            item = entry[3]
-            if isinstance(item, Ev):  # the engine's own event (nearly all): its attributes read in the compiled object
-                cbs = item.callbacks
-                item.callbacks = None
+        while True:
+            if events and (not queue or clock.first_is_mine(queue[0])):
+                ev = clock.pop()  # the engine's own event (nearly all): a compiled heap, compiled attributes
+                now = ev.t
+                env._now = now
+                clock.now = now
+                cbs = ev.callbacks
+                ev.callbacks = None
                 assert cbs is not None
                 try:
                     for cb in cbs:
-                        cb(item)
+                        cb(ev)
                 except StopSimulation:
-                    item.callbacks = cbs[cbs.index(cb) + 1:]
-                    heappush(queue, (env._now, _RESUMED, next(env._eid), item))
+                    ev.callbacks = cbs[cbs.index(cb) + 1:]
+                    heappush(cast("list[Any]", queue), (now, _RESUMED, next(env._eid), ev))  # as SimPy resumes its own
                     raise
                 continue  # never failed: an Ev is always ok
-            event: Event = item
+            if not queue:
+                break
+            entry = heappop(queue)
+            env._now = entry[0]
+            clock.now = float(entry[0])
+            event: Any = entry[3]  # a SimPy event, or an Ev resumed after a stop (SimPy's attributes, read by name)
             callbacks = event.callbacks
             event.callbacks = None  # type: ignore[assignment]
             assert callbacks is not None

@@ -292,7 +292,7 @@ def test_a_split_then_a_constant_delay_is_one_event_at_the_delay_end() -> None:
         split.planner = lambda job: [[((chain,), 4096, 0, 0)], [((chain,), 4096, 0, 0), ((chain,), 4096, 0, 0)]]
         turnaround = Delay(env, lambda job: 152.9931, "turnaround", fixed=fixed)
         done = _walk((split, turnaround), arrivals, env)
-        return done, int(next(env._eid)) - len(env._queue)
+        return done, int(next(env._eid)) - env.pending()
 
     event_done, event_events = run(False)
     folded_done, folded_events = run(True)
@@ -350,8 +350,8 @@ def test_a_hop_with_many_events_in_flight_shares_one_callbacks_list() -> None:
         job.step = -1
         from sim.des.components import advance
         advance(job)
-    assert len(env._queue) == len(delays)
-    assert len({id(e[3].callbacks) for e in env._queue}) == 1
+    assert env.pending() == len(delays)
+    assert len({id(e.callbacks) for e in env.clock.events}) == 1
     env.run()
     assert done == {i: d for i, d in enumerate(delays)}
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable, Sequence
+from heapq import heappop, heappush, heapreplace
 from typing import Any, Final, cast
 
 import simpy
@@ -85,62 +86,6 @@ def advance(job: Job) -> None:
     step = job.step + 1
     job.step = step
     job.route[step](job)
-
-
-def float_heappush(heap: list[float], item: float) -> None:
-    """``heapq.heappush`` on a heap of floats, compiled: the same algorithm, so the same layout (meters sum a heap in
-    its order), with the comparisons on C doubles instead of Python objects."""
-    heap.append(item)
-    pos = len(heap) - 1
-    while pos > 0:
-        parent_pos = (pos - 1) >> 1
-        parent = heap[parent_pos]
-        if item < parent:
-            heap[pos] = parent
-            pos = parent_pos
-        else:
-            break
-    heap[pos] = item
-
-
-def _float_siftup(heap: list[float], item: float) -> None:
-    """heapq's ``_siftup`` from the root with ``item`` in it: the smaller child up to a leaf, then ``item`` sifted up."""
-    n = len(heap)
-    pos = 0
-    child = 1
-    while child < n:
-        right = child + 1
-        if right < n and not heap[child] < heap[right]:
-            child = right
-        heap[pos] = heap[child]
-        pos = child
-        child = 2 * pos + 1
-    while pos > 0:
-        parent_pos = (pos - 1) >> 1
-        parent = heap[parent_pos]
-        if item < parent:
-            heap[pos] = parent
-            pos = parent_pos
-        else:
-            break
-    heap[pos] = item
-
-
-def float_heappop(heap: list[float]) -> float:
-    """``heapq.heappop`` on a heap of floats, compiled (as ``float_heappush``)."""
-    last = heap.pop()
-    if not heap:
-        return last
-    first = heap[0]
-    _float_siftup(heap, last)
-    return first
-
-
-def float_heapreplace(heap: list[float], item: float) -> float:
-    """``heapq.heapreplace`` on a heap of floats, compiled (as ``float_heappush``)."""
-    first = heap[0]
-    _float_siftup(heap, item)
-    return first
 
 
 class Clock:
@@ -505,12 +450,12 @@ class FifoStation(Station):
         if self.booked:
             if self.unordered:
                 self._book_unordered(start, d, s)
-                float_heapreplace(heap, d)
+                heapreplace(heap, d)
                 return d
             self.b_start.append(start)
             self.b_end.append(d)
         self.c_area += s
-        float_heapreplace(heap, d)
+        heapreplace(heap, d)
         u = self.union_end
         if d > u:
             self.c_busy += d - (start if start > u else u)
@@ -870,7 +815,7 @@ class BookedPool(Pool):
             self.waited += 1
         while True:
             if ins and ins[0] <= now and not (due and due[0] <= ins[0]):
-                a = float_heappop(ins)
+                a = heappop(ins)
                 u = self.in_use
                 dt = a - self.t_last
                 if dt:
@@ -882,7 +827,7 @@ class BookedPool(Pool):
                 continue
             if not (due and due[0] <= now):
                 return
-            r = float_heappop(due)
+            r = heappop(due)
             if self.waiting:  # only at a wake (r is now): the slot passes straight to the next waiter
                 advance(self.waiting.popleft())
                 continue
@@ -908,7 +853,7 @@ class BookedPool(Pool):
         due = self.due
         if due and self.waiting and not (self.wakes and self.wakes[0] <= due[0]):
             t = due[0]
-            float_heappush(self.wakes, t)
+            heappush(self.wakes, t)
             env = self.env
             ev = Ev(env)
             ev._value = None
@@ -919,13 +864,13 @@ class BookedPool(Pool):
         now = self.clock.now
         wakes = self.wakes
         while wakes and wakes[0] <= now:
-            float_heappop(wakes)
+            heappop(wakes)
         self._settle(now)
         self._wake_for_waiters()
 
     def release_at(self, job: Job, t: float) -> float:
         """Book the release of ``job``'s slot at ``t`` (now or later; a ``Chain`` part) and return ``t``."""
-        float_heappush(self.due, t)
+        heappush(self.due, t)
         if self.waiting:
             self._wake_for_waiters()
         return t
@@ -969,7 +914,7 @@ class BookedPool(Pool):
 
     def acquire_at(self, t: float) -> None:
         """Book the acquire of a slot at ``t`` (now or later; ``can_book`` said one is free)."""
-        float_heappush(self.due_in, t)
+        heappush(self.due_in, t)
 
     def acquire(self, job: Job) -> None:
         if self.due or self.due_in or self.wait_at:

@@ -107,8 +107,9 @@ def budgeted(path: Path, ios: int, seed: int | None = None) -> Any:
 
 
 def processed_events(env: Any) -> int:
-    """Events SimPy has taken off its queue: ids handed out by ``env._eid`` minus events still queued."""
-    return int(next(env._eid)) - len(env._queue)
+    """Events processed: ids handed out by ``env._eid`` (one counter for SimPy's queue and the engine's) minus events
+    still queued in either."""
+    return int(next(env._eid)) - int(env.pending())
 
 
 def count_step_calls(env: Any) -> Callable[[], int]:
@@ -118,7 +119,7 @@ def count_step_calls(env: Any) -> Callable[[], int]:
     calls = [0]
 
     def step() -> None:
-        if env._queue:
+        if env.pending():
             calls[0] += 1
         original()
 
@@ -434,7 +435,7 @@ def breakdown(path: Path, ios: int, seed: int | None = None) -> Breakdown:
         raise RuntimeError("the breakdown patches the interpreted engine: run with FLASHPLAN_INTERPRETED=1")
     scenario = budgeted(path, ios, seed)
     run = engine.Run(scenario)
-    env = run.env
+    env: Any = run.env  # sim.des.environment.Environment (pending, next_event)
     by_event: Counter[str] = Counter()
     by_hop: Counter[str] = Counter()
     labels: dict[int, str] = {}
@@ -456,8 +457,9 @@ def breakdown(path: Path, ios: int, seed: int | None = None) -> Breakdown:
         original_advance(job)
 
     def counting_step() -> None:
-        if env._queue:
-            by_event[event_label(env._queue[0][3])] += 1
+        first = env.next_event()
+        if first is not None:
+            by_event[event_label(first)] += 1
         original_step()
 
     modules = (components, engine, model)

@@ -10,11 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
-import simpy
-
 from models.faults import rebuild_sources
 from models.workload import BurstyWorkload, ClosedWorkload, OpenWorkload, ProfileWorkload, Workload
-from sim.des.components import READ, WRITE, Child, Hop, Job, JobFactory, Split, advance, schedule
+from sim.des.components import READ, WRITE, Child, Ev, Hop, Job, JobFactory, Split, advance, schedule
 from sim.des.rng import UnitSampler
 from sim.route.elements import RebuildStream, VolumeSplit
 
@@ -34,7 +32,7 @@ class ClosedArrivals:
         self.app = wl.app_us_per_io
         self.think_unit: UnitSampler = run.streams.unit("exponential" if wl.think_distribution == "exponential" else "deterministic")
 
-    def reissue_event(self, event: simpy.Event) -> None:
+    def reissue_event(self, event: Ev) -> None:
         if not self.run.stopped:
             self.run.issue(event._value)
 
@@ -80,7 +78,7 @@ class OpenArrivals:
         if self.rate > 0:
             schedule(self.run.env, 1e6 / self.rate * self.gap_unit(), epoch, self.arrive)
 
-    def arrive(self, event: simpy.Event) -> None:
+    def arrive(self, event: Ev) -> None:
         run = self.run
         epoch = event._value
         if run.stopped or epoch != self.epoch:
@@ -91,7 +89,7 @@ class OpenArrivals:
         run.issue(job)
         self.next_arrival(epoch)
 
-    def toggle(self, event: simpy.Event) -> None:
+    def toggle(self, event: Ev) -> None:
         wl = self.wl
         assert isinstance(wl, BurstyWorkload)
         if self.run.stopped:
@@ -171,7 +169,7 @@ class RebuildArrivals:
         job.step = -1
         advance(job)
 
-    def relaunch(self, event: simpy.Event) -> None:
+    def relaunch(self, event: Ev) -> None:
         self.launch(event._value)
 
     def finished(self, job: Job) -> None:

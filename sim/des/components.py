@@ -21,7 +21,7 @@ from heapq import heappop, heappush, heapreplace
 from typing import Any, Final, cast
 
 import simpy
-from simpy.events import NORMAL, Event
+from simpy.events import NORMAL
 
 READ = 0
 WRITE = 1
@@ -88,38 +88,152 @@ def advance(job: Job) -> None:
     job.route[step](job)
 
 
-def schedule(env: simpy.Environment, delay: float, value: Any, callback: Callable[[Event], None]) -> None:
+class Clock:
+    """The simulated time in us and the engine's own events, in a compiled object.
+
+    ``now`` is SimPy's ``env.now``, mirrored: SimPy keeps the time in the environment's ``__dict__``
+    (``env._now``), where each read is a dictionary lookup and a boxed float; here it is a field.
+
+    ``events`` is a binary heap of the engine's events (``Ev``), ordered as SimPy orders its queue: by time,
+    then priority (an ``Ev`` is always SimPy's ``NORMAL``), then event id, drawn from SimPy's own counter
+    (``env._eid``). That order is total (ids are unique), so the events leave in the order they would leave
+    SimPy's queue, whatever the heap's layout; the heap only compares two floats and two ints where SimPy's
+    compares tuples of Python objects. SimPy's queue keeps everything else (the run's stop event, a test's
+    timeouts), and both loops take whichever is first: ``sim.des.engine.run_until`` (the engine's) and
+    ``sim.des.environment.Environment.step`` (SimPy's own, which ``Environment.run`` calls)."""
+
+    __slots__ = ("eid", "env", "events", "now")
+
+    def __init__(self, env: simpy.Environment, now: float) -> None:
+        self.env = env
+        self.now = now
+        self.events: list[Ev] = []
+        self.eid = env._eid
+        """SimPy's event ids (``env._eid``: one counter for both queues)."""
+
+    def push(self, ev: Ev, at: float) -> None:
+        """Schedule ``ev`` at ``at`` (with the next event id: ``heapq.heappush``'s sift on (time, id))."""
+        ev.t = at
+        eid = next(self.eid)
+        ev.eid = eid
+        heap = self.events
+        heap.append(ev)
+        pos = len(heap) - 1
+        while pos > 0:
+            parent_pos = (pos - 1) >> 1
+            parent = heap[parent_pos]
+            if at < parent.t or (at == parent.t and eid < parent.eid):
+                heap[pos] = parent
+                pos = parent_pos
+            else:
+                break
+        heap[pos] = ev
+
+    def pop(self) -> Ev:
+        """Take the first event off ``events`` (``heapq.heappop``'s sift: down to a leaf, then up)."""
+        heap = self.events
+        last = heap.pop()
+        if not heap:
+            return last
+        first = heap[0]
+        n = len(heap)
+        pos = 0
+        child = 1
+        while child < n:
+            right = child + 1
+            if right < n:
+                a = heap[child]
+                b = heap[right]
+                if not (a.t < b.t or (a.t == b.t and a.eid < b.eid)):
+                    child = right
+            heap[pos] = heap[child]
+            pos = child
+            child = 2 * pos + 1
+        t = last.t
+        eid = last.eid
+        while pos > 0:
+            parent_pos = (pos - 1) >> 1
+            parent = heap[parent_pos]
+            if t < parent.t or (t == parent.t and eid < parent.eid):
+                heap[pos] = parent
+                pos = parent_pos
+            else:
+                break
+        heap[pos] = last
+        return first
+
+    def first_is_mine(self, entry: tuple[float, int, int, Any]) -> bool:
+        """Whether ``events``' first (there is one) comes before ``entry``, the first of SimPy's queue."""
+        ev = self.events[0]
+        t = float(entry[0])
+        if ev.t != t:
+            return ev.t < t
+        priority = int(entry[1])
+        if priority != NORMAL:
+            return priority > NORMAL
+        return ev.eid < int(entry[2])
+
+    def pending(self) -> int:
+        """Events scheduled and not processed: the engine's and SimPy's."""
+        return len(self.events) + len(self.env._queue)
+
+
+def clock_of(env: simpy.Environment) -> Clock:
+    """The ``Clock`` of an engine environment (``sim.des.environment.Environment``)."""
+    clock = getattr(env, "clock", None)
+    if not isinstance(clock, Clock):
+        raise TypeError(f"the engine needs sim.des.environment.Environment (which keeps a Clock), got {type(env).__name__}")
+    return clock
+
+
+class Ev:
+    """An event of the engine's own: the attributes ``simpy.Environment.step`` reads of an event, its time and its id.
+
+    Scheduled on the ``Clock``'s heap (``Clock.push``) and processed by either loop (``sim.des.engine.run_until``,
+    ``sim.des.environment.Environment.step``) as SimPy processes its events: the callbacks are taken off and called
+    with the event; ``_value`` is what it carries, ``_ok`` is always true. A compiled class, so that the hot path sets
+    and reads these attributes in the object itself rather than through a SimPy event's ``__dict__``."""
+
+    __slots__ = ("_ok", "_value", "callbacks", "eid", "env", "t")
+
+    def __init__(self, env: simpy.Environment) -> None:
+        self.env = env
+        self._ok = True
+        self._value: Any = None
+        self.callbacks: list[Callable[[Ev], None]] | None = None
+        self.t = 0.0
+        """When it is scheduled (``Clock.push``)."""
+        self.eid = 0
+        """Its event id, from SimPy's counter (``Clock.push``)."""
+
+
+def schedule(env: simpy.Environment, delay: float, value: Any, callback: Callable[[Ev], None]) -> None:
     """Fire ``callback(event)`` after ``delay`` us, ``event._value`` being ``value``.
 
-    The same as ``Timeout(env, delay, value).callbacks.append(callback)`` without the
-    constructor's checks and method calls: it relies on SimPy 4's event queue layout
-    (``env._queue`` entries ``(time, priority, id, event)``), as ``Station`` does.
+    The same as ``Timeout(env, delay, value).callbacks.append(callback)`` (the same time, priority and
+    event id, so the same place in the order of events) without the constructor's checks and method calls:
+    an ``Ev`` on the engine's heap (``Clock.push``).
     """
-    ev = Event.__new__(Event)  # Event.__init__'s attributes, set here: no call into SimPy's (interpreted) __init__
-    ev.env = env
-    ev._ok = True
+    clock = clock_of(env)
+    ev = Ev(env)
     ev._value = value
     ev.callbacks = [callback]
-    heappush(env._queue, (env._now + delay, NORMAL, next(env._eid), ev))
+    clock.push(ev, clock.now + delay)
 
 
-def _advance_event(event: simpy.Event) -> None:
+def _advance_event(event: Ev) -> None:
     advance(event._value)
 
 
-def _push(env: simpy.Environment, spare: list[Event], at: float, job: Job, callbacks: list[Callable[[Event], None]]) -> None:
+def _push(clock: Clock, spare: list[Ev], at: float, job: Job, callbacks: list[Callable[[Ev], None]]) -> None:
     """``schedule`` at absolute time ``at`` with an event from ``spare`` (events the callback gave back).
 
     ``callbacks`` is the hop's one list ``[callback]``, shared by all its events: SimPy takes an event's list
     off it before calling it (``Environment.step``) and never changes the list, so no list is made per event."""
-    if spare:
-        ev = spare.pop()
-    else:
-        ev = Event(env)
-        ev._ok = True
+    ev = spare.pop() if spare else Ev(clock.env)
     ev._value = job
     ev.callbacks = callbacks
-    heappush(env._queue, (at, NORMAL, next(env._eid), ev))
+    clock.push(ev, at)
 
 
 class Meter:
@@ -130,10 +244,11 @@ class Meter:
     boundaries. ``Station`` inlines the same accounting in its hot path.
     """
 
-    __slots__ = ("area", "busy_area", "capacity", "env", "in_use", "name", "t_last", "waited")
+    __slots__ = ("area", "busy_area", "capacity", "clock", "env", "in_use", "name", "t_last", "waited")
 
     def __init__(self, env: simpy.Environment, name: str, capacity: int):
         self.env = env
+        self.clock = clock_of(env)
         self.name = name
         self.capacity = capacity
         self.in_use = 0
@@ -143,7 +258,7 @@ class Meter:
         self.waited = 0
 
     def _account(self) -> None:
-        now = self.env.now
+        now = self.clock.now
         dt = now - self.t_last
         if dt:
             u = self.in_use
@@ -181,19 +296,15 @@ class Station(Meter):
     creates no event per I/O (the hot path of the engine, see bench/).
     """
 
-    __slots__ = ("_eid", "_finish_cbs", "_queue", "_spare", "queue", "service")
+    __slots__ = ("_finish_cbs", "_spare", "queue", "service")
 
     def __init__(self, env: simpy.Environment, name: str, servers: int, service: Callable[[Job], float]):
         super().__init__(env, name, servers)
         self.service = service
         self.queue: deque[Job] = deque()
-        self._finish_cbs: list[Callable[[Event], None]] = [self._finish]
+        self._finish_cbs: list[Callable[[Ev], None]] = [self._finish]
         """Every service completion's callbacks (one list, shared: ``_push``)."""
-        self._spare: list[Event] = []
-        self._queue = env._queue
-        """SimPy's event queue and its event ids (``env._queue``, ``env._eid``: the same objects all the run), held
-        here so that a push reads no attribute of the environment but its time."""
-        self._eid = env._eid
+        self._spare: list[Ev] = []
 
     def __call__(self, job: Job) -> None:
         if self.in_use < self.capacity:
@@ -203,7 +314,7 @@ class Station(Meter):
 
     def _start(self, job: Job) -> None:
         env = self.env
-        now = env._now
+        now = self.clock.now
         dt = now - self.t_last
         if dt:
             u = self.in_use
@@ -216,15 +327,14 @@ class Station(Meter):
         if spare:
             ev = spare.pop()
         else:
-            ev = Event(env)
-            ev._ok = True
+            ev = Ev(env)
         ev._value = job
         ev.callbacks = self._finish_cbs
-        heappush(self._queue, (now + self.service(job), NORMAL, next(self._eid), ev))
+        self.clock.push(ev, now + self.service(job))
 
-    def _finish(self, event: Event) -> None:
+    def _finish(self, event: Ev) -> None:
         job = event._value
-        now = self.env._now
+        now = self.clock.now
         dt = now - self.t_last
         if dt:
             self.area += self.in_use * dt
@@ -260,7 +370,7 @@ class FifoStation(Station):
     def __init__(self, env: simpy.Environment, name: str, servers: int, service: Callable[[Job], float],
                  on_start: Callable[[float, float], None] | None = None):
         super().__init__(env, name, servers, service)
-        self._depart_cbs: list[Callable[[Event], None]] = [self._depart]
+        self._depart_cbs: list[Callable[[Ev], None]] = [self._depart]
         self.on_start = on_start
         """Told ``(start, service)`` of every service as it is booked (at the job's arrival, in the order the
         services start: FCFS starts never go back in time), e.g. ``sim.des.model.DieProgramLocks.book``."""
@@ -361,27 +471,26 @@ class FifoStation(Station):
 
     def __call__(self, job: Job) -> None:
         env = self.env
-        now = env._now
+        now = self.clock.now
         d = self.commit(job, now)
         if d > now:
             spare = self._spare  # _push, inlined (a visit of the hot path)
             if spare:
                 ev = spare.pop()
             else:
-                ev = Event(env)
-                ev._ok = True
+                ev = Ev(env)
             ev._value = job
             ev.callbacks = self._depart_cbs
-            heappush(self._queue, (d, NORMAL, next(self._eid), ev))
+            self.clock.push(ev, d)
         else:
             advance(job)
 
-    def _depart(self, event: Event) -> None:
+    def _depart(self, event: Ev) -> None:
         self._spare.append(event)
         advance(event._value)
 
     def _account(self) -> None:
-        now = self.env._now
+        now = self.clock.now
         if self.booked:
             self._account_booked(now)
             return
@@ -489,18 +598,17 @@ class Delay:
     """A pure delay with unlimited parallelism (fabric latency, cache acknowledgement, think time);
     ``name`` is its place in the route (``fabric``, ``turnaround``, ``drive3.write_ack``)."""
 
-    __slots__ = ("_cbs", "_eid", "_queue", "_spare", "delay", "env", "fixed", "name")
+    __slots__ = ("_cbs", "_spare", "clock", "delay", "env", "fixed", "name")
 
     def __init__(self, env: simpy.Environment, delay: Callable[[Job], float], name: str = "", fixed: bool = False):
         self.env = env
+        self.clock = clock_of(env)
         self.delay = delay
         self.name = name
         self.fixed = fixed
         """Whether every job waits the same time (a constant: jobs leave in the order they came)."""
-        self._spare: list[Event] = []
-        self._cbs: list[Callable[[Event], None]] = [self._leave]
-        self._queue = env._queue  # (as Station's)
-        self._eid = env._eid
+        self._spare: list[Ev] = []
+        self._cbs: list[Callable[[Ev], None]] = [self._leave]
 
     def __call__(self, job: Job) -> None:
         d = self.delay(job)
@@ -512,13 +620,12 @@ class Delay:
             if spare:
                 ev = spare.pop()
             else:
-                ev = Event(env)
-                ev._ok = True
+                ev = Ev(env)
             ev._value = job
             ev.callbacks = self._cbs
-            heappush(self._queue, (env._now + d, NORMAL, next(self._eid), ev))
+            self.clock.push(ev, self.clock.now + d)
 
-    def _leave(self, event: Event) -> None:
+    def _leave(self, event: Ev) -> None:
         self._spare.append(event)
         advance(event._value)
 
@@ -544,7 +651,7 @@ class Pool(Meter):
     def acquire(self, job: Job) -> None:
         u = self.in_use
         if u < self.capacity:
-            now = self.env._now
+            now = self.clock.now
             dt = now - self.t_last
             if dt:  # Meter._account, inlined (a pool is visited twice per device I/O)
                 if u:
@@ -562,7 +669,7 @@ class Pool(Meter):
             advance(self.waiting.popleft())  # the slot passes straight to the next waiter
         else:
             u = self.in_use
-            now = self.env._now
+            now = self.clock.now
             dt = now - self.t_last
             if dt:
                 self.area += u * dt
@@ -735,7 +842,7 @@ class BookedPool(Pool):
     def settle_now(self) -> None:
         """Do the booked acquires and releases due by now."""
         if self.due or self.due_in:
-            self._settle(self.env._now)
+            self._settle(self.clock.now)
 
     def wake_for_waiters(self) -> None:
         """Keep a wake event at the earliest booked release while jobs wait (``_wake_for_waiters``)."""
@@ -748,14 +855,13 @@ class BookedPool(Pool):
             t = due[0]
             heappush(self.wakes, t)
             env = self.env
-            ev = Event(env)
-            ev._ok = True
+            ev = Ev(env)
             ev._value = None
             ev.callbacks = [self._wake_cb]
-            heappush(env._queue, (t, NORMAL, next(env._eid), ev))  # at t itself: the release's own time
+            self.clock.push(ev, t)  # at t itself: the release's own time
 
-    def _wake(self, event: Event) -> None:
-        now = self.env._now
+    def _wake(self, event: Ev) -> None:
+        now = self.clock.now
         wakes = self.wakes
         while wakes and wakes[0] <= now:
             heappop(wakes)
@@ -812,25 +918,25 @@ class BookedPool(Pool):
 
     def acquire(self, job: Job) -> None:
         if self.due or self.due_in or self.wait_at:
-            self._settle(self.env._now)
+            self._settle(self.clock.now)
         Pool.acquire(self, job)
         if self.waiting:
             self._wake_for_waiters()
 
     def release(self, job: Job) -> None:
         if self.due or self.due_in or self.wait_at:
-            self._settle(self.env._now)
+            self._settle(self.clock.now)
         Pool.release(self, job)
 
     def _account(self) -> None:
         if self.due or self.due_in or self.wait_at:
-            self._settle(self.env._now)
+            self._settle(self.clock.now)
         Meter._account(self)
 
     @property
     def load(self) -> int:
         if self.due or self.due_in or self.wait_at:
-            self._settle(self.env._now)
+            self._settle(self.clock.now)
         return self.in_use + len(self.waiting) - len(self.wait_at)  # a waiter that joined ahead counts from its arrival
 
 
@@ -867,12 +973,13 @@ class WriteEntry:
     ``acknowledge`` hops.
     """
 
-    __slots__ = ("_cb", "_pass_cb", "_spare", "ack", "cache", "channel", "env", "parts", "passing", "slow")
+    __slots__ = ("_cb", "_pass_cb", "_spare", "ack", "cache", "channel", "clock", "env", "parts", "passing", "slow")
 
     def __init__(self, env: simpy.Environment, channel: Sequence[FifoStation], cache: BookedPool, ack: Delay):
         if not channel or any(st.capacity != 1 for st in channel):
             raise ValueError(f"{cache.name}: a write entry's channel is one or more single-server stations")
         self.env = env
+        self.clock = clock_of(env)
         self.channel: tuple[FifoStation, ...] = tuple(channel)
         self.parts: tuple[Callable[[Job, float], float], ...] = tuple(st.commit for st in channel)
         """Each station's ``commit``, in channel order (a ``Chain``'s parts)."""
@@ -884,13 +991,12 @@ class WriteEntry:
         """Writes between the channel and their acknowledgement's draw on the way by events."""
         self.passing = 0
         """Of those, the writes still in the channel (an event at their departure)."""
-        self._spare: list[Event] = []
-        self._cb: list[Callable[[Event], None]] = [self._leave]
-        self._pass_cb: list[Callable[[Event], None]] = [self._pass]
+        self._spare: list[Ev] = []
+        self._cb: list[Callable[[Ev], None]] = [self._leave]
+        self._pass_cb: list[Callable[[Ev], None]] = [self._pass]
 
     def __call__(self, job: Job) -> None:
-        env = self.env
-        now = env._now
+        now = self.clock.now
         t = now
         for st in self.channel:
             t = st.commit(job, t)
@@ -909,20 +1015,20 @@ class WriteEntry:
         elif t > now:
             self.slow += 1
             self.passing += 1
-            _push(env, self._spare, t, job, self._pass_cb)
+            _push(self.clock, self._spare, t, job, self._pass_cb)
             return
         else:
             self.slow += 1
         if t > now:
-            _push(env, self._spare, t, job, self._cb)
+            _push(self.clock, self._spare, t, job, self._cb)
         else:
             advance(job)
 
-    def _leave(self, event: Event) -> None:
+    def _leave(self, event: Ev) -> None:
         self._spare.append(event)
         advance(event._value)
 
-    def _pass(self, event: Event) -> None:
+    def _pass(self, event: Ev) -> None:
         """A write that came by events leaves the channel."""
         self.passing -= 1
         self._spare.append(event)
@@ -959,21 +1065,21 @@ class CacheEntry:
     ahead of a write that went by events, and ``acquire`` is ``BookedPool.acquire``.
     """
 
-    __slots__ = ("_cb", "_spare", "ack", "cache", "env", "slow", "station")
+    __slots__ = ("_cb", "_spare", "ack", "cache", "clock", "env", "slow", "station")
 
     def __init__(self, env: simpy.Environment, station: FifoStation, cache: BookedPool, ack: Delay):
         self.env = env
+        self.clock = clock_of(env)
         self.station = station
         self.cache = cache
         self.ack = ack
         self.slow = 0
         """Writes between the station and their slot on the way by events."""
-        self._spare: list[Event] = []
-        self._cb: list[Callable[[Event], None]] = [self._leave]
+        self._spare: list[Ev] = []
+        self._cb: list[Callable[[Ev], None]] = [self._leave]
 
     def __call__(self, job: Job) -> None:
-        env = self.env
-        now = env._now
+        now = self.clock.now
         t = self.station.commit(job, now)
         if self.slow == 0 and self.cache.can_book(now, t):
             self.cache.acquire_at(t)
@@ -982,11 +1088,11 @@ class CacheEntry:
         else:
             self.slow += 1
         if t > now:
-            _push(env, self._spare, t, job, self._cb)
+            _push(self.clock, self._spare, t, job, self._cb)
         else:
             advance(job)
 
-    def _leave(self, event: Event) -> None:
+    def _leave(self, event: Ev) -> None:
         self._spare.append(event)
         advance(event._value)
 
@@ -1069,18 +1175,19 @@ class Split:
     ``join_at``): the phase ends at the latest time a child joins at, with one event.
     """
 
-    __slots__ = ("_after_cb", "_phase_cbs", "_spare", "env", "inner", "jobs", "planner")
+    __slots__ = ("_after_cb", "_phase_cbs", "_spare", "clock", "env", "inner", "jobs", "planner")
 
     def __init__(self, planner: Planner, jobs: JobFactory, env: simpy.Environment | None = None):
         self.planner = planner
         self.jobs = jobs
         self.env = env
+        self.clock: Clock | None = clock_of(env) if env is not None else None
         self.inner: list[Sequence[Hop]] = []
         """Child routes the planner alone knows (a page split's channel program), for ``sim.des.model`` to fuse."""
-        self._phase_cbs: list[Callable[[Event], None]] = [self._phase_event]
+        self._phase_cbs: list[Callable[[Ev], None]] = [self._phase_event]
         """Every phase event's callbacks (one list, shared: ``_push``; the events are recycled through ``_spare``)."""
-        self._after_cb: list[Callable[[Event], None]] = [self._after_delay]
-        self._spare: list[Event] = []
+        self._after_cb: list[Callable[[Ev], None]] = [self._after_delay]
+        self._spare: list[Ev] = []
 
     def __call__(self, job: Job) -> None:
         job.phases = self.planner(job)
@@ -1090,7 +1197,7 @@ class Split:
     def _start_phase(self, job: Job) -> None:
         children = job.phases[job.phase]
         job.pending = len(children)
-        job.t_done = self.env._now if self.env is not None else 0.0
+        job.t_done = self.clock.now if self.clock is not None else 0.0
         new = self.jobs.new
         for route, nbytes, op, member in children:
             child = new()
@@ -1111,8 +1218,9 @@ class Split:
         parent.pending -= 1
         if parent.pending == 0:
             env = self.env
-            if env is not None and parent.t_done > env._now:
-                now = env._now
+            clock = self.clock
+            if env is not None and clock is not None and parent.t_done > clock.now:
+                now = clock.now
                 if parent.phase + 1 == len(parent.phases):
                     after = parent.route[parent.step + 1] if parent.step + 1 < len(parent.route) else None
                     if isinstance(after, Delay) and after.fixed:
@@ -1121,9 +1229,9 @@ class Split:
                         t = now + (parent.t_done - now)
                         wait = after.delay(parent)
                         if wait > 0.0:
-                            _push(env, self._spare, t + wait, parent, self._after_cb)
+                            _push(clock, self._spare, t + wait, parent, self._after_cb)
                             return
-                _push(env, self._spare, now + (parent.t_done - now), parent, self._phase_cbs)  # schedule's time, bit for bit
+                _push(clock, self._spare, now + (parent.t_done - now), parent, self._phase_cbs)  # schedule's time, bit for bit
             else:
                 self._phase_done(parent)
 
@@ -1135,11 +1243,11 @@ class Split:
             parent.t_done = t
         self.join(child)
 
-    def _phase_event(self, event: Event) -> None:
+    def _phase_event(self, event: Ev) -> None:
         self._spare.append(event)
         self._phase_done(event._value)
 
-    def _after_delay(self, event: Event) -> None:
+    def _after_delay(self, event: Ev) -> None:
         """The split's last phase is over and the constant delay after it too: move on past the delay."""
         parent: Job = event._value
         self._spare.append(event)
@@ -1175,11 +1283,12 @@ class Chain:
     books its work and drops it (CHAIN_DROP: no event at all).
     """
 
-    __slots__ = ("_cbs", "_eid", "_kinds", "_objs", "_queue", "_spare", "end", "env", "jobs", "parts", "split")
+    __slots__ = ("_cbs", "_kinds", "_objs", "_spare", "clock", "end", "env", "jobs", "parts", "split")
 
     def __init__(self, env: simpy.Environment, parts: Sequence[Callable[[Job, float], float]], end: int = CHAIN_NEXT,
                  split: Split | None = None, jobs: JobFactory | None = None):
         self.env = env
+        self.clock = clock_of(env)
         self.parts = tuple(parts)
         kinds = [part_kind(p) for p in self.parts]
         self._kinds: tuple[int, ...] = tuple(k for k, _ in kinds)
@@ -1189,12 +1298,10 @@ class Chain:
         self.end = end
         self.split = split
         self.jobs = jobs
-        self._spare: list[Event] = []
-        self._cbs: list[Callable[[Event], None]] = [self._leave]
-        self._queue = env._queue  # (as Station's)
-        self._eid = env._eid
+        self._spare: list[Ev] = []
+        self._cbs: list[Callable[[Ev], None]] = [self._leave]
 
-    def _leave(self, event: Event) -> None:
+    def _leave(self, event: Ev) -> None:
         self._spare.append(event)
         advance(event._value)
 
@@ -1219,7 +1326,7 @@ class Chain:
 
     def __call__(self, job: Job) -> None:
         env = self.env
-        now = env._now
+        now = self.clock.now
         t = self.walk(job, now)
         end = self.end
         if end == CHAIN_NEXT:
@@ -1228,11 +1335,10 @@ class Chain:
                 if spare:
                     ev = spare.pop()
                 else:
-                    ev = Event(env)
-                    ev._ok = True
+                    ev = Ev(env)
                 ev._value = job
                 ev.callbacks = self._cbs
-                heappush(self._queue, (t, NORMAL, next(self._eid), ev))
+                self.clock.push(ev, t)
             else:
                 advance(job)
         elif end == CHAIN_JOIN:

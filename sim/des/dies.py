@@ -38,9 +38,8 @@ from collections.abc import Callable
 from functools import lru_cache, partial
 
 import simpy
-from simpy.events import Event
 
-from sim.des.components import READ, Delay, Fork, Hop, Job, JobFactory, Meter, Pool, Station, advance, make_route, schedule
+from sim.des.components import READ, Delay, Ev, Fork, Hop, Job, JobFactory, Meter, Pool, Station, advance, make_route, schedule
 from sim.des.rng import Streams
 from sim.route.flash import FIRST_READ_BYTES, DieLayout, FlashParameters, WritePoint, write_command_us
 from sim.route.links import us_per_byte
@@ -123,7 +122,7 @@ class DieArray(Meter):
         else:
             self.current[k] = job
 
-    def _done(self, event: Event) -> None:
+    def _done(self, event: Ev) -> None:
         k: int = event._value
         job = self.current[k]
         self._account()

@@ -18,6 +18,7 @@ from bisect import bisect_left
 from collections.abc import Callable
 from heapq import heappop, heappush
 from itertools import accumulate
+from typing import Any, cast
 
 import simpy
 from simpy.core import StopSimulation
@@ -30,7 +31,8 @@ from sim.des.arrivals import RebuildArrivals, arrivals_of
 from sim.des.assembly import assemble
 from sim.des.batching import BatchMeans
 from sim.des.batching import default_batch_ios as default_batch_ios  # re-exported
-from sim.des.components import READ, WRITE, Job, JobFactory, advance
+from sim.des.components import READ, WRITE, Job, JobFactory, advance, clock_of
+from sim.des.environment import Environment
 from sim.des.model import Model, build
 from sim.des.rng import Streams, UnitSampler
 from sim.des.stats import FLUSH_MASK, WorkloadTally
@@ -117,7 +119,8 @@ class Run:
     def __init__(self, scenario: Scenario):
         self.scenario = scenario
         settings = scenario.run
-        self.env = simpy.Environment()
+        self.env: simpy.Environment = Environment()
+        self.clock = clock_of(self.env)
         self.streams = Streams(settings.seed)
         self.jobs = JobFactory()
         self.model: Model = build(self.env, scenario, self.streams, self.jobs)
@@ -167,7 +170,7 @@ class Run:
 
     def out_area_now(self) -> float:
         """The time integral of the I/Os outstanding, brought up to now."""
-        now = self.env.now
+        now = self.clock.now
         self.out_area += self.outstanding * (now - self.out_t)
         self.out_t = now
         return self.out_area
@@ -209,7 +212,7 @@ class Run:
     # -- issuing and completing ----------------------------------------------------
     def issue(self, job: Job) -> None:
         self.traffic[job.workload].shape(job)
-        now = self.env._now
+        now = self.clock.now
         job.t0 = now
         job.route = self.route
         job.step = -1
@@ -226,7 +229,7 @@ class Run:
         advance(job)
 
     def complete(self, job: Job) -> None:
-        now = self.env._now
+        now = self.clock.now
         self.out_area += self.outstanding * (now - self.out_t)
         self.out_t = now
         self.outstanding -= 1
@@ -305,11 +308,32 @@ def run_until(env: simpy.Environment, until: Event) -> None:
         return  # already processed
     until.callbacks.append(StopSimulation.callback)
     queue = env._queue
+    clock = clock_of(env)
+    events = clock.events
     try:
-        while queue:
+        while True:
+            if events and (not queue or clock.first_is_mine(queue[0])):
+                ev = clock.pop()  # the engine's own event (nearly all): a compiled heap, compiled attributes
+                now = ev.t
+                env._now = now
+                clock.now = now
+                cbs = ev.callbacks
+                ev.callbacks = None
+                assert cbs is not None
+                try:
+                    for cb in cbs:
+                        cb(ev)
+                except StopSimulation:
+                    ev.callbacks = cbs[cbs.index(cb) + 1:]
+                    heappush(cast("list[Any]", queue), (now, _RESUMED, next(env._eid), ev))  # as SimPy resumes its own
+                    raise
+                continue  # never failed: an Ev is always ok
+            if not queue:
+                break
             entry = heappop(queue)
             env._now = entry[0]
-            event: Event = entry[3]
+            clock.now = float(entry[0])
+            event: Any = entry[3]  # a SimPy event, or an Ev resumed after a stop (SimPy's attributes, read by name)
             callbacks = event.callbacks
             event.callbacks = None  # type: ignore[assignment]
             assert callbacks is not None

@@ -46,6 +46,7 @@ from sim.des.components import (
     WriteEntry,
     _advance_event,
     advance,
+    clock_of,
     host_visit,
     make_route,
     schedule,
@@ -226,10 +227,11 @@ class DieProgramLocks:
     the program its die runs at the read's own time (``programs``: each die's booked programs, in order).
     """
 
-    __slots__ = ("busy", "env", "idle", "pick", "programs")
+    __slots__ = ("busy", "clock", "env", "idle", "pick", "programs")
 
     def __init__(self, env: simpy.Environment, dies: int, uniform: Callable[[], float]):
         self.env = env
+        self.clock = clock_of(env)
         self.programs: list[list[float]] = [[] for _ in range(dies)]
         """Each die's programs as start, end, start, end, ... (floats, no tuple per program), in start order: the
         first is the last one started by now (or the first to come), the rest start later."""
@@ -239,7 +241,7 @@ class DieProgramLocks:
 
     def start_program(self, duration: float) -> None:
         """A program of ``duration`` us starts now on a die that is not programming."""
-        self.book(self.env.now, duration)
+        self.book(self.clock.now, duration)
 
     def book(self, start: float, duration: float) -> None:
         """A program of ``duration`` us starts at ``start`` (now or later, no earlier than any booked before)
@@ -252,7 +254,7 @@ class DieProgramLocks:
         k = idle.pop()
         end = start + duration
         programs = self.programs[k]
-        _started(programs, self.env.now)
+        _started(programs, self.clock.now)
         programs.append(start)
         programs.append(end)
         heappush(busy, (end, k))
@@ -260,10 +262,11 @@ class DieProgramLocks:
     def programmer(self, program_time: Callable[[Job], float]) -> Hop:
         """A hop that programs a write (``program_time``) on a free die and moves on when it is done."""
         env = self.env
+        clock = self.clock
 
         def program(job: Job) -> None:
             d = program_time(job)
-            self.book(env.now, d)
+            self.book(clock.now, d)
             schedule(env, d, job, _advance_event)
 
         return program
@@ -283,7 +286,7 @@ class DieProgramLocks:
     def wait_for_own_die(self, job: Job) -> None:
         """Hold a read until its die (uniformly random) has finished programming."""
         dies = self.programs
-        now = self.env.now
+        now = self.clock.now
         programs = dies[int(self.pick() * len(dies))]
         _started(programs, now)
         wait = programs[1] - now if programs and programs[0] <= now else 0.0
@@ -306,10 +309,11 @@ class DieThenUnit:
     20,000 SSCHs). Used for a z/VM channel program's read pages (``Device`` MEDIA, sim/route/steps.py ``_zvm``): one
     event per page instead of one more for each page that finds its die programming (issue 23)."""
 
-    __slots__ = ("env", "locks", "units")
+    __slots__ = ("clock", "env", "locks", "units")
 
     def __init__(self, locks: DieProgramLocks, units: FifoStation):
         self.env = locks.env
+        self.clock = locks.clock
         self.locks = locks
         self.units = units
         units.reached_out_of_order()
@@ -319,7 +323,7 @@ class DieThenUnit:
         return self.units.commit(job, t + self.locks.wait_at(t))
 
     def __call__(self, job: Job) -> None:  # a hop of its own (not folded into a chain): one event at the unit's end
-        now = self.env.now
+        now = self.clock.now
         d = self.visit(job, now)
         if d > now:
             schedule(self.env, d - now, job, _advance_event)

@@ -42,7 +42,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
 import numpy as np
-import simpy
 
 from models.profile import peak_interval
 from models.result import INTERVAL_METRICS, METRIC_KEYS, IntervalResult, Metric, Result, WorkloadResult
@@ -50,7 +49,7 @@ from models.scenario import Scenario
 from models.workload import ClosedWorkload, ProfileWorkload, Workload
 from sim.des.arrivals import arrivals_of
 from sim.des.assembly import workload_rate
-from sim.des.components import READ, Job, Station, schedule
+from sim.des.components import READ, Ev, Job, Station, schedule
 from sim.des.engine import Run, _SizeChooser, run_until
 from sim.des.stats import BATCH_METRICS, NBUCKETS, PERCENTILES, Batch, add_latencies, estimate, percentile
 
@@ -377,7 +376,7 @@ class ProfileArrivals:
             schedule(env, t, i, self.boundary)
         schedule(env, p.end_us, len(p.starts), self.boundary)
 
-    def boundary(self, event: simpy.Event) -> None:
+    def boundary(self, event: Ev) -> None:
         index = event._value
         if self.run.stopped:
             return
@@ -421,7 +420,7 @@ class ProfileArrivals:
         if self.rate > 0:
             schedule(self.run.env, 1e6 / self.rate * self.gap_unit(), epoch, self.arrive)
 
-    def arrive(self, event: simpy.Event) -> None:
+    def arrive(self, event: Ev) -> None:
         epoch = event._value
         if self.run.stopped or epoch != self.epoch:
             return
@@ -489,7 +488,7 @@ class _Recorded:
             replay.run.stop(drained_reason(replay))
 
 
-def _start_sources(event: simpy.Event) -> None:
+def _start_sources(event: Ev) -> None:
     for source in event._value:
         source.start()
 

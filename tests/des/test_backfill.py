@@ -7,14 +7,14 @@ import random
 from itertools import pairwise
 
 import pytest
-import simpy
 
 from sim.des.components import FifoStation, Job
+from sim.des.environment import Environment
 from sim.des.model import Backfill
 
 
 def _queue() -> tuple[Backfill, FifoStation]:
-    st = FifoStation(simpy.Environment(), "channel", 1, lambda job: job.cost)
+    st = FifoStation(Environment(), "channel", 1, lambda job: job.cost)
     return Backfill(st), st
 
 
@@ -104,7 +104,7 @@ def test_a_zvm_read_sschs_last_page_carries_its_block_and_the_split_ends_at_the_
     from sim.des.rng import Streams
     from sim.route.steps import READ
 
-    env = simpy.Environment()
+    env = Environment()
     model = build(env, load_scenario("calibration/scenarios/s4_paging.yaml"), Streams(1), JobFactory())
     assert model.device_routes is not None
     route = list(model.device_routes(0, READ))

@@ -13,6 +13,7 @@ import pytest
 import simpy
 
 from sim.des.components import Chain, Delay, FifoStation, Job, JobFactory, Station, make_route
+from sim.des.environment import Environment
 from sim.des.model import Fusion
 from sim.route.elements import instance_of
 from tests.des.walk import start_at
@@ -55,7 +56,7 @@ def test_fifo_station_departs_and_books_as_the_event_station(servers: int) -> No
     marks = [per_server[k][0] + 0.5 for k in (100, 700, 1_500)]
 
     def run(cls: type[Station]) -> tuple[list[float], list[tuple[float, float]]]:
-        env = simpy.Environment()
+        env = Environment()
         st = cls(env, "st", servers, lambda job: job.cost)
         seen: list[tuple[float, float]] = []
         for m in marks:
@@ -78,11 +79,11 @@ def test_a_tandem_fed_by_one_single_server_station_is_one_chain_with_the_same_de
         b = cls(env, "b", 1, lambda job: 0.8 * job.cost)
         return a, Delay(env, lambda job: 3.0, "fabric", fixed=True), b
 
-    env = simpy.Environment()
+    env = Environment()
     events_route = make_route(*build(env, Station))
     expected = _walk(events_route, arrivals, env)
 
-    env = simpy.Environment()
+    env = Environment()
     jobs = JobFactory()
     raw = make_route(*build(env, FifoStation))
     fusion = Fusion(env, jobs, {(0, 0, 0, False): raw})
@@ -94,7 +95,7 @@ def test_a_tandem_fed_by_one_single_server_station_is_one_chain_with_the_same_de
 def test_a_station_with_two_feeders_is_not_reached_ahead() -> None:
     """Two ports feeding one controller: the controller's arrivals can come out of time order from two
     chains, so each route's chain stops before it."""
-    env = simpy.Environment()
+    env = Environment()
     p0, p1 = (FifoStation(env, f"p{i}", 1, lambda job: 1.0) for i in range(2))
     ctl = FifoStation(env, "ctl", 1, lambda job: 1.0)
     routes = {(0, 0, 0, False): (p0, ctl), (1, 0, 0, False): (p1, ctl)}
@@ -116,7 +117,7 @@ def test_programs_booked_on_arrival_make_reads_wait_as_programs_marked_at_their_
     picks = [rnd.random() for _ in reads]
 
     def run(fifo: bool) -> tuple[list[float], list[float]]:
-        env = simpy.Environment()
+        env = Environment()
         it = iter(picks)
         locks = DieProgramLocks(env, servers + 2, lambda: next(it))
         if fifo:
@@ -157,7 +158,7 @@ def test_a_station_reached_ahead_meters_what_the_event_station_meters(servers: i
     marks = [arrivals[k][0] + 0.25 for k in range(50, 1_500, 97)]
 
     def run(cls: type[Station], fused: bool) -> tuple[list[float], list[float]]:
-        env = simpy.Environment()
+        env = Environment()
         a = cls(env, "a", 1, lambda job: job.cost)
         b = cls(env, "b", servers, lambda job: load * servers * job.cost)
         raw = make_route(a, Delay(env, lambda job: 40.0, "fabric", fixed=True), b)
@@ -186,7 +187,7 @@ def test_a_pool_with_releases_booked_ahead_grants_and_meters_as_released_by_even
     marks = [arrivals[k][0] + 0.5 for k in range(40, 1_500, 83)]
 
     def run(booked: bool) -> tuple[list[float], list[float], int]:
-        env = simpy.Environment()
+        env = Environment()
         pool = BookedPool(env, "write_cache", slots) if booked else Pool(env, "write_cache", slots)
         granted: list[float] = [0.0] * len(arrivals)
 
@@ -232,7 +233,7 @@ def test_a_write_entry_takes_slots_and_acknowledgements_as_the_event_walk(slots:
     marks = [arrivals[k][0] + 0.5 for k in range(40, 1_500, 83)]
 
     def run(entered: bool) -> tuple[list[float], list[float], int]:
-        env = simpy.Environment()
+        env = Environment()
         jobs = JobFactory()
         rnd = random.Random(37)
         link = FifoStation(env, "link", 1, lambda job: 0.5 * job.cost)
@@ -283,7 +284,7 @@ def test_a_split_then_a_constant_delay_is_one_event_at_the_delay_end() -> None:
     arrivals = _arrivals(800, 41)
 
     def run(fixed: bool) -> tuple[list[float], int]:
-        env = simpy.Environment()
+        env = Environment()
         jobs = JobFactory()
         st = FifoStation(env, "channel", 1, lambda job: 0.2 * job.cost + 1.0)
         split = Split(lambda job: [], jobs, env)
@@ -291,7 +292,7 @@ def test_a_split_then_a_constant_delay_is_one_event_at_the_delay_end() -> None:
         split.planner = lambda job: [[((chain,), 4096, 0, 0)], [((chain,), 4096, 0, 0), ((chain,), 4096, 0, 0)]]
         turnaround = Delay(env, lambda job: 152.9931, "turnaround", fixed=fixed)
         done = _walk((split, turnaround), arrivals, env)
-        return done, int(next(env._eid)) - len(env._queue)
+        return done, int(next(env._eid)) - env.pending()
 
     event_done, event_events = run(False)
     folded_done, folded_events = run(True)
@@ -309,7 +310,7 @@ def test_inline_service_laws_give_the_departures_of_the_service_they_stand_for(s
     per_byte = 1.0 / (0.4 * 1e3)  # 0.4 GB/s in us per byte: about 9 us per job, a long queue
 
     def run(law: int, inline: bool) -> list[float]:
-        env = simpy.Environment()
+        env = Environment()
         service = (lambda job: job.size * per_byte) if law == SERVICE_BYTES else (lambda job: job.cost)
         st = FifoStation(env, "st", servers, service)
         if inline:
@@ -336,7 +337,7 @@ def test_inline_service_laws_give_the_departures_of_the_service_they_stand_for(s
 def test_a_hop_with_many_events_in_flight_shares_one_callbacks_list() -> None:
     """Every event of a hop carries the hop's one callbacks list (SimPy takes it off the event and never
     changes it): hundreds of timeouts in flight at once each still take their own job on, at its own time."""
-    env = simpy.Environment()
+    env = Environment()
     rnd = random.Random(5)
     delays = [rnd.uniform(1.0, 100.0) for _ in range(400)]
     delay = Delay(env, lambda job: delays[job.slot], "wait")
@@ -349,8 +350,8 @@ def test_a_hop_with_many_events_in_flight_shares_one_callbacks_list() -> None:
         job.step = -1
         from sim.des.components import advance
         advance(job)
-    assert len(env._queue) == len(delays)
-    assert len({id(e[3].callbacks) for e in env._queue}) == 1
+    assert env.pending() == len(delays)
+    assert len({id(e.callbacks) for e in env.clock.events}) == 1
     env.run()
     assert done == {i: d for i, d in enumerate(delays)}
 
@@ -371,7 +372,7 @@ def test_a_write_entry_across_a_shared_uplink_and_own_links_takes_slots_and_acks
     marks = [arrivals[k][0] + 0.25 for k in range(30, 2_000, 71)]
 
     def run(entered: bool) -> tuple[list[float], list[float], int]:
-        env = simpy.Environment()
+        env = Environment()
         rnd = [random.Random(47), random.Random(53)]
         uplink = FifoStation(env, "uplink", 1, lambda job: 0.3 * job.cost)
         links = [FifoStation(env, f"link{d}", 1, lambda job: 0.4 * job.cost) for d in range(2)]
@@ -438,7 +439,7 @@ def test_a_booked_pool_counts_the_releases_booked_by_the_acquire_time() -> None:
     at the acquire's own time comes first), none before it or while a job waits."""
     from sim.des.components import BookedPool
 
-    env = simpy.Environment()
+    env = Environment()
     pool = BookedPool(env, "cache", 2)
     pool.acquire_at(0.0)
     pool.acquire_at(0.0)
@@ -470,7 +471,7 @@ def _s2_hops() -> tuple[Any, Any, Any]:
     route = describe(load_scenario(ROOT / "examples" / "s2_ibmi_8x4_mirrored.yaml"))
     assert isinstance(route, DirectRoute)
     lay = layout(route)
-    b = Builder(simpy.Environment(), Streams(1), JobFactory(), route.reads_meet_programs)
+    b = Builder(Environment(), Streams(1), JobFactory(), route.reads_meet_programs)
     made = components(b, lay)
     return route, lay, _Hops(b, made, None, None, lambda: _end)
 
@@ -556,7 +557,7 @@ def test_a_write_that_surely_waits_for_a_destage_joins_the_waiters_without_an_ev
     marks = [arrivals[k][0] + 0.75 for k in range(25, 2_500, 89)]
 
     def run(entered: bool, feeder: bool = True) -> tuple[list[float], list[float], int, int]:
-        env = simpy.Environment()
+        env = Environment()
         jobs = JobFactory()
         acks, programs = random.Random(61), random.Random(67)
         link = FifoStation(env, "link", 1, lambda job: 0.5 * job.cost)
@@ -632,7 +633,7 @@ def test_a_read_booked_from_when_its_die_is_free_departs_and_meters_as_the_event
     marks = [reads[k] + 0.25 for k in range(40, 2_000, 77)]
 
     def run(one_event: bool) -> tuple[list[float], list[float], list[float]]:
-        env = simpy.Environment()
+        env = Environment()
         it = iter(picks)
         locks = DieProgramLocks(env, 6, lambda: next(it))
         program_units = FifoStation(env, "program_units", 4, lambda job: job.cost, locks.book)

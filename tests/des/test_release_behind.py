@@ -27,6 +27,7 @@ from sim.des.components import (
     Split,
     advance,
 )
+from sim.des.environment import Environment
 from sim.des.model import Fusion
 from tests.des.walk import start_at
 
@@ -68,7 +69,7 @@ def test_a_destage_fused_with_its_release_grants_and_meters_as_the_event_walk(sl
     marks = [arrivals[k][0] + 0.5 for k in range(40, 1_500, 83)]
 
     def run(booked: bool) -> tuple[list[float], list[float], int, int]:
-        env = simpy.Environment()
+        env = Environment()
         jobs = JobFactory()
         rnd = random.Random(47)
         cache = BookedPool(env, "write_cache", slots) if booked else Pool(env, "write_cache", slots)
@@ -115,7 +116,7 @@ def test_a_destage_fused_with_its_release_grants_and_meters_as_the_event_walk(sl
 def test_a_release_behind_a_pool_stays_a_hop() -> None:
     """A background route that does not start with a timed hop (here a pool) has no chain for the release to
     join: it stays a hop, run when the route reaches it."""
-    env = simpy.Environment()
+    env = Environment()
     jobs = JobFactory()
     cache = BookedPool(env, "write_cache", 4)
     other = Pool(env, "other", 1)
@@ -130,7 +131,7 @@ def test_a_late_route_feeding_a_station_of_a_fused_destage_raises() -> None:
     """A destage of two channels (the second fed by nothing but the first, one server: reached ahead) fuses with
     its release; a device route built during the run that feeds the second channel another way would let its
     arrivals come out of time order, so it is refused."""
-    env = simpy.Environment()
+    env = Environment()
     jobs = JobFactory()
     cache = BookedPool(env, "write_cache", 4)
     first, second, port = (FifoStation(env, name, 1, lambda job: 1.0) for name in ("first", "second", "port"))
@@ -150,7 +151,7 @@ def test_the_san_write_back_destage_is_one_chain_with_its_release_booked() -> No
     from sim.des.model import build
     from sim.des.rng import Streams
 
-    env = simpy.Environment()
+    env = Environment()
     model = build(env, load_scenario("examples/s5_fs9100_nvmefc.yaml"), Streams(1), JobFactory())
     assert model.device_routes is not None
     forks = [h for h in model.device_routes(0, WRITE) if isinstance(h, Fork)]
@@ -184,7 +185,7 @@ def test_a_cache_entry_behind_a_station_of_several_servers_grants_and_acknowledg
     marks = [arrivals[k][0] + 0.5 for k in range(40, 1_500, 83)]
 
     def run(entered: bool) -> tuple[list[float], list[float], int, int, int]:
-        env = simpy.Environment()
+        env = Environment()
         jobs = JobFactory()
         controller = FifoStation(env, "controller", 3, lambda job: job.cost)
         cache = BookedPool(env, "write_cache", slots)
@@ -264,7 +265,7 @@ def test_a_write_cache_entered_from_a_station_and_acquired_another_way_raises() 
     slot taken meanwhile by a plain acquire elsewhere could be the one it counted on, so such a route is refused."""
     from sim.des.components import CacheEntry
 
-    hops, write, plain = _san_like_hops(simpy.Environment())
+    hops, write, plain = _san_like_hops(Environment())
     route = hops.hops(write, 0, WRITE, 0)  # type: ignore[attr-defined]
     assert isinstance(route[0], CacheEntry) and len(route) == 4
     hops.check_cache_entries()  # type: ignore[attr-defined]  # entered one way only: fine
@@ -281,7 +282,7 @@ def test_the_san_write_enters_its_cache_through_the_controller_in_one_event() ->
     from sim.des.model import build
     from sim.des.rng import Streams
 
-    env = simpy.Environment()
+    env = Environment()
     model = build(env, load_scenario("examples/s5_fs9100_nvmefc.yaml"), Streams(1), JobFactory())
     assert model.device_routes is not None
     entries = [h for h in model.device_routes(0, WRITE) if isinstance(h, CacheEntry)]

@@ -21,7 +21,8 @@ from heapq import heappop, heappush, heapreplace
 from typing import Any, Final, cast
 
 import simpy
-from simpy.events import NORMAL
+from simpy.core import StopSimulation
+from simpy.events import NORMAL, EventPriority
 
 READ = 0
 WRITE = 1
@@ -118,11 +119,17 @@ class Clock:
         ev.eid = eid
         heap = self.events
         heap.append(ev)
-        pos = len(heap) - 1
+        self._sift_up(ev, len(heap) - 1)
+
+    def _sift_up(self, ev: Ev, pos: int) -> None:
+        """Put ``ev`` in the hole at ``pos``, moving the events above it that come after it down (heapq's ``_siftdown``)."""
+        heap = self.events
+        t = ev.t
+        eid = ev.eid
         while pos > 0:
             parent_pos = (pos - 1) >> 1
             parent = heap[parent_pos]
-            if at < parent.t or (at == parent.t and eid < parent.eid):
+            if t < parent.t or (t == parent.t and eid < parent.eid):
                 heap[pos] = parent
                 pos = parent_pos
             else:
@@ -149,18 +156,28 @@ class Clock:
             heap[pos] = heap[child]
             pos = child
             child = 2 * pos + 1
-        t = last.t
-        eid = last.eid
-        while pos > 0:
-            parent_pos = (pos - 1) >> 1
-            parent = heap[parent_pos]
-            if t < parent.t or (t == parent.t and eid < parent.eid):
-                heap[pos] = parent
-                pos = parent_pos
-            else:
-                break
-        heap[pos] = last
+        self._sift_up(last, pos)
         return first
+
+    def fire_first(self) -> None:
+        """Process the first of ``events`` as ``simpy.Environment.step`` processes an event: the time set (here and in
+        SimPy's ``env._now``), the callbacks taken off and called; a ``StopSimulation`` from one puts the event back on
+        SimPy's queue with the callbacks left, first at this time (SimPy's resume). An ``Ev`` never fails."""
+        ev = self.pop()
+        now = ev.t
+        env = self.env
+        env._now = now
+        self.now = now
+        callbacks = ev.callbacks
+        ev.callbacks = None
+        assert callbacks is not None
+        try:
+            for callback in callbacks:
+                callback(ev)
+        except StopSimulation:
+            ev.callbacks = callbacks[callbacks.index(callback) + 1:]
+            heappush(cast("list[Any]", env._queue), (now, RESUMED, next(self.eid), ev))
+            raise
 
     def first_is_mine(self, entry: tuple[float, int, int, Any]) -> bool:
         """Whether ``events``' first (there is one) comes before ``entry``, the first of SimPy's queue."""
@@ -176,6 +193,10 @@ class Clock:
     def pending(self) -> int:
         """Events scheduled and not processed: the engine's and SimPy's."""
         return len(self.events) + len(self.env._queue)
+
+
+RESUMED = EventPriority(-1)
+"""The priority ``Environment.step`` reschedules a stopped event's remaining callbacks with (before URGENT)."""
 
 
 def clock_of(env: simpy.Environment) -> Clock:

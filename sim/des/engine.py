@@ -18,11 +18,11 @@ from bisect import bisect_left
 from collections.abc import Callable
 from heapq import heappop, heappush
 from itertools import accumulate
-from typing import Any, cast
+from typing import Any
 
 import simpy
 from simpy.core import StopSimulation
-from simpy.events import Event, EventPriority
+from simpy.events import Event
 
 from models.result import Result
 from models.scenario import Scenario
@@ -31,7 +31,7 @@ from sim.des.arrivals import RebuildArrivals, arrivals_of
 from sim.des.assembly import assemble
 from sim.des.batching import BatchMeans
 from sim.des.batching import default_batch_ios as default_batch_ios  # re-exported
-from sim.des.components import READ, WRITE, Job, JobFactory, advance, clock_of
+from sim.des.components import READ, RESUMED, WRITE, Job, JobFactory, advance, clock_of
 from sim.des.environment import Environment
 from sim.des.model import Model, build
 from sim.des.rng import Streams, UnitSampler
@@ -291,10 +291,6 @@ class Run:
         return assemble(self, self.batching, time.perf_counter() - self.wall_start)
 
 
-_RESUMED = EventPriority(-1)
-"""The priority ``Environment.step`` reschedules a stopped event's remaining callbacks with (before URGENT)."""
-
-
 def run_until(env: simpy.Environment, until: Event) -> None:
     """``env.run(until=until)``: the same events in the same order, through the same queue, with the same ends (a
     ``StopSimulation`` from a callback, ``until``'s among them; a failed event nobody defused; no event left), but
@@ -313,21 +309,8 @@ def run_until(env: simpy.Environment, until: Event) -> None:
     try:
         while True:
             if events and (not queue or clock.first_is_mine(queue[0])):
-                ev = clock.pop()  # the engine's own event (nearly all): a compiled heap, compiled attributes
-                now = ev.t
-                env._now = now
-                clock.now = now
-                cbs = ev.callbacks
-                ev.callbacks = None
-                assert cbs is not None
-                try:
-                    for cb in cbs:
-                        cb(ev)
-                except StopSimulation:
-                    ev.callbacks = cbs[cbs.index(cb) + 1:]
-                    heappush(cast("list[Any]", queue), (now, _RESUMED, next(env._eid), ev))  # as SimPy resumes its own
-                    raise
-                continue  # never failed: an Ev is always ok
+                clock.fire_first()  # the engine's own event (nearly all): a compiled heap, compiled attributes
+                continue
             if not queue:
                 break
             entry = heappop(queue)
@@ -343,7 +326,7 @@ def run_until(env: simpy.Environment, until: Event) -> None:
             except StopSimulation:
                 # as Environment.step: the callbacks left are the event's again, and it is done first on resuming
                 event.callbacks = callbacks[callbacks.index(callback) + 1:]
-                heappush(queue, (env._now, _RESUMED, next(env._eid), event))
+                heappush(queue, (env._now, RESUMED, next(env._eid), event))
                 raise
             if not event._ok and not hasattr(event, "_defused"):
                 failure = event._value

@@ -11,10 +11,9 @@ Not compiled: a subclass of ``simpy.Environment``, an interpreted class.
 from __future__ import annotations
 
 import simpy
-from simpy.core import EmptySchedule, Infinity, SimTime, StopSimulation
-from simpy.events import EventPriority
+from simpy.core import EmptySchedule, Infinity, SimTime
 
-from sim.des.components import Clock, Ev
+from sim.des.components import Clock
 
 
 class Environment(simpy.Environment):
@@ -45,18 +44,7 @@ class Environment(simpy.Environment):
         """Process the first event of both queues (SimPy's ``step`` for its own; the same steps for an ``Ev``)."""
         clock = self.clock
         if clock.events and (not self._queue or clock.first_is_mine(self._queue[0])):
-            ev: Ev = clock.pop()
-            self._now = clock.now = ev.t
-            callbacks = ev.callbacks
-            ev.callbacks = None
-            assert callbacks is not None
-            try:
-                for callback in callbacks:
-                    callback(ev)
-            except StopSimulation:
-                ev.callbacks = callbacks[callbacks.index(callback) + 1:]
-                self.schedule(ev, EventPriority(-1))  # type: ignore[arg-type]  # as SimPy resumes one of its own
-                raise
+            clock.fire_first()
             return
         if not self._queue:
             raise EmptySchedule

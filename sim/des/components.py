@@ -89,6 +89,10 @@ def advance(job: Job) -> None:
     job.route[step](job)
 
 
+RESUMED = EventPriority(-1)
+"""The priority ``Environment.step`` reschedules a stopped event's remaining callbacks with (before URGENT)."""
+
+
 class Clock:
     """The simulated time in us and the engine's own events, in a compiled object.
 
@@ -193,10 +197,6 @@ class Clock:
     def pending(self) -> int:
         """Events scheduled and not processed: the engine's and SimPy's."""
         return len(self.events) + len(self.env._queue)
-
-
-RESUMED = EventPriority(-1)
-"""The priority ``Environment.step`` reschedules a stopped event's remaining callbacks with (before URGENT)."""
 
 
 def clock_of(env: simpy.Environment) -> Clock:
@@ -334,7 +334,6 @@ class Station(Meter):
             self.queue.append(job)
 
     def _start(self, job: Job) -> None:
-        env = self.env
         now = self.clock.now
         dt = now - self.t_last
         if dt:
@@ -348,7 +347,7 @@ class Station(Meter):
         if spare:
             ev = spare.pop()
         else:
-            ev = Ev(env)
+            ev = Ev(self.env)
         ev._value = job
         ev.callbacks = self._finish_cbs
         self.clock.push(ev, now + self.service(job))
@@ -491,7 +490,6 @@ class FifoStation(Station):
         self.c_area += s
 
     def __call__(self, job: Job) -> None:
-        env = self.env
         now = self.clock.now
         d = self.commit(job, now)
         if d > now:
@@ -499,7 +497,7 @@ class FifoStation(Station):
             if spare:
                 ev = spare.pop()
             else:
-                ev = Ev(env)
+                ev = Ev(self.env)
             ev._value = job
             ev.callbacks = self._depart_cbs
             self.clock.push(ev, d)
@@ -636,12 +634,11 @@ class Delay:
         if d <= 0.0:
             advance(job)
         else:
-            env = self.env
             spare = self._spare  # _push, inlined
             if spare:
                 ev = spare.pop()
             else:
-                ev = Ev(env)
+                ev = Ev(self.env)
             ev._value = job
             ev.callbacks = self._cbs
             self.clock.push(ev, self.clock.now + d)
@@ -875,8 +872,7 @@ class BookedPool(Pool):
         if due and self.waiting and not (self.wakes and self.wakes[0] <= due[0]):
             t = due[0]
             heappush(self.wakes, t)
-            env = self.env
-            ev = Ev(env)
+            ev = Ev(self.env)
             ev._value = None
             ev.callbacks = [self._wake_cb]
             self.clock.push(ev, t)  # at t itself: the release's own time
@@ -1238,9 +1234,8 @@ class Split:
         assert parent is not None
         parent.pending -= 1
         if parent.pending == 0:
-            env = self.env
             clock = self.clock
-            if env is not None and clock is not None and parent.t_done > clock.now:
+            if clock is not None and parent.t_done > clock.now:
                 now = clock.now
                 if parent.phase + 1 == len(parent.phases):
                     after = parent.route[parent.step + 1] if parent.step + 1 < len(parent.route) else None
@@ -1346,7 +1341,6 @@ class Chain:
         return t
 
     def __call__(self, job: Job) -> None:
-        env = self.env
         now = self.clock.now
         t = self.walk(job, now)
         end = self.end
@@ -1356,7 +1350,7 @@ class Chain:
                 if spare:
                     ev = spare.pop()
                 else:
-                    ev = Ev(env)
+                    ev = Ev(self.env)
                 ev._value = job
                 ev.callbacks = self._cbs
                 self.clock.push(ev, t)

@@ -16,9 +16,7 @@ from __future__ import annotations
 import time
 from bisect import bisect_left
 from collections.abc import Callable
-from heapq import heappop, heappush
 from itertools import accumulate
-from typing import Any
 
 import simpy
 from simpy.core import StopSimulation
@@ -31,7 +29,7 @@ from sim.des.arrivals import RebuildArrivals, arrivals_of
 from sim.des.assembly import assemble
 from sim.des.batching import BatchMeans
 from sim.des.batching import default_batch_ios as default_batch_ios  # re-exported
-from sim.des.components import READ, RESUMED, WRITE, Job, JobFactory, advance, clock_of
+from sim.des.components import READ, WRITE, Job, JobFactory, advance, clock_of
 from sim.des.environment import Environment
 from sim.des.model import Model, build
 from sim.des.rng import Streams, UnitSampler
@@ -294,9 +292,10 @@ class Run:
 def run_until(env: simpy.Environment, until: Event) -> None:
     """``env.run(until=until)``: the same events in the same order, through the same queue, with the same ends (a
     ``StopSimulation`` from a callback, ``until``'s among them; a failed event nobody defused; no event left), but
-    the loop is ``Environment.step`` inlined here, where it is compiled with the engine (SimPy's own loop is
-    interpreted Python: a method call, a ``try`` and a tuple per event). An ``env.step`` shadowed on the instance (a
-    counting wrapper, ``bench.events``) is honoured by SimPy's own loop."""
+    the loop is compiled with the engine and processes the engine's own events (nearly all) itself
+    (``Clock.fire_first``); a SimPy event goes through ``Environment.step`` (SimPy's own loop is interpreted Python:
+    a method call, a ``try`` and a tuple per event). An ``env.step`` shadowed on the instance (a counting wrapper,
+    ``bench.events``) is honoured by SimPy's own loop."""
     if "step" in vars(env):
         env.run(until=until)
         return
@@ -313,26 +312,7 @@ def run_until(env: simpy.Environment, until: Event) -> None:
                 continue
             if not queue:
                 break
-            entry = heappop(queue)
-            env._now = entry[0]
-            clock.now = float(entry[0])
-            event: Any = entry[3]  # a SimPy event, or an Ev resumed after a stop (SimPy's attributes, read by name)
-            callbacks = event.callbacks
-            event.callbacks = None  # type: ignore[assignment]
-            assert callbacks is not None
-            try:
-                for callback in callbacks:
-                    callback(event)
-            except StopSimulation:
-                # as Environment.step: the callbacks left are the event's again, and it is done first on resuming
-                event.callbacks = callbacks[callbacks.index(callback) + 1:]
-                heappush(queue, (env._now, RESUMED, next(env._eid), event))
-                raise
-            if not event._ok and not hasattr(event, "_defused"):
-                failure = event._value
-                exc = type(failure)(*failure.args)
-                exc.__cause__ = failure
-                raise exc
+            env.step()  # a SimPy event (the run's stop, a pause), or an Ev resumed after a stop: SimPy's own step
     except StopSimulation:
         return
     raise RuntimeError(f'No scheduled events left but "until" event was not triggered: {until}')

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -150,12 +151,28 @@ class Library:
         """The database URL as shown to the user: its password replaced by ``***``."""
         try:
             self.engine: Engine = self._engine(real)
-            _Base.metadata.create_all(self.engine)
+            self._create_tables()
         except (ArgumentError, ValueError, ImportError) as exc:
             raise LibraryError([(DB_URL_ENV, f"not a database URL flashplan can use ({type(exc).__name__}), got {self.url}")]) from None
         except SQLAlchemyError as exc:
             raise LibraryError([(DB_URL_ENV, f"cannot open the database {self.url}: {type(exc).__name__}")]) from None
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+
+    def _create_tables(self) -> None:
+        """Create the tables that are missing; retried when another process creates them at the same moment.
+
+        Two processes opening one new SQLite library both see no tables and both issue CREATE TABLE: the
+        second gets ``OperationalError`` ("table ... already exists", or "database is locked" while the
+        first holds it). Looking again finds the first one's tables, as a save that collides reads again.
+        """
+        for attempt in range(SAVE_ATTEMPTS):
+            try:
+                _Base.metadata.create_all(self.engine)
+                return
+            except OperationalError:
+                if attempt == SAVE_ATTEMPTS - 1:
+                    raise
+                time.sleep(0.05 * (attempt + 1))
 
     @staticmethod
     def _engine(url: str) -> Engine:

@@ -312,6 +312,47 @@ def test_library_saves_under_concurrency_are_retried_or_reported(tmp_path: Path)
     assert sorted(e.name for e in Library(url).list_scenarios()) == [f"deal {i}" for i in range(5)]
 
 
+def test_library_opened_while_another_process_creates_it_retries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two processes opening one new library: the second's CREATE TABLE collides with the first's and is tried again."""
+    from sqlalchemy.exc import OperationalError
+
+    from app import library as lib_mod
+
+    real_create_all = lib_mod._Base.metadata.create_all
+    calls = []
+
+    def collide_once(engine, *args, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        if len(calls) == 1:
+            real_create_all(engine, *args, **kwargs)  # the other process created the tables meanwhile
+            raise OperationalError("CREATE TABLE scenarios", {}, Exception("table scenarios already exists"))
+        return real_create_all(engine, *args, **kwargs)
+
+    monkeypatch.setattr(lib_mod._Base.metadata, "create_all", collide_once)
+    library = lib_mod.Library(f"sqlite:///{tmp_path / 'lib.sqlite'}")
+    assert len(calls) == 2
+    from models.scenario import load_scenario
+
+    library.save_scenario("deal", load_scenario(MM1))
+    assert [e.name for e in library.list_scenarios()] == ["deal"]
+
+
+def test_library_that_stays_locked_is_reported_not_raised(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A database that cannot be created after every retry: LibraryError naming the setting, no raw OperationalError."""
+    from sqlalchemy.exc import OperationalError
+
+    from app import library as lib_mod
+
+    def always_locked(engine, *args, **kwargs):  # type: ignore[no-untyped-def]
+        raise OperationalError("CREATE TABLE scenarios", {}, Exception("database is locked"))
+
+    monkeypatch.setattr(lib_mod._Base.metadata, "create_all", always_locked)
+    monkeypatch.setattr(lib_mod.time, "sleep", lambda _s: None)
+    with pytest.raises(lib_mod.LibraryError) as info:
+        lib_mod.Library(f"sqlite:///{tmp_path / 'lib.sqlite'}")
+    assert "FLASHPLAN_DB_URL" in str(info.value) and "OperationalError" in str(info.value)
+
+
 # --- generated documents --------------------------------------------------------------------
 
 FIELD_NAMES = ["topology", "workload", "run", "kind", "stations", "name", "servers", "service_time_us", "rate_iops",

@@ -46,7 +46,7 @@ from sim.route.describe import (
 )
 from sim.route.describe import clear_tables as clear_route_tables
 from sim.route.elements import IDENTITY, Channel, DeviceBank, LinkBank, MemberMap, PoolBank, PortBank, StationBank, instance_of
-from sim.route.flash import FIRST_READ_BYTES, DieLayout, FlashParameters, write_command_us
+from sim.route.flash import FIRST_READ_BYTES, DieLayout, FlashParameters, program_operations, write_command_us
 from sim.route.host import ResolvedHost
 from sim.route.links import us_per_byte
 from sim.route.steps import (
@@ -621,6 +621,9 @@ class DieGroups:
         # the programs on the same dies, as locks a read meets at random (``Group.shares_with``: the dies' capacity
         # counts them, the dies' queue does not: they take idle dies, ``sim.route.flash.WritePoint``)
         self.programs = c.groups(die_labels, 1, None, shares=shares, ca2=1.0)
+        self.operations = program_operations(p, d)
+        # each destaged write's operations as visits to its dies' locks (``ProgramOperations.per_write`` each)
+        self.program_visits = [(g, q * self.operations.per_write) for g, q in self.programs]
         for (g, _), (h, _) in zip(self.programs, self.dies, strict=True):
             g.program_locks = True
             g.shares_with = h.index
@@ -738,9 +741,12 @@ class DieGroups:
             destage.visit(self.write_bw, 0.0, self.write_per_byte)
         else:
             destage.visit(self.write_bw, nbytes * self.write_per_byte)
-        t_prog = p.program_time_us * d.dies / p.program_units
-        destage.charge(self.programs, lambda _: t_prog, self.scv)
-        destage.delay(t_prog, self.scv)  # the slot is held for the program's own time
+        # the write's NAND work in operations of tPROG (``ProgramOperations``): per_write visits of one operation, so a
+        # read meets the rest of one operation; the slot is held for the whole work (N / W on average)
+        ops = self.operations
+        op_us = ops.operation_us
+        destage.charge(self.program_visits, lambda _: op_us, self.scv)
+        destage.delay(ops.die_us_per_write, self.scv)
         path.release(background=destage)
 
 

@@ -591,11 +591,11 @@ class DieGroups:
     read one after another; 64 KiB eXFlash reads at QD1 were 22% fast without it); but for the
     write point's programs it finds on its k dies it waits for the longest rest (``Group.idle_programs``, the network's
     program locks, ``sim.analytic.dies.slowest_rest_us``: a program lasts some ten die reads). A write: the controller, a cache
-    slot and the acknowledgement; behind it the write channel and a program for N / write IOPS
-    (``program_time_us`` x N / ``program_units``) on the die the FTL's write point picks
-    (``sim.route.flash.WritePoint``, an idle die first): a charge on the dies (their load, spread evenly; a
-    read meets it at random and waits behind it in the die's M/G/1) and no wait of its own; the slot is
-    held for the write channel and the program. With shared dies (eXFlash) the slot is freed when the
+    slot and the acknowledgement; behind it the write channel and the write's NAND work, N / write IOPS of die
+    time in operations of tPROG (``sim.route.flash.ProgramOperations``: N / (W tPROG) visits of one operation) on
+    the dies the FTL's write point picks (``sim.route.flash.WritePoint``, an idle die first): a charge on the dies
+    (their load, spread evenly; a read meets one operation at random and waits out its rest) and no wait of its
+    own; the slot is held for the write channel and the whole work. With shared dies (eXFlash) the slot is freed when the
     program starts (no wait) and the die is charged ``die_program_time_us`` x N / read units; a random
     read holds its die ``die_read_time_us`` with the layout (tR and its bytes beyond the first 4 KiB at
     1 / N of the random-read bandwidth) and crosses the sequential read channel (``read_channel_gbs``).

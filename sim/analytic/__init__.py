@@ -98,7 +98,7 @@ from sim.analytic.network import READ, WRITE, Evaluation, Group, Network
 from sim.analytic.paths import STRIPED, Compiler, clear_tables, compile_scenario, layout_of
 from sim.analytic.queueing import INF
 from sim.route.describe import chunk_bytes_of, volume_layout
-from sim.route.flash import FIRST_READ_BYTES, DieLayout, write_command_us
+from sim.route.flash import FIRST_READ_BYTES, DieLayout, program_operations, write_command_us
 
 __all__ = ["TAIL_METHODS", "Bounds", "DiePoint", "FastResult", "clear_cache", "die_level_closed", "die_level_quantile_us",
            "die_qd1_quantile_us", "evaluate", "heuristic_quantile_us", "with_tails"]
@@ -496,7 +496,7 @@ def _die_model(c: Compiler, scenario: Scenario, ev: Evaluation, ev0: Evaluation,
         if p.shared_dies:
             program_us = p.die_program_time_us(write_bytes) * d.dies / p.read_units
         else:
-            program_us = p.program_time_us * d.dies / p.program_units
+            program_us = program_operations(p, d).operation_us  # a read meets one operation (``ProgramOperations``)
         program_cv = p.service_cv if p.law == "lognormal" else 0.0
         for (g, _), (h, _) in zip(device.dies, device.programs, strict=True):
             n = len(g.names)

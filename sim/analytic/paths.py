@@ -46,7 +46,7 @@ from sim.route.describe import (
 )
 from sim.route.describe import clear_tables as clear_route_tables
 from sim.route.elements import IDENTITY, Channel, DeviceBank, LinkBank, MemberMap, PoolBank, PortBank, StationBank, instance_of
-from sim.route.flash import FIRST_READ_BYTES, DieLayout, FlashParameters, write_command_us
+from sim.route.flash import FIRST_READ_BYTES, DieLayout, FlashParameters, program_operations, write_command_us
 from sim.route.host import ResolvedHost
 from sim.route.links import us_per_byte
 from sim.route.steps import (
@@ -591,11 +591,11 @@ class DieGroups:
     read one after another; 64 KiB eXFlash reads at QD1 were 22% fast without it); but for the
     write point's programs it finds on its k dies it waits for the longest rest (``Group.idle_programs``, the network's
     program locks, ``sim.analytic.dies.slowest_rest_us``: a program lasts some ten die reads). A write: the controller, a cache
-    slot and the acknowledgement; behind it the write channel and a program for N / write IOPS
-    (``program_time_us`` x N / ``program_units``) on the die the FTL's write point picks
-    (``sim.route.flash.WritePoint``, an idle die first): a charge on the dies (their load, spread evenly; a
-    read meets it at random and waits behind it in the die's M/G/1) and no wait of its own; the slot is
-    held for the write channel and the program. With shared dies (eXFlash) the slot is freed when the
+    slot and the acknowledgement; behind it the write channel and the write's NAND work, N / write IOPS of die
+    time in operations of tPROG (``sim.route.flash.ProgramOperations``: N / (W tPROG) visits of one operation) on
+    the dies the FTL's write point picks (``sim.route.flash.WritePoint``, an idle die first): a charge on the dies
+    (their load, spread evenly; a read meets one operation at random and waits out its rest) and no wait of its
+    own; the slot is held for the write channel and the whole work. With shared dies (eXFlash) the slot is freed when the
     program starts (no wait) and the die is charged ``die_program_time_us`` x N / read units; a random
     read holds its die ``die_read_time_us`` with the layout (tR and its bytes beyond the first 4 KiB at
     1 / N of the random-read bandwidth) and crosses the sequential read channel (``read_channel_gbs``).
@@ -621,6 +621,9 @@ class DieGroups:
         # the programs on the same dies, as locks a read meets at random (``Group.shares_with``: the dies' capacity
         # counts them, the dies' queue does not: they take idle dies, ``sim.route.flash.WritePoint``)
         self.programs = c.groups(die_labels, 1, None, shares=shares, ca2=1.0)
+        self.operations = program_operations(p, d)
+        # each destaged write's operations as visits to its dies' locks (``ProgramOperations.per_write`` each)
+        self.program_visits = [(g, q * self.operations.per_write) for g, q in self.programs]
         for (g, _), (h, _) in zip(self.programs, self.dies, strict=True):
             g.program_locks = True
             g.shares_with = h.index
@@ -738,9 +741,12 @@ class DieGroups:
             destage.visit(self.write_bw, 0.0, self.write_per_byte)
         else:
             destage.visit(self.write_bw, nbytes * self.write_per_byte)
-        t_prog = p.program_time_us * d.dies / p.program_units
-        destage.charge(self.programs, lambda _: t_prog, self.scv)
-        destage.delay(t_prog, self.scv)  # the slot is held for the program's own time
+        # the write's NAND work in operations of tPROG (``ProgramOperations``): per_write visits of one operation, so a
+        # read meets the rest of one operation; the slot is held for the whole work (N / W on average)
+        ops = self.operations
+        op_us = ops.operation_us
+        destage.charge(self.program_visits, lambda _: op_us, self.scv)
+        destage.delay(ops.die_us_per_write, self.scv)
         path.release(background=destage)
 
 

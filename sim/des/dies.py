@@ -21,9 +21,11 @@ Every number comes from the route description (``DeviceBank.dies``, a ``sim.rout
   not address-bound: an idle die, the die idle longest; while every die is busy the program waits in the
   controller for the first die to fall idle), for random and sequential writes alike: a read whose die
   is programming waits for it (the die's FIFO queue).
-  A program holds its die N / (the device's sustained write IOPS) (``program_time_us`` /
-  ``program_units`` per write, times N): the dies alone give the datasheet write IOPS when all are
-  programming; the slot is freed when the program ends. On a device whose reads and programs share the
+  A write's NAND work is N / (the device's sustained write IOPS) of die time, in operations of tPROG
+  (``sim.route.flash.ProgramOperations``: N / (W tPROG) per write, a whole count per write from a running
+  total, ``OperationCount``; none while a page fills), one after another, each on the die the write point
+  picks: the dies alone give the datasheet write IOPS when all are busy, and a read meets one operation,
+  not a write's whole work; the slot is freed when the last operation ends. On a device whose reads and programs share the
   dies (``FlashParameters.shared_dies``, eXFlash) the destage waits for its die and frees its slot when
   the program starts there; the program holds the die ``die_program_time_us`` x N / read units (write
   IOPS and bandwidth from the dies alone). Before the write point (main until issue 18's writes step)
@@ -41,7 +43,16 @@ import simpy
 
 from sim.des.components import READ, Delay, Ev, Fork, Hop, Job, JobFactory, Meter, Pool, Station, advance, make_route, schedule
 from sim.des.rng import Streams
-from sim.route.flash import FIRST_READ_BYTES, DieLayout, FlashParameters, WritePoint, write_command_us
+from sim.route.flash import (
+    FIRST_READ_BYTES,
+    DieLayout,
+    FlashParameters,
+    OperationCount,
+    ProgramOperations,
+    WritePoint,
+    program_operations,
+    write_command_us,
+)
 from sim.route.links import us_per_byte
 
 
@@ -150,6 +161,28 @@ class DieArray(Meter):
         advance(job)
 
 
+def operations_hop(dies: DieArray, ops: ProgramOperations, unit: Callable[[], float]) -> Hop:
+    """A hop that runs a destaged write's NAND operations (``ProgramOperations``) one after another, each for tPROG
+    times ``unit()`` on the die the write point picks; the write moves on after the last (at once if it has none)."""
+    count = OperationCount(ops.per_write)
+    op_us = ops.operation_us
+    operation = dies.program(lambda job: op_us * unit())
+    left: dict[Job, int] = {}
+
+    def hop(job: Job) -> None:
+        n = left.pop(job, -1)
+        if n < 0:  # the write's first visit: its count
+            n = count.next()
+            if n == 0:
+                advance(job)
+                return
+        if n > 1:  # come back to this hop when this operation ends
+            left[job] = n - 1
+            job.step -= 1
+        operation(job)
+    return hop
+
+
 class DieDevice:
     """A flash drive or DIMM under the ``dies`` device model (module docstring); read_hops and write_hops
     as ``FlashDevice``'s, parallelism for the result's notes."""
@@ -205,11 +238,12 @@ class DieDevice:
             program = self.dies.program(lambda job: p.die_program_time_us(job.size) * scale * program_unit(), behind=True)
             destage: tuple[Hop, ...] = (program, self.write_cache.release)
         else:
-            # the program holds its die N / write IOPS (program_time_us / program_units per write, times N): the
-            # dies alone give the datasheet write IOPS when all are programming; the slot is freed when it ends
-            t_prog = p.program_time_us * d.dies / p.program_units
-            program = self.dies.program(lambda job: t_prog * program_unit())
-            destage = make_route(self.write_bw, program, self.write_cache.release)
+            # the write's NAND work, N / write IOPS of die time, in operations of tPROG (``ProgramOperations``): a
+            # whole count per write (``OperationCount``, none while a page fills), one after another, each on the die
+            # the write point picks; the dies alone give the datasheet write IOPS when all are busy; the slot is
+            # freed when the last operation ends
+            programs = operations_hop(self.dies, program_operations(p, d), program_unit)
+            destage = make_route(self.write_bw, programs, self.write_cache.release)
         meters.extend([self.controller, self.dies, self.read_bw, self.write_cache, self.write_bw])
         read_bw = self.read_bw
 

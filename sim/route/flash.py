@@ -222,6 +222,55 @@ def write_command_us(d: DieLayout, p: FlashParameters) -> float:
     return min(d.controller_service_us, p.write_ack_us)
 
 
+@dataclass(frozen=True)
+class ProgramOperations:
+    """A destaged write's NAND work under the ``dies`` device model (not shared dies): operations of a program time.
+
+    A die programs a page in one operation of tPROG (``FlashParameters.program_time_us``: device_behaviour
+    ``program_time_us``, 500 us, the pooled model's, adjusted to the rounded unit count); a read that finds its die
+    in one waits out the rest of that operation, not of the write's whole NAND work. The N dies alone give the
+    sustained write IOPS W when all are busy, so a write costs N / W of die time: ``per_write`` = N / (W tPROG)
+    operations. Below one (a sequential stream programs at the write bandwidth, no garbage collection: S4's P4510,
+    56 dies / (708K x 500 us) = 0.158) a page carries several writes; above one (steady-state random writes on a
+    drive with many dies: ES4C 1,480 / (320K x 500 us) = 9.25) a write costs several operations, its program and
+    the garbage collection it causes, one after another. Before this rule a write held one die for the whole N / W
+    (ES4C: 4,625 us, nine program times; S4's P4510 sequential: 79 us, a sixth of one)."""
+
+    per_write: float
+    """Operations per destaged write, N / (W tPROG) (``program_units`` is W tPROG rounded)."""
+    operation_us: float
+    """One operation's die time, tPROG."""
+
+    @property
+    def die_us_per_write(self) -> float:
+        """The die time a destaged write costs: N / W."""
+        return self.per_write * self.operation_us
+
+
+def program_operations(p: FlashParameters, d: DieLayout) -> ProgramOperations:
+    """``ProgramOperations`` of a drive (not shared dies) on its die layout; both solvers read this."""
+    return ProgramOperations(per_write=d.dies / p.program_units, operation_us=p.program_time_us)
+
+
+class OperationCount:
+    """Whole operations for each destaged write in turn, deterministically: a running total of ``per_write``
+    (0.158: one write in about six-and-a-third starts an operation; 9.25: nine, then every fourth write ten), so
+    the count per write has the rule's mean and the run stays byte-reproducible (no random draw)."""
+
+    __slots__ = ("owed", "per_write")
+
+    def __init__(self, per_write: float) -> None:
+        self.per_write = per_write
+        self.owed = 0.0
+
+    def next(self) -> int:
+        """Operations the next destaged write starts."""
+        owed = self.owed + self.per_write
+        whole = int(owed)
+        self.owed = owed - whole
+        return whole
+
+
 def host_transfer_us(spec: FlashDeviceSpec, size: float = FIRST_READ_BYTES) -> float:
     """Time to move ``size`` bytes over the device's host link: its PCIe link, or for a DIMM its memory channel."""
     link = spec.link

@@ -16,9 +16,13 @@ rest of the others' programs (``classes.Dies.read_wait_us``, 448 us) as that die
 the time then had to wait ~2,800 us when busy, a long queue of reads behind, and the batch's p99 / p99.9 were 3,361 /
 16,232 us. Page by page they are 1,181 / 1,557 (mean 195, unchanged). The DES at 40,000 I/Os (4,000 warm-up), seeds
 1-6 (53-337 batch I/Os a run, a few bursts): batch p99 943-1,327, p99.9 1,118-1,467 (with so few I/Os about its
-maximum); at 200,000 I/Os, seeds 1-3 (499-667 I/Os): p99 1,034-1,170, p99.9 1,421-1,680. The tolerance (25% of the
-DES's value at seed 1) covers that spread: +-17% around the middle at 40,000 I/Os for the p99, the p99.9's shortfall
-at so few I/Os.
+maximum); at 200,000 I/Os, seeds 1-3 (499-667 I/Os): p99 1,034-1,170, p99.9 1,421-1,680.
+Since a write's NAND work is operations of one program time (``sim.route.flash.ProgramOperations``: the PM1733's
+729 us hold became 1.46 operations of 500 us) the batch's reads wait out shorter programs: fast p99 / p99.9 914 /
+1,172 us; the DES at 40,000 I/Os, seeds 1-6: p99 684-913, p99.9 688-987 (one seed had no batch I/O: about 50 batch
+reads a run, the p99.9 their maximum), at 200,000 I/Os, seeds 1-3: p99 750-1,129, p99.9 870-1,150. So the batch is
+compared with the DES at 200,000 I/Os (seed 1: p99 781, p99.9 985), its tolerance 25% of that run's value (the seed
+spread at 200,000 I/Os is +-20% around the middle).
 """
 
 from __future__ import annotations
@@ -58,6 +62,12 @@ def _des_40k() -> Result:
     return simulate(_consolidation(max_ios=40_000))
 
 
+@functools.cache
+def _des_200k() -> Result:
+    """The DES of the consolidation under dies at 200,000 I/Os, seed 1 (the batch's few hundred I/Os)."""
+    return simulate(_consolidation(max_ios=200_000))
+
+
 def test_the_backup_and_the_total_have_die_level_tails_near_the_des() -> None:
     fast = evaluate(_consolidation())
     des = _des_40k()
@@ -79,7 +89,7 @@ def test_the_backup_and_the_total_have_die_level_tails_near_the_des() -> None:
 
 def test_the_batch_reads_of_sixteen_pages_have_die_level_tails_near_the_des() -> None:
     fast = evaluate(_consolidation())
-    des = _des_40k()
+    des = _des_200k()
     assert fast.workloads is not None and des.workloads is not None
     batch, measured = fast.workloads["batch"], des.workloads["batch"]
     assert batch.tail_method == "dies"
@@ -88,9 +98,9 @@ def test_the_batch_reads_of_sixteen_pages_have_die_level_tails_near_the_des() ->
     for value, metric in ((batch.latency_p99_us, measured.latency_p99_us), (batch.latency_p999_us, measured.latency_p999_us)):
         assert metric.value is not None
         assert abs(value - metric.value) <= BATCH_TOLERANCE * metric.value, (value, metric.value)
-    # the slowest of a read's pages waits out at most one program (729 us on the PM1733) and the reads queued behind
-    # it: the batch's p99.9 (about its reads' p99) is above its reads' mean by less than three programs
-    assert batch.latency_p999_us < batch.read_latency_mean_us + 3 * 729.0
+    # the slowest of a read's pages waits out at most one program operation (500 us on the PM1733) and the reads queued
+    # behind it: the batch's p99.9 (about its reads' p99) is above its reads' mean by less than three operations
+    assert batch.latency_p999_us < batch.read_latency_mean_us + 3 * 500.0
 
 
 def test_a_stream_alone_keeps_the_single_class_path() -> None:

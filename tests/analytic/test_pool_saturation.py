@@ -1,11 +1,12 @@
 """A namespace pool whose holding time grows with the load (issue 18 follow-up, the planner's "4 x ES5F, 1 ns/drive,
-ibmi_mirror, 1 x EJ1X" at 750K IOPS open 70/30 4 KiB under ``--device-model dies``).
+ibmi_mirror, 1 x EJ1X", open 70/30 4 KiB under ``--device-model dies``).
 
-Under dies a read that finds its die programming waits out the rest of the program while it holds its namespace
-slot, so the slot's hold grows with the load (about 136 us at 750K against 50 us at zero load) and the 32 slots of
-each namespace fill near 735K IOPS, far below Xmax (1.67M IOPS: zero-load holds). The DES says unstable (102% of
-drive0.ns0); the fast path used to answer stable at 178 us: its pipeline blocking estimate stood in for a pool wait
-that was infinite. Small budgets (30,000 I/Os per DES run).
+Under dies a read that finds its die programming waits out the rest of the program operation while it holds its
+namespace slot, so the slot's hold grows with the load and the 32 slots of each namespace fill near 828K IOPS, far
+below Xmax (1.67M IOPS: zero-load holds). The DES says unstable at 850K (it sustains 825K); the fast path used to
+answer stable there: its pipeline blocking estimate stood in for a pool wait that was infinite. (With a write's
+NAND work held as one 686 us program, before the program operations of tPROG, the slots filled near 735K.) Small
+budgets (30,000 I/Os per DES run).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ CANDIDATE: dict[str, Any] = {
                  "host": {"model": "Power10-S1024-LPAR32", "stack": "ibmi_nvme"}, "layout": "ibmi_mirror",
                  "mirror_protection": "drive", "namespaces": {"per_drive": 1, "queue_depth": 32},
                  "nvme_queues": {"count": 32, "depth": 1024}},
-    "workload": {"kind": "open", "access": "random", "block_size_kib": 4.0, "rate_iops": 750000.0, "read_fraction": 0.7},
+    "workload": {"kind": "open", "access": "random", "block_size_kib": 4.0, "rate_iops": 850000.0, "read_fraction": 0.7},
 }
 
 
@@ -35,31 +36,31 @@ def candidate(rate_iops: float, device_model: str = "dies") -> Scenario:
 
 
 def test_a_namespace_pool_that_fills_below_xmax_is_unstable_in_both_solvers() -> None:
-    """750K IOPS: both solvers unstable at drive*.ns0, the fast path's saturation rate (where the slots fill) within
-    3% of the throughput the DES sustains while its queue grows; Xmax stays far above (zero-load holds)."""
-    fast = evaluate(candidate(750_000))
+    """850K IOPS: both solvers unstable at drive*.ns0, the fast path's saturation rate (where the slots fill) within
+    3% of the throughput the DES sustains while its queue grows (828K against 825K); Xmax stays far above."""
+    fast = evaluate(candidate(850_000))
     assert not fast.stable
     assert fast.bottleneck.endswith(".ns0")
     assert fast.utilization[fast.bottleneck] == pytest.approx(1.0)
-    assert fast.bounds.x_max_iops > 1.5 * 750_000
-    assert 650_000 < fast.iops < 750_000
-    des = simulate(candidate(750_000))
+    assert fast.bounds.x_max_iops > 1.5 * 850_000
+    assert 750_000 < fast.iops < 850_000
+    des = simulate(candidate(850_000))
     assert des.validity == "unstable"
     assert des.bottleneck.endswith(".ns0")
     assert fast.iops == pytest.approx(des.iops.value, rel=0.03)
 
 
 def test_below_saturation_the_pool_wait_grows_as_in_the_des() -> None:
-    """700K IOPS (94% of the slots in the fast path, 93% in the DES): stable in both, the mean latency and the write
+    """790K IOPS (94% of the slots in the fast path, 92% in the DES): stable in both, the mean latency and the write
     latency (a write holds its slot ~15 us, so it is mostly the wait for a slot) within 10% / 15% of the DES;
-    the fast path's wait keeps growing towards saturation (the write latency at 730K several times 700K's)."""
-    near = candidate(700_000)
+    the fast path's wait keeps growing towards saturation (the write latency at 818K several times 790K's)."""
+    near = candidate(790_000)
     fast, des = evaluate(near), simulate(near)
     assert fast.stable and des.validity != "unstable"
     assert fast.utilization["drive0.ns0"] > 0.9
     assert fast.latency_mean_us == pytest.approx(des.latency_mean_us.value, rel=0.10)
     assert fast.write_latency_mean_us == pytest.approx(des.write_latency_mean_us.value, rel=0.15)
-    closer = evaluate(candidate(730_000))
+    closer = evaluate(candidate(818_000))
     assert closer.stable
     assert closer.write_latency_mean_us > 5 * fast.write_latency_mean_us
 
@@ -75,28 +76,28 @@ def test_analyze_names_the_filling_pool_not_xmax() -> None:
     """`flashplan analyze`'s first line for it: the rate where drive0.ns0's slots fill, not Xmax (which is not exceeded)."""
     from sim.cli.analyze import unstable_line
 
-    line = unstable_line(evaluate(candidate(750_000)))
+    line = unstable_line(evaluate(candidate(850_000)))
     assert line.startswith("UNSTABLE: the offered rate exceeds the ")
     assert "drive0.ns0's slots are all held" in line and "exceeds Xmax" not in line
 
 
 def test_a_profile_interval_past_the_filling_pool_counts_its_backlog_from_that_rate() -> None:
-    """A profile interval at 750K: overloaded, its backlog (750K - the rate where the slots fill) x its length, not a
+    """A profile interval at 850K: overloaded, its backlog (850K - the rate where the slots fill) x its length, not a
     negative one from Xmax (which is not exceeded); the 600K interval beside it is stable."""
     from models.workload import ProfileWorkload
     from sim.plan.profile_fast import estimate_interval
 
     data = {**CANDIDATE, "workload": {"kind": "profile", "access": "random", "block_size_kib": 4.0, "read_fraction": 0.7,
                                       "intervals": [{"duration_s": 0.5, "rate_iops": 600000.0},
-                                                    {"duration_s": 0.5, "rate_iops": 750000.0}]}}
+                                                    {"duration_s": 0.5, "rate_iops": 850000.0}]}}
     sc = scenario_from_data(data)
     profile = sc.workload
     assert isinstance(profile, ProfileWorkload)
     calm, over = estimate_interval(sc, profile, 0), estimate_interval(sc, profile, 1)
     assert calm.fast is not None and calm.fast.stable
     assert over.fast is not None and not over.fast.stable
-    expected = (750_000 - over.fast.iops) * 0.5
-    assert 0 < expected < 750_000 * 0.5 * 0.1
+    expected = (850_000 - over.fast.iops) * 0.5
+    assert 0 < expected < 850_000 * 0.5 * 0.1
     assert f"~{expected:,.0f} I/Os" in over.note and "drive0.ns0's slots fill" in over.note
 
 

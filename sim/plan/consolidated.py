@@ -86,7 +86,8 @@ def candidates_of(req: ConsolidationRequirements) -> list[ConsolidatedCandidate]
             continue
         seen.add(label)
         try:
-            scenario = Scenario.model_validate({"name": label, "topology": topo, "workloads": workloads, "slos": slos, "run": run})
+            scenario = Scenario.model_validate({"name": label, "topology": topo, "workloads": workloads, "slos": slos, "run": run,
+                                                "device_model": req.device_model})
         except ValidationError:
             continue
         try:

@@ -267,6 +267,8 @@ def candidate(req: Requirements, label: str, topo: dict[str, Any], workload: dic
     (pass them in when building many: they are the same for every candidate).
     """
     data = {"name": label, "topology": topo, "workload": workload or design_workload(req), "run": run or req.verify.model_dump()}
+    if req.device_model != "pooled":
+        data["device_model"] = req.device_model
     try:
         scenario = Scenario.model_validate(data)
     except ValidationError:

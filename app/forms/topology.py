@@ -27,11 +27,8 @@ from app.forms.draft import (
 )
 from app.forms.fields import FormBase, _Field
 from models.catalog import load_catalog
-from models.topology import TOPOLOGY_KINDS, DirectNvme, Exflash, Namespaces, NvmeQueues, San, StorageCache, ZvmEdev
+from models.topology import FLASH_KINDS, TOPOLOGY_KINDS, DirectNvme, Exflash, Namespaces, NvmeQueues, San, StorageCache, ZvmEdev
 from sim.route.host import DEFAULT_STACK
-
-FLASH_ATTACHMENTS = ("direct_nvme", "exflash", "zvm_edev")
-"""Attachments whose flash devices the solvers model (``device_model``: pooled or dies)."""
 
 
 class TopologySection(FormBase):
@@ -86,7 +83,7 @@ class TopologySection(FormBase):
             where.info("This scenario models textbook queues (stations with their own service laws); it is simulated as "
                        "loaded. Edit it as a file and import it in the Scenario library.")
             where.json(topo, expanded=False)
-        if kind in FLASH_ATTACHMENTS:
+        if kind in FLASH_KINDS:
             self.select(where, "device_model", "Flash device model", list(DEVICE_MODELS), default="pooled",
                         format_func=DEVICE_MODELS.__getitem__, help=DEVICE_MODEL_HELP)
         else:

@@ -262,6 +262,7 @@ def test_a_requirements_device_model_reaches_every_candidate_and_the_screen() ->
     candidates, _ = enumerate_candidates(req)
     flash = [c for c in candidates if c.scenario.topology.kind != "san"]
     assert flash and all(c.scenario.device_model == "dies" for c in flash)
+    assert all(c.scenario.device_model == "pooled" for c in candidates if c.scenario.topology.kind == "san")  # no flash of its own
     result = plan(req, verify_top=1)
     winner = result.winner
     assert winner.scenario.device_model == "dies"
@@ -281,3 +282,18 @@ def test_plan_command_refuses_an_unknown_device_model(tmp_path: Path, capsys: py
     assert main(["plan", str(path), "--set", "device_model=die"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("device_model: ") and "'pooled' or 'dies'" in err and "Traceback" not in err
+
+
+def test_a_consolidations_device_model_reaches_every_candidate() -> None:
+    """examples/plan/linuxone_consolidation.yaml with ``device_model: dies``: every flash candidate's scenario is under
+    dies (the default keeps them pooled)."""
+    from models.requirements import consolidation_from_data
+    from models.scenario import read_scenario_data
+    from sim.plan.consolidated import candidates_of
+
+    data = read_scenario_data(ROOT / "examples" / "plan" / "linuxone_consolidation.yaml")
+    dies = candidates_of(consolidation_from_data({**data, "device_model": "dies"}))
+    pooled = candidates_of(consolidation_from_data(data))
+    assert dies and len(dies) == len(pooled)
+    assert all(c.scenario.device_model == ("pooled" if c.scenario.topology.kind == "san" else "dies") for c in dies)
+    assert all(c.scenario.device_model == "pooled" for c in pooled)

@@ -115,8 +115,8 @@ def gate_records(only: str | None, device_model: str | None = None) -> list[Reco
     """The records ``flashplan calibrate`` runs: S1-S5 (calibration/data) and EXT (calibration/ext/ext.yaml, each
     scenario under the file's device model, or ``device_model`` when forced), or ``only`` one system's; ids unique
     across the two (BadInput naming the id)."""
-    from calibration.ext.records import DeviceModel
     from calibration.ext.records import gate_records as ext_records
+    from models.scenario import DeviceModel
     from sim.errors import BadInput
 
     records = [] if only == EXT_SYSTEM else load_records(only=only)

@@ -30,7 +30,7 @@ from models.common import StrictModel, field_problem
 from models.faults import Rebuild
 from models.loading import check_tree
 from models.presets import PRESETS, AnyWorkload, preset_workload
-from models.scenario import MAX_WORKLOADS, apply_overrides, read_scenario_data
+from models.scenario import MAX_WORKLOADS, DeviceModel, apply_overrides, read_scenario_data
 from models.slo import WorkloadSlo
 from models.topology import HostConfig, Layout
 from models.workload import BurstyWorkload, ClosedWorkload, OpenWorkload, Workload
@@ -241,6 +241,9 @@ class Requirements(StrictModel):
     candidates: CandidateSpace = Field(default_factory=CandidateSpace)
     verify: VerifySettings = Field(default_factory=VerifySettings)
     survive: SurviveFailures | None = Field(default=None, description="failure states the SLO must hold in (issue 22)")
+    device_model: DeviceModel = Field(default="pooled", description=(
+        "the flash device model of every candidate (a scenario's device_model): 'pooled', or 'dies' (addressed NAND "
+        "dies behind a controller, issue 18: the fast path screens a p99 SLO with the die-level tail)"))
 
     @field_validator("workload")
     @classmethod
@@ -337,6 +340,9 @@ class ConsolidationRequirements(StrictModel):
     host: HostConfig | None = Field(default=None, description="host override; default: the platform's catalog host")
     candidates: CandidateSpace = Field(default_factory=CandidateSpace)
     verify: VerifySettings = Field(default_factory=VerifySettings)
+    device_model: DeviceModel = Field(default="pooled", description=(
+        "the flash device model of every candidate (a scenario's device_model): 'pooled', or 'dies' (addressed NAND "
+        "dies behind a controller, issue 18: the fast path screens each workload's p99 with the die-level tail)"))
 
     @model_validator(mode="after")
     def _named_and_placed_nowhere(self) -> ConsolidationRequirements:

@@ -282,3 +282,6 @@ class Generic(StrictModel):
 
 Topology = Annotated[DirectNvme | San | Exflash | ZvmEdev | Generic, Field(discriminator="kind")]
 TOPOLOGY_KINDS = ("direct_nvme", "san", "exflash", "zvm_edev", "generic")
+FLASH_KINDS = frozenset({"direct_nvme", "exflash", "zvm_edev"})
+"""Attachments whose flash devices the solvers model (a scenario's ``device_model``); a SAN's back end is its storage
+server's, a generic scenario's stations are textbook queues."""

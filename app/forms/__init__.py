@@ -13,6 +13,8 @@ from app.forms.draft import (
     ATTACHMENTS,
     COMMON_WORKLOAD_FIELDS,
     CUSTOM_PRECISION,
+    DEVICE_MODEL_HELP,
+    DEVICE_MODELS,
     DRAFT,
     EXAMPLES,
     FALLBACK_TOPOLOGIES,
@@ -49,7 +51,8 @@ class ScenarioForm(TopologySection, WorkloadSection, RunSection):
 
 
 __all__ = [
-    "ATTACHMENTS", "COMMON_WORKLOAD_FIELDS", "CUSTOM_PRECISION", "CUSTOM_WORKLOAD", "DRAFT", "EXAMPLES", "FALLBACK_TOPOLOGIES",
+    "ATTACHMENTS", "COMMON_WORKLOAD_FIELDS", "CUSTOM_PRECISION", "CUSTOM_WORKLOAD", "DEVICE_MODELS", "DEVICE_MODEL_HELP", "DRAFT",
+    "EXAMPLES", "FALLBACK_TOPOLOGIES",
     "LAYOUT_NAMES", "MEMORY", "MIRRORED", "PRECISIONS", "STACKS_BY_ATTACHMENT", "STACK_NAMES", "STARTING_POINTS", "STRIPED",
     "WORKLOAD_DEFAULTS", "FormBase", "ScenarioForm", "allowed_range", "apply_workload", "clear_widgets", "current_scenario",
     "default_draft", "draft", "example_data", "example_name", "example_names", "get_path", "matching_preset", "preset_picker", "set_draft",

@@ -11,6 +11,8 @@ from streamlit.delta_generator import DeltaGenerator
 
 from app.forms.draft import (
     ATTACHMENTS,
+    DEVICE_MODEL_HELP,
+    DEVICE_MODELS,
     LAYOUT_NAMES,
     MEMORY,
     MIRRORED,
@@ -25,7 +27,7 @@ from app.forms.draft import (
 )
 from app.forms.fields import FormBase, _Field
 from models.catalog import load_catalog
-from models.topology import TOPOLOGY_KINDS, DirectNvme, Exflash, Namespaces, NvmeQueues, San, StorageCache, ZvmEdev
+from models.topology import FLASH_KINDS, TOPOLOGY_KINDS, DirectNvme, Exflash, Namespaces, NvmeQueues, San, StorageCache, ZvmEdev
 from sim.route.host import DEFAULT_STACK
 
 
@@ -81,6 +83,11 @@ class TopologySection(FormBase):
             where.info("This scenario models textbook queues (stations with their own service laws); it is simulated as "
                        "loaded. Edit it as a file and import it in the Scenario library.")
             where.json(topo, expanded=False)
+        if kind in FLASH_KINDS:
+            self.select(where, "device_model", "Flash device model", list(DEVICE_MODELS), default="pooled",
+                        format_func=DEVICE_MODELS.__getitem__, help=DEVICE_MODEL_HELP)
+        else:
+            self.data.pop("device_model", None)  # a SAN's back end and textbook queues have no flash device model
         memory[kind] = copy.deepcopy(self.data["topology"])
         return kind
 

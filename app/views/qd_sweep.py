@@ -16,6 +16,7 @@ from typing import Any
 import streamlit as st
 
 from app import charts, jobs, runner
+from app.forms import DEVICE_MODEL_HELP, DEVICE_MODELS
 from app.validity import badge
 from calibration.ext.published import published_points
 from models.catalog import load_catalog
@@ -28,7 +29,6 @@ BLOCK_SIZES_KIB = (4, 8, 16, 32, 64, 128)
 DES_BUDGETS = (10_000, DEFAULT_MAX_IOS, 200_000)
 """I/Os per DES point the page offers (each run also ends earlier on a +-2% interval)."""
 RAN = "qdsweep.ran"
-DEVICE_MODELS = {"pooled": "Pooled units (default)", "dies": "Addressed dies (die-level, issue 18)"}
 
 
 def devices() -> list[str]:
@@ -75,8 +75,7 @@ def _inputs() -> tuple[str, str, float, float, int, str]:
     read_pct = c3.number_input("Read %", min_value=0, max_value=100, value=100, step=5, key="qdsweep:read")
     block = c4.selectbox("Block size (KiB)", BLOCK_SIZES_KIB, key="qdsweep:block")
     device_model = st.radio("Device model", list(DEVICE_MODELS), format_func=DEVICE_MODELS.__getitem__, horizontal=True,
-                            key="qdsweep:model", help="pooled: identical read units behind one queue (today's default); "
-                            "dies: an I/O's address picks one of N dies behind a controller, so I/Os collide on busy dies")
+                            key="qdsweep:model", help=DEVICE_MODEL_HELP)
     max_ios = DEFAULT_MAX_IOS
     if solver == DES:
         max_ios = st.select_slider("DES I/Os per queue depth (a run also ends on a ±2% interval)", DES_BUDGETS,

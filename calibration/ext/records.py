@@ -21,6 +21,7 @@ from pydantic import Field
 from calibration.records import EXT_SYSTEM, SCENARIO_DIR, Record, ScenarioRef
 from models.common import StrictModel
 from models.loading import BadInput, read_document, validate
+from models.scenario import DeviceModel
 
 EXT_DIR = Path(__file__).resolve().parent
 EXT_FILE = EXT_DIR / "ext.yaml"
@@ -50,9 +51,6 @@ class ExtRecord(Record):
     system: Literal["EXT"] = "EXT"  # type: ignore[assignment]
     sweep: str = Field(description="the sweep this point belongs to (one source, drive and workload)")
     conditions: TestConditions
-
-
-DeviceModel = Literal["dies", "pooled"]
 
 
 class ExtRecordFile(StrictModel):

@@ -11,6 +11,7 @@ from models.cost import Capex, usd_per_kiops, usd_per_usable_tb
 from models.requirements import Requirements
 from models.result import Result
 from models.scenario import Scenario
+from models.topology import FLASH_KINDS
 from sim.analytic import FastResult
 from sim.plan.faults import margin_pct
 
@@ -111,6 +112,15 @@ class Candidate:
         if self.failure_states:
             out["failure_states"] = {name: st.as_dict() for name, st in self.failure_states.items()}
         return out
+
+
+def scenario_data(label: str, topo: dict[str, Any], device_model: str, **load: Any) -> dict[str, Any]:
+    """A candidate scenario's data: name, topology, the load (``workload`` or ``workloads``, ``slos``, ``run``) and
+    the requirement's ``device_model`` where the topology has flash devices of its own."""
+    data: dict[str, Any] = {"name": label, "topology": topo, **load}
+    if device_model != "pooled" and topo.get("kind") in FLASH_KINDS:
+        data["device_model"] = device_model
+    return data
 
 
 def _finite(x: float | None) -> float | None:

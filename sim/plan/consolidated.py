@@ -24,6 +24,7 @@ from models.scenario import Scenario
 from models.slo import verdict
 from sim.analytic import FastResult, evaluate
 from sim.des.engine import simulate
+from sim.plan.candidate import scenario_data
 from sim.plan.planner import EXTRA_DES_RUNS, P99_SCREEN_SLACK, NoFeasiblePlan, _topologies
 from sim.plan.slo_check import des_figure, fast_figure, slo_verdicts
 
@@ -86,7 +87,7 @@ def candidates_of(req: ConsolidationRequirements) -> list[ConsolidatedCandidate]
             continue
         seen.add(label)
         try:
-            scenario = Scenario.model_validate({"name": label, "topology": topo, "workloads": workloads, "slos": slos, "run": run})
+            scenario = Scenario.model_validate(scenario_data(label, topo, req.device_model, workloads=workloads, slos=slos, run=run))
         except ValidationError:
             continue
         try:

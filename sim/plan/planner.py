@@ -50,7 +50,7 @@ from models.requirements import PLATFORMS, PROTECTION_LAYOUTS, PlatformOptions, 
 from models.scenario import Scenario
 from sim.analytic import FastResult, evaluate, with_tails
 from sim.des.engine import simulate
-from sim.plan.candidate import Candidate, FailureState
+from sim.plan.candidate import Candidate, FailureState, scenario_data
 from sim.plan.screen import Progress, Verification, cpu_seconds, screen_all, verify_in_order
 from sim.route.host import DEFAULT_STACK, IBMI_STACK
 
@@ -266,7 +266,8 @@ def candidate(req: Requirements, label: str, topo: dict[str, Any], workload: dic
     ``workload`` and ``run`` default to the requirement's design workload and verification settings
     (pass them in when building many: they are the same for every candidate).
     """
-    data = {"name": label, "topology": topo, "workload": workload or design_workload(req), "run": run or req.verify.model_dump()}
+    data = scenario_data(label, topo, req.device_model, workload=workload or design_workload(req),
+                         run=run or req.verify.model_dump())
     try:
         scenario = Scenario.model_validate(data)
     except ValidationError:

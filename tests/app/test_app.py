@@ -414,6 +414,26 @@ def test_plan_finds_the_cheapest_configuration_within_budget() -> None:
     assert f"{at_bound} per KIOPS at that bound" in estimate
 
 
+def test_plan_under_the_die_level_model_opens_its_winner_with_it() -> None:
+    """The Plan page's "Flash device model": planned under dies, the winner is screened with the die-level p99 and opens
+    in the Size page with device_model dies."""
+    at = start("plan")
+    assert at.selectbox(key="plan:req:device_model").value == "pooled"
+    at.selectbox(key="plan:req:device_model").set_value("dies")
+    at.number_input(key="plan:req:verify_top").set_value(1)
+    at.number_input(key="plan:req:verify.max_wall_s").set_value(1.0)
+    at.run()
+    at.button(key="plan:run").click()
+    at.run()
+    clean(at)
+    assert at.success and "Cheapest configuration" in at.success[0].value, errors(at)
+    at.button(key="plan:open").click()
+    at.run()
+    clean(at)
+    assert Scenario.model_validate(at.session_state["size.draft"]).device_model == "dies"
+    assert at.selectbox(key="size:direct_nvme:device_model").value == "dies"
+
+
 def test_plan_rejects_an_empty_name() -> None:
     at = start("plan")
     at.text_input(key="plan:req:name").set_value("   ").run()
@@ -643,3 +663,19 @@ def test_allowed_ranges_read_from_the_models() -> None:
     assert forms.allowed_range(RunSettings, "target_rel_ci") == "> 0 and < 1"
     assert forms.allowed_range(RunSettings, "max_wall_s") == "> 0 and <= 86,400"
     assert math.isfinite(float(forms.allowed_range(DirectNvme, "drives").split()[0]))
+
+
+def test_the_size_form_chooses_the_flash_device_model() -> None:
+    """The Size form's "Flash device model" sets the draft's device_model (pooled by default, dies on request) for
+    flash attachments; a SAN attachment carries none (its back end is the storage server's)."""
+    at = start()
+    assert at.selectbox(key="size:direct_nvme:device_model").value == "pooled"
+    at.selectbox(key="size:direct_nvme:device_model").set_value("dies")
+    at.run()
+    clean(at)
+    assert not at.error, errors(at)
+    assert Scenario.model_validate(at.session_state["size.draft"]).device_model == "dies"
+    at.selectbox(key="size:top:topology.kind").set_value("san")
+    at.run()
+    assert "device_model" not in at.session_state["size.draft"]
+    assert Scenario.model_validate(at.session_state["size.draft"]).device_model == "pooled"

@@ -411,6 +411,9 @@ class DieGroupLoad:
     read_pages: float = 0.0
     """Die pages a logical read reads at this group (a read of k pages reads k distinct dies at once; 0 where the
     route reads none here): ``_stream_tails``' slowest of k."""
+    page_wait_us: float = 0.0
+    """One page's mean wait at its die: the die's queue and the rest of one program operation met at random (not the
+    slowest of a read's pages, which ``mean_wait_us`` carries): the per-die law of a read over several pages."""
 
 
 @dataclass(frozen=True)
@@ -511,6 +514,9 @@ def _die_model(c: Compiler, scenario: Scenario, ev: Evaluation, ev0: Evaluation,
             # the chance its die is busy and in the residual's mixture (a read's residual is not in a QD1 read's wait)
             seen = max(0.0, 1.0 - 1.0 / (population * g.reach)) if population * g.reach >= 1 else 0.0
             read_us = device.die_us + device.die_us_per_byte * read_bytes  # tR unless the dies are shared
+            rho_r = x * g.work / n
+            page_wait = ev.waits[g.index] + (program_load * program_us * (1.0 + program_cv * program_cv) / 2.0 / (1.0 - rho_r)
+                                             if rho_r < 1.0 else math.inf)
             loads.append(DieGroupLoad(devices=tuple(dict.fromkeys(g.names)), share=reads,
                                       mean_wait_us=ev.waits[g.index] + ev.waits[h.index] + spread_us, read_us=read_us,
                                       read_cv=d.die_read_cv, read_load=x * g.work / n, seen=seen, background=g.background_util,
@@ -520,7 +526,8 @@ def _die_model(c: Compiler, scenario: Scenario, ev: Evaluation, ev0: Evaluation,
                                       population=round(population) if fork_join else 0,
                                       cycle_us=population / x if fork_join and x > 0 else 0.0,
                                       channel_cv=p.read_channel_cv,
-                                      read_pages=g.work / g.page_us / net.op_prob[READ] if g.page_us > 0 and reads > 0 else 0.0))
+                                      read_pages=g.work / g.page_us / net.op_prob[READ] if g.page_us > 0 and reads > 0 else 0.0,
+                                      page_wait_us=page_wait))
     # the write's acknowledgement: the cache's ack less the controller's part, the device law's lognormal (the DES's
     # ``write_ack`` delay); a closed loop's writes wait as a finite source (``WriteLaw``)
     p0, d0 = c.die_devices[0].p, c.die_devices[0].d
@@ -553,7 +560,7 @@ def _die_model(c: Compiler, scenario: Scenario, ev: Evaluation, ev0: Evaluation,
 
 
 def die_wait_laws(model: DieTailModel, others: dict[str, tuple[float, float, float]],
-                  read_wait_us: float = 0.0) -> list[DieWaitLaw]:
+                  read_wait_us: float = 0.0, per_page: bool = False) -> list[DieWaitLaw]:
     """The ``DieWaitLaw`` of each die group of ``model``'s route, with ``others`` the other workloads' load at each
     die (``DieTailModel.loads``: summed over them) and ``read_wait_us`` their programs' mean wait per read
     (``sim.analytic.classes.Dies``) on top of the route's own. A die's read and program loads are the sums over
@@ -574,7 +581,8 @@ def die_wait_laws(model: DieTailModel, others: dict[str, tuple[float, float, flo
             program_us = (g.program_load * g.program_us + more_time) / program_load
         # a closed loop's fork/join reads alone at their dies (another workload's I/Os there: the one-die law)
         alone = more_reads <= 0 and more_programs <= 0 and read_wait_us <= 0
-        laws.append(DieWaitLaw(share=g.share, mean_wait_us=g.mean_wait_us + read_wait_us, read_us=g.read_us,
+        mean_wait = (g.page_wait_us if per_page else g.mean_wait_us) + read_wait_us
+        laws.append(DieWaitLaw(share=g.share, mean_wait_us=mean_wait, read_us=g.read_us,
                                read_cv=g.read_cv, read_load=read_load, program_load=program_load,
                                program_us=program_us, program_cv=g.program_cv, busy=min(1.0, program_load + read_load),
                                pages=g.pages, dies=g.dies, sources=g.sources if alone else -1,
@@ -584,13 +592,22 @@ def die_wait_laws(model: DieTailModel, others: dict[str, tuple[float, float, flo
 
 
 def _die_tails(model: DieTailModel, latency: list[float]) -> tuple[float, float, str]:
-    """The die-level p99, p99.9 and method of a solved route from its die model (``TAIL_METHODS``)."""
+    """The die-level p99, p99.9 and method of a solved route from its die model (``TAIL_METHODS``); reads of several
+    pages among the route's own programs page by page (calibration/ext/DIE_LEVEL.md, "page by page")."""
     if not model.stable:
         return math.inf, math.inf, "dies"
     if model.closed_reads is not None:
         layout, qd = model.closed_reads
         return (closed_read_quantile_us(layout, qd, latency[READ], 0.99),
                 closed_read_quantile_us(layout, qd, latency[READ], 0.999), "dies, closed reads")
+    if _spans_dies(model) and any(g.program_load > 0 for g in model.groups):
+        # reads of several pages among the route's own programs: page by page, each page's die with its own wait
+        # (``page_wait_us``), the read waiting for the slowest (``spanning_read_above``)
+        laws = die_wait_laws(model, {}, per_page=True)
+        pages = [(g.read_pages, law) for g, law in zip(model.groups, laws, strict=True)]
+        above = spanning_read_above(model.read_share, latency[READ], pages, model.write)
+        tails = mixture_quantiles_us((0.99, 0.999), [(1.0, above)], max(1.0, latency[READ], model.write.mean_us))
+        return tails[0], tails[1], "dies"
     tails = route_quantiles_us((0.99, 0.999), model.read_share, latency[READ], die_wait_laws(model, {}), model.write)
     return tails[0], tails[1], "dies"
 

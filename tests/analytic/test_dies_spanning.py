@@ -83,3 +83,24 @@ def test_a_spanning_read_waits_for_the_longest_of_its_own_workloads_programs_on_
     des = simulate(scenario)
     assert fast.read_latency_mean_us == pytest.approx(des.read_latency_mean_us.value, rel=0.12)
     assert fast.write_latency_mean_us == pytest.approx(des.write_latency_mean_us.value, rel=0.05)
+
+
+@pytest.mark.parametrize(("drive", "qd", "read_fraction", "kib", "access"), [
+    ("P4510-4TB", 16, 0.7, 64, "random"), ("ES4G", 8, 0.67, 64, "random"), ("P4510-4TB", 8, 0.5, 64, "sequential")])
+def test_reads_over_several_pages_among_their_own_programs_have_page_by_page_tails(
+        drive: str, qd: int, read_fraction: float, kib: int, access: str) -> None:
+    """One workload mixing reads of several pages with writes: each page waits at its own die (its queue and the rest
+    of one program operation met there, ``DieGroupLoad.page_wait_us``), the read for the slowest page
+    (``spanning_read_above``). Taking one die's law with the slowest-of-k mean made the p99 +68..+100% and the p99.9
+    +72..+182% here (ES5F 128 KiB: +178%; the 8 x ES4C 256 KiB case +104%); now p99 +2..+8%, p99.9 +1..+12%
+    (DES 30,000 I/Os). Bounds: the issue's 15% at p99, 25% at p99.9."""
+    from calibration.ext.die_solvers import scenario_for
+    from sim.des.engine import simulate
+
+    base = scenario_for("drives", drive, qd, 30_000, read_fraction=read_fraction)
+    sc = base.model_copy(update={"workload": base.workload.model_copy(update={"block_size_kib": float(kib), "access": access})})
+    fast, des = evaluate(sc), simulate(sc)
+    assert fast.tail_method == "dies"
+    assert des.latency_p99_us.value is not None and des.latency_p999_us.value is not None
+    assert fast.latency_p99_us == pytest.approx(des.latency_p99_us.value, rel=0.15)
+    assert fast.latency_p999_us == pytest.approx(des.latency_p999_us.value, rel=0.25)

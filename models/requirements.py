@@ -221,6 +221,11 @@ class SurviveFailures(StrictModel):
         return self.drive or self.adapter
 
 
+CANDIDATES_DEVICE_MODEL = ("the flash device model of every candidate with flash of its own (a scenario's device_model): "
+                           "'pooled', or 'dies' (addressed NAND dies behind a controller, issue 18: the fast path screens "
+                           "p99 objectives with the die-level tail)")
+
+
 class Requirements(StrictModel):
     """What a configuration must deliver; see the module docstring for a file."""
 
@@ -241,9 +246,7 @@ class Requirements(StrictModel):
     candidates: CandidateSpace = Field(default_factory=CandidateSpace)
     verify: VerifySettings = Field(default_factory=VerifySettings)
     survive: SurviveFailures | None = Field(default=None, description="failure states the SLO must hold in (issue 22)")
-    device_model: DeviceModel = Field(default="pooled", description=(
-        "the flash device model of every candidate (a scenario's device_model): 'pooled', or 'dies' (addressed NAND "
-        "dies behind a controller, issue 18: the fast path screens a p99 SLO with the die-level tail)"))
+    device_model: DeviceModel = Field(default="pooled", description=CANDIDATES_DEVICE_MODEL)
 
     @field_validator("workload")
     @classmethod
@@ -340,9 +343,7 @@ class ConsolidationRequirements(StrictModel):
     host: HostConfig | None = Field(default=None, description="host override; default: the platform's catalog host")
     candidates: CandidateSpace = Field(default_factory=CandidateSpace)
     verify: VerifySettings = Field(default_factory=VerifySettings)
-    device_model: DeviceModel = Field(default="pooled", description=(
-        "the flash device model of every candidate (a scenario's device_model): 'pooled', or 'dies' (addressed NAND "
-        "dies behind a controller, issue 18: the fast path screens each workload's p99 with the die-level tail)"))
+    device_model: DeviceModel = Field(default="pooled", description=CANDIDATES_DEVICE_MODEL)
 
     @model_validator(mode="after")
     def _named_and_placed_nowhere(self) -> ConsolidationRequirements:

@@ -516,12 +516,14 @@ def _die_model(c: Compiler, scenario: Scenario, ev: Evaluation, ev0: Evaluation,
             # the chance its die is busy and in the residual's mixture (a read's residual is not in a QD1 read's wait)
             seen = max(0.0, 1.0 - 1.0 / (population * g.reach)) if population * g.reach >= 1 else 0.0
             read_us = device.die_us + device.die_us_per_byte * read_bytes  # tR unless the dies are shared
-            rho_r = x * g.work / n
+            read_load = x * g.work / n
+            # one page's wait: the die's queue and one operation's rest met at random, over 1 - the die's read load
+            # (the network's program-lock wait for a read of one page, ``Network.evaluate``)
             page_wait = -1.0 if p.shared_dies else ev.waits[g.index] + (
-                program_load * program_us * (1.0 + program_cv * program_cv) / 2.0 / (1.0 - rho_r) if rho_r < 1.0 else math.inf)
+                program_load * program_us * (1.0 + program_cv * program_cv) / 2.0 / (1.0 - read_load) if read_load < 1.0 else math.inf)
             loads.append(DieGroupLoad(devices=tuple(dict.fromkeys(g.names)), share=reads,
                                       mean_wait_us=ev.waits[g.index] + ev.waits[h.index] + spread_us, read_us=read_us,
-                                      read_cv=d.die_read_cv, read_load=x * g.work / n, seen=seen, background=g.background_util,
+                                      read_cv=d.die_read_cv, read_load=read_load, seen=seen, background=g.background_util,
                                       program_load=program_load, program_us=program_us, program_cv=program_cv,
                                       pages=fork_join[0] if fork_join else 1, dies=d.dies,
                                       sources=fork_join[1] if fork_join else -1, channel_us=channel_us,

@@ -317,7 +317,9 @@ TAIL_METHODS = ("dies", "dies, closed reads", "heuristic")
   writes (acknowledged from the device's cache) their fixed zero-load part, the cache's lognormal acknowledgement
   and a wait of the fast path's mean (``sim.analytic.dies.WriteLaw``): exponential for open arrivals, a closed
   loop's the machine repairman's finite-source law (a loop that saturates its device keeps a steady queue, so its
-  wait is tight: z/VM subchannels, deep write loops; with one device its stages are departures of the busy dies),
+  wait is tight: z/VM subchannels, deep write loops; with one device its stages are departures of the busy dies; a
+  loop that saturates several devices' dies fills their caches, and its waiting writes gather at the fullest device:
+  ``WriteLaw.gather``),
   combined by ``sim.analytic.dies.route_quantiles_us`` (calibration/ext/die_solvers_writes.md).
   Several workloads (a ``workloads`` list, a profile's multi-workload interval): each workload's route as above at
   its own read/write mix, means (the other workloads' interference included, ``sim.analytic.classes``) and
@@ -457,6 +459,13 @@ def _fork_join(c: Compiler, wl: object, read_sizes: list[float]) -> tuple[int, i
     return (pages, (population - 1) * pages) if pages > 1 and population >= 1 else None
 
 
+SATURATED = 0.999
+"""A closed loop whose throughput is at least this share of its bottleneck's capacity saturates it (the fast path's
+closed solution reaches the capacity there, to its bisection's 1e-6): ``WriteLaw.gather``."""
+DESTAGE = (".dies", ".write_bw", ".write_cache")
+"""A ``dies`` device's stations behind its write cache (and the cache): a loop saturating one fills the cache."""
+
+
 def _die_model(c: Compiler, scenario: Scenario, ev: Evaluation, ev0: Evaluation, latency: list[float],
                stable: bool) -> DieTailModel | None:
     """The die groups' loads and the write law of a solved route (``_die_tails``); None without die groups."""
@@ -532,6 +541,13 @@ def _die_model(c: Compiler, scenario: Scenario, ev: Evaluation, ev0: Evaluation,
                                       channel_cv=p.read_channel_cv,
                                       read_pages=g.work / g.page_us / net.op_prob[READ] if g.page_us > 0 and reads > 0 else 0.0,
                                       page_wait_us=page_wait))
+    write = _write_law(c, ev0, latency, x, population)
+    return DieTailModel(True, True, tuple(loads), net.op_prob[READ], latency[READ], write, closed_reads)
+
+
+def _write_law(c: Compiler, ev0: Evaluation, latency: list[float], x: float, population: float) -> WriteLaw:
+    """The write law (``WriteLaw``) of a solved route under ``dies`` at throughput ``x`` (per us)."""
+    net = c.net
     # the write's acknowledgement: the cache's ack less the controller's part, the device law's lognormal (the DES's
     # ``write_ack`` delay); a closed loop's writes wait as a finite source (``WriteLaw``)
     p0, d0 = c.die_devices[0].p, c.die_devices[0].d
@@ -549,18 +565,23 @@ def _die_model(c: Compiler, scenario: Scenario, ev: Evaluation, ev0: Evaluation,
     # holds taken at the same cv (the acknowledgement's law dominates a write's hold there)
     servers = d0.dies
     caps = net.capacities()
+    visits = device_rate / write_rate if write_rate > 0 else 1.0
+    gather = 0.0
     if caps:
         neck = net.groups[caps.index(min(caps))]
         device_names = {name.rsplit(".", 1)[0] for device in c.die_devices for g, _ in device.write_cache for name in g.names}
         if not any(name.rsplit(".", 1)[0] in device_names for name in neck.names):
             servers = max(1, neck.servers * len(set(neck.names)) // max(1, devices))
-    write = WriteLaw(zero_us=ev0.latency[WRITE], mean_us=latency[WRITE],
+        elif devices > 1 and x >= SATURATED * min(caps) and any(name.endswith(DESTAGE) for name in neck.names):
+            # a closed loop that saturates what drains the devices' caches (dies, write channel) fills them: its
+            # waiting writes gather at the fullest device (``WriteLaw.gather``), which a write visits so many times
+            gather = min(1.0, visits)
+    return WriteLaw(zero_us=ev0.latency[WRITE], mean_us=latency[WRITE],
                      ack_us=min(ev0.latency[WRITE], max(0.0, p0.write_ack_us - write_command_us(d0, p0))),
                      ack_cv=p0.service_cv if p0.law == "lognormal" else 0.0, population=population,
                      cycle_us=population / write_rate if device_rate > 0 and math.isfinite(population) else 0.0,
                      servers=servers, program_cv=p0.service_cv if p0.law == "lognormal" else 0.0,
-                     copies=max(1, round(copies)), devices=devices, visits=device_rate / write_rate if write_rate > 0 else 1.0)
-    return DieTailModel(True, True, tuple(loads), net.op_prob[READ], latency[READ], write, closed_reads)
+                     copies=max(1, round(copies)), devices=devices, visits=visits, gather=gather)
 
 
 def die_wait_laws(model: DieTailModel, others: dict[str, tuple[float, float, float]],
@@ -621,7 +642,8 @@ def _write_with_mean(write: WriteLaw, mean_us: float) -> WriteLaw:
     compiled dataclass is not handed to ``dataclasses.replace``)."""
     return WriteLaw(zero_us=write.zero_us, mean_us=mean_us, ack_us=write.ack_us, ack_cv=write.ack_cv,
                     population=write.population, cycle_us=write.cycle_us, servers=write.servers,
-                    program_cv=write.program_cv, copies=write.copies, devices=write.devices, visits=write.visits)
+                    program_cv=write.program_cv, copies=write.copies, devices=write.devices, visits=write.visits,
+                    gather=write.gather)
 
 
 def _other_loads(loads: dict[str, dict[str, tuple[float, float, float]]], name: str) -> dict[str, tuple[float, float, float]]:

@@ -749,11 +749,32 @@ class WriteLaw:
     """Devices the loop's writes spread over (their queues: ``finite_source_wait``)."""
     visits: float = 1.0
     """Visits to one device per write (``copies`` / ``devices`` when spread evenly)."""
-    """Devices a write waits at in parallel (a mirrored write: 2); it is acknowledged when the slowest copy is."""
+    gather: float = 0.0
+    """Where a closed loop saturates the write caches of several devices (their dies the bottleneck): the chance a
+    logical write visits the one device whose cache is full (``visits``, at most 1); 0 where the waits spread over
+    the devices (the product form's). Every device then programs as fast as the loop writes to it, so each one's
+    backlog (cache and queue) is a random walk with no drift; the walks drift apart by far more than the loop's
+    waiting writes, which gather at the fullest device: a write waits only there, behind them all (seed 001's S2
+    example, 8 drives mirrored, DES: drive0 52 waiting on average, drives 4 and 5 never one; p50 25 us, p95 289,
+    p99 311 at seeds 1-3 and 100K-800K I/Os alike; calibration/ext/die_solvers_writes.md, "gathered waits")."""
 
     @property
     def wait_us(self) -> float:
         return max(0.0, self.mean_us - self.zero_us)
+
+    def _gathered(self, w: float) -> tuple[float, list[float]]:
+        """The wait table where the loop's waiting writes gather at one device (``gather`` p): no wait with chance
+        1 - p; else the one device's finite-source law with mean w / p, each job visiting it p times per cycle (away
+        the cycle / p less that wait), its stages departures of that device's busy dies."""
+        p = self.gather
+        hit = w / p
+        m, first, probs = finite_source_wait(round(self.population), self.cycle_us / p - hit, hit)
+        if not probs:
+            step = hit * 14.0 / WRITE_STEPS
+            return step, [p * math.exp(-n * step / hit) for n in range(WRITE_STEPS + 1)]
+        step, above = (stage_mixture_above(m, first, probs, self.servers, self.program_cv) if self.servers > 0
+                       else erlang_mixture_above(m, first, probs))
+        return step, [p * a for a in above]
 
     def _one_copy(self, w: float) -> tuple[float, list[float]]:
         """The finite-source wait table of one copy whose mean wait is ``w``."""
@@ -778,6 +799,8 @@ class WriteLaw:
         if w <= 1e-3 * max(1.0, self.zero_us):  # a wait this small only shifts the latency (``above``)
             return 0.0, [0.0]
         if self.closed:
+            if self.gather > 0:
+                return self._gathered(w)
             if self.copies <= 1:
                 return self._one_copy(w)
             # the slowest of k copies at k devices (independent queues): P(W > t) = 1 - (1 - P(W_1 > t))^k, the

@@ -32,6 +32,12 @@ CASES: dict[str, dict[str, Any]] = {
     "2 RAID-1": {"topology": {"layout": "raid1", "drives": 2, "namespaces": {"per_drive": 1}}},
     "2 mirrored": {"topology": {"drives": 2}},
     "8 RAID-0, 30% reads": {"topology": {"layout": "raid0"}, "workload": {"read_fraction": 0.3}},
+    "8 P4510 mirrored": {"topology": {"drive": "P4510-4TB", "namespaces": {"per_drive": 1}}},
+    "4 RAID-0, 64 KiB sequential": {"topology": {"layout": "raid0", "drives": 4, "namespaces": {"per_drive": 1}},
+                                    "workload": {"access": "sequential", "block_size_kib": 64}},
+    "2 P4510 RAID-0, 16 KiB sequential, 2 jobs": {
+        "topology": {"drive": "P4510-4TB", "layout": "raid0", "drives": 2, "namespaces": {"per_drive": 1}},
+        "workload": {"jobs": 2, "access": "sequential", "block_size_kib": 16}},
 }
 """Changes to examples/s2_ibmi_8x4_mirrored.yaml, by case (nested fields merged into the example's)."""
 

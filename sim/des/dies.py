@@ -41,7 +41,25 @@ from functools import lru_cache, partial
 
 import simpy
 
-from sim.des.components import READ, Delay, Ev, Fork, Hop, Job, JobFactory, Meter, Pool, Station, advance, make_route, schedule
+from sim.des.components import (
+    CHAIN_DROP,
+    READ,
+    BookedPool,
+    Chain,
+    Delay,
+    Ev,
+    FifoStation,
+    Fork,
+    Hop,
+    Job,
+    JobFactory,
+    Meter,
+    Pool,
+    Station,
+    advance,
+    make_route,
+    schedule,
+)
 from sim.des.rng import Streams
 from sim.route.flash import (
     FIRST_READ_BYTES,
@@ -183,15 +201,33 @@ def operations_hop(dies: DieArray, ops: ProgramOperations, unit: Callable[[], fl
     return hop
 
 
+def _no_reads(job: Job) -> None:
+    raise RuntimeError("a read reached a flash device built for writes alone (DieDevice writes_only)")
+
+
 class DieDevice:
     """A flash drive or DIMM under the ``dies`` device model (module docstring); read_hops and write_hops
-    as ``FlashDevice``'s, parallelism for the result's notes."""
+    as ``FlashDevice``'s, parallelism for the result's notes.
+
+    ``writes_only`` (no read ever reaches the device: a write-only workload, no rebuild; ``sim.des.model.build``) on
+    a drive: the controller is a single server fed by the link alone, so it is a ``FifoStation`` and the cache a
+    ``BookedPool``, and ``sim.des.model`` makes the link, the controller, the slot and the acknowledgement one
+    ``WriteEntry`` (the same times and draws as the event walk, one event instead of three). Where a write costs at
+    most one operation (``ProgramOperations.per_write`` <= 1: a sequential stream, S4's P4510) the dies, seeing its
+    programs alone, are an N-server FCFS queue (the write point: an idle die, else the first to fall idle), and a
+    destage is one ``Chain`` with no event (the write channel, the dies as a ``FifoStation`` of N servers, the slot's
+    release booked at the program's end), as ``FlashDevice``'s. With more (a write's later operations join the queue
+    of waiting programs when the one before ends, out of time order for a booking) the destage keeps its events.
+    """
 
     def __init__(self, env: simpy.Environment, streams: Streams, jobs: JobFactory, meters: list[Meter], name: str,
-                 p: FlashParameters, d: DieLayout):
+                 p: FlashParameters, d: DieLayout, writes_only: bool = False):
         ctrl_s = d.controller_service_us
         ctrl_w = write_command_us(d, p)  # a write's time there: at most its acknowledgement
-        self.controller = Station(env, f"{name}.controller", 1, lambda job: ctrl_s if job.op == READ else ctrl_w)
+        self.writes_only = alone = writes_only and not p.shared_dies
+        booked = alone and program_operations(p, d).per_write <= 1.0
+        self.controller: Station = (FifoStation(env, f"{name}.controller", 1, lambda job: ctrl_w) if alone else
+                                    Station(env, f"{name}.controller", 1, lambda job: ctrl_s if job.op == READ else ctrl_w))
         controller_delay = d.controller_delay_us
         fixed = Delay(env, lambda job: controller_delay, f"{name}.controller_fixed")
         read_unit = streams.unit("lognormal" if d.die_read_cv > 0 else "deterministic", d.die_read_cv)
@@ -222,21 +258,25 @@ class DieDevice:
                 extra = job.size - FIRST_READ_BYTES
                 return extra * per_byte * unit() if extra > 0 else 0.0
         self.read_bw = Station(env, f"{name}.read_bw", 1, beyond)
-        self.write_cache = Pool(env, f"{name}.write_cache", p.write_cache_slots)
+        self.write_cache: Pool = (BookedPool if alone else Pool)(env, f"{name}.write_cache", p.write_cache_slots)
         law, cv = p.law, p.service_cv
         ack_unit = streams.unit(law, cv)
         ack = max(0.0, p.write_ack_us - ctrl_w)
         self.ack = Delay(env, lambda job: ack * ack_unit(), f"{name}.write_ack")
         write_per_byte = us_per_byte(p.write_bw_gbs)
-        self.write_bw = Station(env, f"{name}.write_bw", 1, lambda job: job.size * write_per_byte)
+        self.write_bw: Station = (FifoStation if booked else Station)(env, f"{name}.write_bw", 1, lambda job: job.size * write_per_byte)
         program_unit = streams.unit(law, cv)
-        if p.shared_dies:
+        dies_meter: Meter = self.dies
+        destage: tuple[Hop, ...]
+        if booked:
+            dies_meter, destage = self._destage_booked(env, jobs, name, p, d, program_unit)
+        elif p.shared_dies:
             # reads and programs share the dies (eXFlash, FlashParameters.shared_dies): a destaged write frees its
             # cache slot when its program starts on a die, which it holds for the time that makes the N dies alone
             # give the datasheet write IOPS and bandwidth (the dies are the whole write path, as in FlashDevice)
             scale = d.dies / p.read_units
             program = self.dies.program(lambda job: p.die_program_time_us(job.size) * scale * program_unit(), behind=True)
-            destage: tuple[Hop, ...] = (program, self.write_cache.release)
+            destage = (program, self.write_cache.release)
         else:
             # the write's NAND work, N / write IOPS of die time, in operations of tPROG (``ProgramOperations``): a
             # whole count per write (``OperationCount``, none while a page fills), one after another, each on the die
@@ -244,7 +284,7 @@ class DieDevice:
             # freed when the last operation ends
             programs = operations_hop(self.dies, program_operations(p, d), program_unit)
             destage = make_route(self.write_bw, programs, self.write_cache.release)
-        meters.extend([self.controller, self.dies, self.read_bw, self.write_cache, self.write_bw])
+        meters.extend([self.controller, dies_meter, self.read_bw, self.write_cache, self.write_bw])
         read_bw = self.read_bw
 
         def channel(job: Job) -> None:
@@ -253,7 +293,30 @@ class DieDevice:
             else:
                 advance(job)
 
-        self.read_hops: tuple[Hop, ...] = make_route(fixed if controller_delay > 0 else None, self.controller,
-                                                     self.dies.read, channel)
-        self.write_hops: tuple[Hop, ...] = (self.controller, self.write_cache.acquire, self.ack, Fork(destage, jobs))
+        self.read_hops: tuple[Hop, ...] = (_no_reads,) if alone else make_route(
+            fixed if controller_delay > 0 else None, self.controller, self.dies.read, channel)
+        destaging = Fork(destage, jobs)
+        destaging.set_body(destage)  # a chain that drops its child recycles it itself
+        self.write_hops: tuple[Hop, ...] = (self.controller, self.write_cache.acquire, self.ack, destaging)
         self.parallelism = {"dies": d.dies, "write_cache_slots": p.write_cache_slots}
+
+    def _destage_booked(self, env: simpy.Environment, jobs: JobFactory, name: str, p: FlashParameters, d: DieLayout,
+                        unit: Callable[[], float]) -> tuple[Meter, tuple[Hop, ...]]:
+        """``writes_only`` with at most one operation per write: the dies as N servers (a write's operation on the first
+        free die, tPROG times ``unit()``; none while a page fills, ``OperationCount``) and the destage as one chain with
+        no event (the write channel, the dies, the slot's release booked at the end)."""
+        ops = program_operations(p, d)
+        count = OperationCount(ops.per_write)
+        op_us = ops.operation_us
+        dies = FifoStation(env, f"{name}.dies", d.dies, lambda job: op_us * unit())
+        dies.reached_ahead()
+
+        def program(job: Job, t: float) -> float:
+            return dies.commit(job, t) if count.next() else t
+
+        channel = self.write_bw
+        cache = self.write_cache
+        assert isinstance(channel, FifoStation) and isinstance(cache, BookedPool)
+        # every release is booked at or after a departure of the dies (every write programs), else of the channel
+        cache.releases_after(dies if ops.per_write >= 1.0 else channel)
+        return dies, (Chain(env, [channel.commit, program, cache.release_at], CHAIN_DROP, jobs=jobs),)

@@ -134,6 +134,8 @@ class Builder:
         self.jobs = jobs
         self.reads_meet_programs = reads_meet_programs
         """Whether flash devices see reads and writes together (``reads_meet_programs``): else no die locks."""
+        self.writes_only = False
+        """Whether no read ever reaches a flash device (``DieDevice`` ``writes_only``)."""
         self.meters: list[Meter] = []
         self.released_behind: set[int] = set()
         """The pool banks (by ``id``) whose slots a background route gives back (``ReleaseBehind``): made
@@ -626,6 +628,9 @@ def build(env: simpy.Environment, scenario: Scenario, streams: Streams, jobs: Jo
     route = describe(scenario)
     lay = layout(route)
     b = Builder(env, streams, jobs, route.reads_meet_programs)
+    # no read ever reaches a flash device (a write-only workload, no rebuild): a die-level device's dies program alone
+    b.writes_only = (not route.reads_meet_programs and route.volume.rebuild is None
+                     and all(w.read_fraction <= 0.0 for w in scenario.all_workloads()))
     cpu, submit, complete = b.cpu(route.host)
     made = components(b, lay)
     split = Split(_unplanned, b.jobs, env)
@@ -872,7 +877,8 @@ def _make(b: Builder, element: Any, i: int | None) -> list[Any]:
         if isinstance(element, DeviceBank):
             dies = element.dies
             if dies is not None:
-                return [DieDevice(b.env, b.streams, b.jobs, b.meters, name, element.params, dies) for name in names]
+                return [DieDevice(b.env, b.streams, b.jobs, b.meters, name, element.params, dies, b.writes_only)
+                        for name in names]
             return [FlashDevice(b, name, element.params) for name in names]
         if isinstance(element, StationBank):
             return [b.service(name, element.servers, element.law) for name in names]
@@ -938,7 +944,7 @@ class _Hops:
         if j == i or not isinstance(write, Device) or write.op != WRITE:
             return None
         dev = self.one(write.bank, member, path)
-        if not isinstance(dev, FlashDevice):
+        if not isinstance(dev, FlashDevice) and not (isinstance(dev, DieDevice) and dev.writes_only):
             return None
         links = [self.cross(step, member, path) for step in steps[i:j] if isinstance(step, Cross)]
         k = len(links)
@@ -947,13 +953,20 @@ class _Hops:
         channel: list[FifoStation] = [st for st in links[k:] if isinstance(st, FifoStation)]
         if not channel:
             return None
+        after = dev.write_hops[2:]
+        if isinstance(dev, DieDevice):
+            # the controller is the channel's last station (fed by the link alone: no read reaches the device)
+            assert isinstance(dev.controller, FifoStation)
+            channel.append(dev.controller)
+            after = dev.write_hops[3:]
         entry = self.entries.get(id(dev))
         if entry is None:
+            assert isinstance(dev.write_cache, BookedPool)
             entry = self.entries[id(dev)] = WriteEntry(self.b.env, channel, dev.write_cache, dev.ack)
         elif list(entry.channel) != channel:  # the order of the slots taken is the order of one channel's arrivals
             raise RuntimeError(f"{dev.write_cache.name} is written through more than one channel: "
                                f"{[st.name for st in entry.channel]} and {[st.name for st in channel]}")
-        return (*links[:k], entry, dev.write_cache.acquire, entry.acknowledge, *dev.write_hops[2:]), j + 1
+        return (*links[:k], entry, dev.write_cache.acquire, entry.acknowledge, *after), j + 1
 
     def check_entries(self, fusion: Fusion) -> None:
         """The proof a ``WriteEntry`` rests on, from every route built so far (``fusion``'s predecessors): its device
@@ -1007,7 +1020,7 @@ class _Hops:
 
     def device(self, step: Device, member: int, path: int) -> tuple[Hop, ...]:
         dev = self.one(step.bank, member, path)
-        if step.op == WRITE and isinstance(dev, FlashDevice):
+        if step.op == WRITE and isinstance(dev, (FlashDevice, DieDevice)):
             self.plain_writes.add(id(dev.write_cache))
         if step.op == READ and step.part != WHOLE:
             assert isinstance(dev, FlashDevice)  # a read in parts: a pooled flash device (``sim.route.steps._zvm``)

@@ -935,7 +935,9 @@ class _Hops:
         """A write crossing single-server links into a flash device's write cache (``steps[i:]`` a run of ``Cross``
         then a ``Device`` WRITE: S2's uplink and drive link, z/VM's page across its link, seed 003): the links (the
         run's longest tail of single-server ``FifoStation``), the cache slot and the acknowledgement as one
-        ``WriteEntry``, with the index of the step after the device (None when ``steps[i:]`` is no such write).
+        ``WriteEntry``, with the index of the step after the device (None when ``steps[i:]`` is no such write). The
+        device is a pooled ``FlashDevice``, or a ``DieDevice`` no read reaches (``writes_only``), whose controller
+        then ends the channel.
         Every route gets it where its steps read so; ``check_entries`` proves the entry's order holds."""
         j = i
         while j < len(steps) and isinstance(steps[j], Cross):

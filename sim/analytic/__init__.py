@@ -139,6 +139,19 @@ def _spread_extra(net: Network, latency: list[float], extra: float, bottleneck: 
     return out
 
 
+def _queue_of(c: Compiler, bottleneck: int) -> Group:
+    """Where a closed loop's jobs queue when group ``bottleneck`` binds: the group itself, except for the dies of a
+    ``dies`` device whose capacity its programs share (``Network.program_work``) while the loop writes. There reads
+    go first at their die and the programs wait for an idle die holding their cache slots (``sim.des.dies``), so the
+    cache fills and the writes wait for its slots: the device's write cache."""
+    net = c.net
+    if bottleneck in net.program_work and net.op_prob[WRITE] > 0:
+        for device in c.die_devices:
+            if any(g.index == bottleneck for g, _ in device.dies) and device.write_cache:
+                return device.write_cache[0][0]
+    return net.groups[bottleneck]
+
+
 def _dispersion(wl: BurstyWorkload, t_us: float) -> float:
     """Index of dispersion of on/off Poisson arrivals counted over ``t_us`` (1 = Poisson).
 
@@ -917,7 +930,7 @@ def _solve_modelled(c: Compiler, scenario: Scenario, utilization: bool = True,
         latency = list(ev.latency)
         model_mean = net.mean_latency(ev)
         if mean_latency > model_mean * (1 + 1e-6) and bottleneck_index >= 0:
-            latency = _spread_extra(net, latency, mean_latency - model_mean, net.groups[bottleneck_index])
+            latency = _spread_extra(net, latency, mean_latency - model_mean, _queue_of(c, bottleneck_index))
     elif isinstance(wl, OpenWorkload):
         x = wl.rate_iops * 1e-6
         stable = x < x_max

@@ -768,18 +768,18 @@ class WriteLaw:
         the cycle / p less that wait), its stages departures of that device's busy dies."""
         p = self.gather
         hit = w / p
-        m, first, probs = finite_source_wait(round(self.population), self.cycle_us / p - hit, hit)
-        if not probs:
-            step = hit * 14.0 / WRITE_STEPS
-            return step, [p * math.exp(-n * step / hit) for n in range(WRITE_STEPS + 1)]
-        step, above = (stage_mixture_above(m, first, probs, self.servers, self.program_cv) if self.servers > 0
-                       else erlang_mixture_above(m, first, probs))
+        step, above = self._finite_source(hit, self.cycle_us / p - hit)
         return step, [p * a for a in above]
 
     def _one_copy(self, w: float) -> tuple[float, list[float]]:
         """The finite-source wait table of one copy whose mean wait is ``w``."""
-        m, first, probs = finite_source_wait(round(self.population), self.cycle_us - self.wait_us, w, self.devices,
-                                             self.visits)
+        return self._finite_source(w, self.cycle_us - self.wait_us, self.devices, self.visits)
+
+    def _finite_source(self, w: float, rest_us: float, devices: int = 1, visits: float = 1.0) -> tuple[float, list[float]]:
+        """(step, [P(W > k step)]) of a finite-source wait of mean ``w`` (``finite_source_wait``: the loop's jobs away
+        ``rest_us``), its stages the busy dies' departures (``servers``) or exponential; an exponential where the law
+        has no queue to speak of."""
+        m, first, probs = finite_source_wait(round(self.population), rest_us, w, devices, visits)
         if not probs:
             step = w * 14.0 / WRITE_STEPS
             return step, [math.exp(-n * step / w) for n in range(WRITE_STEPS + 1)]

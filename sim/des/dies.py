@@ -225,7 +225,8 @@ class DieDevice:
         ctrl_s = d.controller_service_us
         ctrl_w = write_command_us(d, p)  # a write's time there: at most its acknowledgement
         self.writes_only = alone = writes_only and not p.shared_dies
-        booked = alone and program_operations(p, d).per_write <= 1.0
+        ops = None if p.shared_dies else program_operations(p, d)
+        booked = alone and ops is not None and ops.per_write <= 1.0
         self.controller: Station = (FifoStation(env, f"{name}.controller", 1, lambda job: ctrl_w) if alone else
                                     Station(env, f"{name}.controller", 1, lambda job: ctrl_s if job.op == READ else ctrl_w))
         controller_delay = d.controller_delay_us
@@ -268,8 +269,8 @@ class DieDevice:
         program_unit = streams.unit(law, cv)
         dies_meter: Meter = self.dies
         destage: tuple[Hop, ...]
-        if booked:
-            dies_meter, destage = self._destage_booked(env, jobs, name, p, d, program_unit)
+        if booked and ops is not None:
+            dies_meter, destage = self._destage_booked(env, jobs, name, ops, d, program_unit)
         elif p.shared_dies:
             # reads and programs share the dies (eXFlash, FlashParameters.shared_dies): a destaged write frees its
             # cache slot when its program starts on a die, which it holds for the time that makes the N dies alone
@@ -282,7 +283,8 @@ class DieDevice:
             # whole count per write (``OperationCount``, none while a page fills), one after another, each on the die
             # the write point picks; the dies alone give the datasheet write IOPS when all are busy; the slot is
             # freed when the last operation ends
-            programs = operations_hop(self.dies, program_operations(p, d), program_unit)
+            assert ops is not None
+            programs = operations_hop(self.dies, ops, program_unit)
             destage = make_route(self.write_bw, programs, self.write_cache.release)
         meters.extend([self.controller, dies_meter, self.read_bw, self.write_cache, self.write_bw])
         read_bw = self.read_bw
@@ -300,12 +302,11 @@ class DieDevice:
         self.write_hops: tuple[Hop, ...] = (self.controller, self.write_cache.acquire, self.ack, destaging)
         self.parallelism = {"dies": d.dies, "write_cache_slots": p.write_cache_slots}
 
-    def _destage_booked(self, env: simpy.Environment, jobs: JobFactory, name: str, p: FlashParameters, d: DieLayout,
+    def _destage_booked(self, env: simpy.Environment, jobs: JobFactory, name: str, ops: ProgramOperations, d: DieLayout,
                         unit: Callable[[], float]) -> tuple[Meter, tuple[Hop, ...]]:
         """``writes_only`` with at most one operation per write: the dies as N servers (a write's operation on the first
         free die, tPROG times ``unit()``; none while a page fills, ``OperationCount``) and the destage as one chain with
         no event (the write channel, the dies, the slot's release booked at the end)."""
-        ops = program_operations(p, d)
         count = OperationCount(ops.per_write)
         op_us = ops.operation_us
         dies = FifoStation(env, f"{name}.dies", d.dies, lambda job: op_us * unit())

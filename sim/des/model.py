@@ -955,12 +955,11 @@ class _Hops:
         channel: list[FifoStation] = [st for st in links[k:] if isinstance(st, FifoStation)]
         if not channel:
             return None
-        after = dev.write_hops[2:]
         if isinstance(dev, DieDevice):
             # the controller is the channel's last station (fed by the link alone: no read reaches the device)
             assert isinstance(dev.controller, FifoStation)
             channel.append(dev.controller)
-            after = dev.write_hops[3:]
+        after = dev.write_hops[dev.write_hops.index(dev.ack) + 1:]  # the destage: the hops past the acknowledgement
         entry = self.entries.get(id(dev))
         if entry is None:
             assert isinstance(dev.write_cache, BookedPool)

@@ -67,7 +67,7 @@ def plan_json(requirements_json: str, verify_top: int) -> str:
 
 
 def qd_point_json(device: str, qd: int, read_fraction: float, block_size_kib: float, max_ios: int,
-                  device_model: str = "pooled") -> str:
+                  device_model: str = "auto") -> str:
     """Worker: one queue depth of a device's DES queue-depth sweep (``sim.plan.qd_sweep``) as a one-row JSON list.
 
     The row carries ``status`` and ``validity``, so the runner caches it only when it is precise; the

@@ -5,11 +5,11 @@ in <= 10 s on 2 cores. The requirements are examples/plan/ibmi_oltp.yaml (IBM i 
 OLTP 4K 70/30, 600K IOPS + 25% growth, p99 <= 1 ms, 6 TB mirrored), whose candidate space
 is every IBM i drive x count x namespaces x EJ1Y/EJ1X adapter count the topology rules allow.
 
-    python -m bench.planner [--quick] [--device-model dies]
+    python -m bench.planner [--quick] [--device-model pooled|dies]
 
 ``--quick`` verifies one finalist instead of three (the winner is still DES-verified).
-``--device-model dies`` plans every candidate under the die-level device model (issue 18; ``pooled``, the
-default, is the scenarios as written) and prints, for each DES-verified finalist, the fast path's p99
+``--device-model`` plans every candidate under one device model (issue 18; ``auto``, the default, is the
+scenarios as written: dies for the drives) and prints, for each DES-verified finalist, the fast path's p99
 (``FastResult.latency_p99_us``, the planner's screening figure) against the DES p99 and its 95% CI.
 """
 
@@ -37,7 +37,7 @@ def with_device_model(space: tuple[list[Any], int], device_model: str) -> tuple[
     from models.scenario import Scenario
 
     candidates, invalid = space
-    if device_model == "pooled":
+    if device_model == "auto":
         return space
     for c in candidates:
         c.scenario = Scenario.model_validate({**c.scenario.model_dump(mode="json", exclude_none=True), "device_model": device_model})
@@ -61,7 +61,7 @@ def tail_rows(result: Any) -> list[dict[str, Any]]:
     return rows
 
 
-def measure(quick: bool = False, path: Path = REQUIREMENTS, device_model: str = "pooled") -> dict[str, Any]:
+def measure(quick: bool = False, path: Path = REQUIREMENTS, device_model: str = "auto") -> dict[str, Any]:
     """Plan ``path`` once and return the figures: candidates screened, DES runs, wall times, the winner,
     and (``tails``) each DES-verified candidate's fast p99 against the DES's.
 
@@ -107,8 +107,8 @@ def measure(quick: bool = False, path: Path = REQUIREMENTS, device_model: str = 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.planner", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="verify one finalist instead of three")
-    parser.add_argument("--device-model", choices=("pooled", "dies"), default="pooled",
-                        help="the flash device model of every candidate (default: pooled, the scenarios as written)")
+    parser.add_argument("--device-model", choices=("auto", "pooled", "dies"), default="auto",
+                        help="the flash device model of every candidate (default: auto, the scenarios as written: dies for drives)")
     args = parser.parse_args(argv)
     m = measure(quick=args.quick, device_model=args.device_model)
     print(f"Planner benchmark ({m['requirements']}, device_model={m['device_model']}, verify_top={m['verify_top']}, "

@@ -246,7 +246,7 @@ class Requirements(StrictModel):
     candidates: CandidateSpace = Field(default_factory=CandidateSpace)
     verify: VerifySettings = Field(default_factory=VerifySettings)
     survive: SurviveFailures | None = Field(default=None, description="failure states the SLO must hold in (issue 22)")
-    device_model: DeviceModel = Field(default="pooled", description=CANDIDATES_DEVICE_MODEL)
+    device_model: DeviceModel = Field(default="auto", description=CANDIDATES_DEVICE_MODEL)
 
     @field_validator("workload")
     @classmethod
@@ -343,7 +343,7 @@ class ConsolidationRequirements(StrictModel):
     host: HostConfig | None = Field(default=None, description="host override; default: the platform's catalog host")
     candidates: CandidateSpace = Field(default_factory=CandidateSpace)
     verify: VerifySettings = Field(default_factory=VerifySettings)
-    device_model: DeviceModel = Field(default="pooled", description=CANDIDATES_DEVICE_MODEL)
+    device_model: DeviceModel = Field(default="auto", description=CANDIDATES_DEVICE_MODEL)
 
     @model_validator(mode="after")
     def _named_and_placed_nowhere(self) -> ConsolidationRequirements:

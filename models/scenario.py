@@ -54,7 +54,7 @@ class RunSettings(StrictModel):
     max_wall_s: float = Field(default=120.0, gt=0, le=86_400)
 
 
-DeviceModel = Literal["pooled", "dies"]
+DeviceModel = Literal["auto", "pooled", "dies"]
 """How both solvers model a flash drive or DIMM (a scenario's, a requirement's ``device_model``): ``pooled``
 identical read units behind one queue, or ``dies`` addressed NAND dies behind a controller (issue 18)."""
 
@@ -75,7 +75,7 @@ class Scenario(StrictModel):
     workloads: list[Workload] | None = Field(default=None, min_length=1, max_length=MAX_WORKLOADS, description=(
         "several workloads on the one configuration (consolidation); instead of workload"))
     run: RunSettings = Field(default_factory=RunSettings)
-    device_model: DeviceModel = Field(default="pooled", description=(
+    device_model: DeviceModel = Field(default="auto", description=(
         "how both solvers model a flash drive or DIMM: 'pooled' (identical read units behind one queue, the "
         "default) or 'dies' (addressed NAND dies behind a controller, issue 18: sim/route/flash.py DieLayout)"))
     faults: Faults | None = Field(default=None, description="failed drives / adapters / ports and a rebuild in progress (models/faults.py)")

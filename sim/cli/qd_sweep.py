@@ -55,8 +55,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--read-fraction", type=float, default=1.0, help="share of reads, 0..1 (default 1.0)")
     p.add_argument("--block-kib", type=float, default=4.0, help="I/O size in KiB (default 4)")
     p.add_argument("--max-ios", type=int, default=None, help="DES completions per point (default 40,000)")
-    p.add_argument("--device-model", default="pooled",
-                   help="flash device model: pooled (default) or dies (addressed NAND dies behind a controller, issue 18)")
+    p.add_argument("--device-model", default="auto",
+                   help="flash device model: auto (default: dies for NVMe drives, pooled for memory-channel DIMMs), dies "
+                        "(addressed NAND dies behind a controller, issue 18) or pooled (identical read units)")
     p.add_argument("--json", action="store_true", help="print the rows and the published points as JSON")
     p.set_defaults(func=cmd_qd_sweep)
 
@@ -82,7 +83,7 @@ def _print(args: argparse.Namespace, points: list[Any], published: list[Any], ou
     if any(p.validity != "precise" for p in points):
         out.print("CUT SHORT / UNSTABLE / UNKNOWN rows are not final: their figures are indicative (raise --max-ios)", markup=False)
     if any(p.tail == "estimate" for p in points):
-        dies = getattr(args, "device_model", "pooled") == "dies"
+        dies = any(p.latency_p999_us is not None for p in points if p.tail == "estimate")  # only the die-level law gives one
         out.print("(est.) = the die-level tail estimate (sim.analytic.dies); run --solver des for measured tails" if dies else
                   "(est.) = the fast path's p99 screening estimate (the planner's); run --solver des for measured tails",
                   markup=False)

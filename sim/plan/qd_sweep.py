@@ -98,7 +98,7 @@ def des_run(max_ios: int = DEFAULT_MAX_IOS, target_rel_ci: float = DEFAULT_TARGE
 
 
 def device_scenario(device: str, qd: int, read_fraction: float = 1.0, block_size_kib: float = 4.0,
-                    run: dict[str, Any] | None = None, device_model: str = "pooled") -> Scenario:
+                    run: dict[str, Any] | None = None, device_model: str = "auto") -> Scenario:
     """One device alone under a closed loop of ``qd`` random I/Os (one job); BadInput names the bad field."""
     data: dict[str, Any] = {
         "name": f"{device}, {block_size_kib:g} KiB random, {read_fraction:.0%} read, QD {qd}",
@@ -107,7 +107,7 @@ def device_scenario(device: str, qd: int, read_fraction: float = 1.0, block_size
                      "block_size_kib": block_size_kib, "access": "random"},
         "run": run or des_run(),
     }
-    if device_model != "pooled":
+    if device_model != "auto":
         data["device_model"] = device_model
     try:
         return Scenario.model_validate(data)
@@ -224,7 +224,7 @@ def _des_points(base: Scenario, depths: list[int]) -> list[QdPoint]:
 
 def qd_sweep(device: str, depths: Any = DEFAULT_DEPTHS, solver: Solver = "fast", read_fraction: float = 1.0,
              block_size_kib: float = 4.0, max_ios: int = DEFAULT_MAX_IOS,
-             target_rel_ci: float = DEFAULT_TARGET_REL_CI, device_model: str = "pooled") -> list[QdPoint]:
+             target_rel_ci: float = DEFAULT_TARGET_REL_CI, device_model: str = "auto") -> list[QdPoint]:
     """One row per queue depth (ascending) for catalog drive or DIMM ``device``; BadInput names a bad argument.
 
     ``max_ios`` and ``target_rel_ci`` set each DES point's budget (the fast path ignores them).

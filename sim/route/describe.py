@@ -40,7 +40,7 @@ from sim.route.elements import (
     StationBank,
     VolumeSplit,
 )
-from sim.route.flash import DieLayout, FlashParameters, die_layout, flash_parameters, reads_meet_programs
+from sim.route.flash import DieLayout, FlashParameters, die_layout, flash_parameters, reads_meet_programs, uses_die_layout
 from sim.route.host import DEFAULT_STACK, ResolvedHost, resolve_host
 from sim.route.links import pcie_gbs, zvm_link_gbs
 from sim.route.san import SanParameters, san_parameters
@@ -218,9 +218,10 @@ def device_parameters(catalog: Catalog, spec: FlashDeviceSpec, access: str) -> F
 
 def device_bank(catalog: Catalog, labels: tuple[str, ...], spec: FlashDeviceSpec, access: str, of: MemberMap,
                 model: str) -> DeviceBank:
-    """The devices of a route: ``flash_parameters``, and under the ``dies`` device model their ``die_layout``."""
+    """The devices of a route: ``flash_parameters``, and their ``die_layout`` where the device model gives them dies
+    (``uses_die_layout``)."""
     dies: DieLayout | None = None
-    if model == "dies":
+    if uses_die_layout(model, spec):
         dies = derived.remembered_for(catalog, ("dies",), spec, lambda: die_layout(spec))
     return DeviceBank(labels, device_parameters(catalog, spec, access), of, dies)
 
@@ -353,7 +354,7 @@ def degraded_volume(volume: VolumeSplit, topo: DirectNvme, faults: Faults | None
 
 
 def _direct(catalog: Catalog, topo: DirectNvme, access: str, closed: bool, meets: bool, faults: Faults | None = None,
-            model: str = "pooled") -> DirectRoute:
+            model: str = "auto") -> DirectRoute:
     drives, adapters = topo.drives, topo.adapters
     members = drives * topo.namespaces.per_drive
     spec = device_spec(catalog, "drives", topo.drive)
@@ -412,7 +413,7 @@ def _san(catalog: Catalog, topo: San, mean_bytes: float, closed: bool, meets: bo
     )
 
 
-def _exflash(catalog: Catalog, topo: Exflash, access: str, closed: bool, meets: bool, model: str = "pooled") -> ExflashRoute:
+def _exflash(catalog: Catalog, topo: Exflash, access: str, closed: bool, meets: bool, model: str = "auto") -> ExflashRoute:
     dimms = topo.dimms
     spec = device_spec(catalog, "dimms", topo.dimm)
     channel_gbs = spec.memory_channel_gbs
@@ -426,7 +427,7 @@ def _exflash(catalog: Catalog, topo: Exflash, access: str, closed: bool, meets: 
     )
 
 
-def _zvm(catalog: Catalog, topo: ZvmEdev, access: str, closed: bool, meets: bool, model: str = "pooled") -> ZvmRoute:
+def _zvm(catalog: Catalog, topo: ZvmEdev, access: str, closed: bool, meets: bool, model: str = "auto") -> ZvmRoute:
     spec = device_spec(catalog, "drives", topo.drive)
     drive_of = (MOD, topo.drives)
     link = derived.remembered_for(catalog, ("zvm link", topo.adapter), spec, lambda: zvm_link_gbs(

@@ -109,6 +109,22 @@ def flash_parameters(spec: FlashDeviceSpec, access: str) -> FlashParameters:
     )
 
 
+def uses_die_layout(device_model: str, spec: FlashDeviceSpec) -> bool:
+    """Whether a scenario's ``device_model`` gives this device addressed dies (``die_layout``) in both solvers.
+
+    ``dies`` and ``pooled`` say so for every device. ``auto`` (the default) gives NVMe drives their dies and
+    keeps a device whose reads share the program dies (``behaviour.shared_dies``: the eXFlash memory-channel
+    DIMMs) pooled. The evidence, calibration/ext/DIE_LEVEL.md: on drives the dies carry the tail the pooled
+    units miss (PM1733 QD1 p99 +19% against +85% pooled; the P3700's p99 rising x1.80 from QD1 to QD16 against
+    x1.70 measured, pooled x1.0) and keep the S1, S2 and S5 records; on the DIMM no die count serves seed 002
+    (its QD16 knee needs at least 62 dies, its 16 KiB reads fewer than the 24 the rating-depth rule gives), and
+    under dies ten of its records go outside that the pooled model meets.
+    """
+    if device_model == "auto":
+        return not spec.behaviour.shared_dies
+    return device_model == "dies"
+
+
 SEQUENTIAL_PROGRAM_BYTES = 4096
 
 

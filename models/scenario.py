@@ -121,7 +121,7 @@ class Scenario(StrictModel):
     @model_serializer(mode="wrap")
     def _dump_what_was_given(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         out: dict[str, Any] = handler(self)
-        if self.device_model == "pooled":
+        if self.device_model == "auto":
             out.pop("device_model", None)  # the default: dumps stay as they were before the option
         if self.workloads is not None:
             out.pop("workload", None)

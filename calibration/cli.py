@@ -28,7 +28,7 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast, get_args
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -75,10 +75,10 @@ def register(sub: Any) -> None:
     p.add_argument("--fit-steps", type=int, default=FIT_STEPS,
                    help=f"with --fit: least-squares steps per system, 1..{MAX_FIT_STEPS} (default {FIT_STEPS}); each step "
                         "simulates the system's records once per free parameter, plus once")
-    p.add_argument("--device-model", choices=("pooled", "dies"), default=None,
+    p.add_argument("--device-model", choices=("auto", "pooled", "dies"), default=None,
                    help="force every record's scenario to this flash device model (issue 18; default: as the records "
-                        "say: S1-S5 as their scenarios, pooled; EXT as its file, dies); a forced run never writes "
-                        "latest.json (use --results)")
+                        "say: S1-S5 as their scenarios, auto (dies for NVMe drives, pooled for the eXFlash DIMMs); EXT "
+                        "as its file, dies); a forced run never writes latest.json (use --results)")
     p.set_defaults(func=cmd_calibrate)
 
 
@@ -121,7 +121,7 @@ def gate_records(only: str | None, device_model: str | None = None) -> list[Reco
 
     records = [] if only == EXT_SYSTEM else load_records(only=only)
     if only in (None, EXT_SYSTEM):
-        forced: DeviceModel | None = None if device_model is None else ("dies" if device_model == "dies" else "pooled")
+        forced = cast(DeviceModel, device_model) if device_model in get_args(DeviceModel) else None
         ext = ext_records(device_model=forced)
         clash = sorted({r.id for r in records} & {r.id for r in ext})
         if clash:

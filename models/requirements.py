@@ -222,8 +222,9 @@ class SurviveFailures(StrictModel):
 
 
 CANDIDATES_DEVICE_MODEL = ("the flash device model of every candidate with flash of its own (a scenario's device_model): "
-                           "'pooled', or 'dies' (addressed NAND dies behind a controller, issue 18: the fast path screens "
-                           "p99 objectives with the die-level tail)")
+                           "'auto' (the default: dies for NVMe drives, pooled for the eXFlash DIMMs), 'pooled', or 'dies' "
+                           "(addressed NAND dies behind a controller, issue 18: the fast path screens p99 objectives "
+                           "with the die-level tail)")
 
 
 class Requirements(StrictModel):

@@ -70,7 +70,8 @@ PRECISIONS: dict[str, dict[str, Any]] = {
 CUSTOM_PRECISION = "Custom"
 DEVICE_MODELS = {"auto": "Default", "pooled": "Pooled units", "dies": "Addressed dies (die-level, issue 18)"}
 """A scenario's (and a requirement's) ``device_model`` choices, as the Size, Plan and QD-sweep pages name them."""
-DEVICE_MODEL_HELP = ("pooled: identical read units behind one queue (the p99 is a screening estimate); dies: an I/O's "
+DEVICE_MODEL_HELP = ("Default: addressed dies for NVMe drives, pooled units for the eXFlash DIMMs (whose reads share "
+                     "the program dies); pooled: identical read units behind one queue (the p99 is a screening estimate); dies: an I/O's "
                      "address picks one of N NAND dies behind a controller, so I/Os collide on busy dies and reads wait "
                      "out program operations: the fast path's p99 and p99.9 come from that mechanism "
                      "(calibration/ext/DIE_LEVEL.md)")

@@ -84,7 +84,7 @@ class TopologySection(FormBase):
                        "loaded. Edit it as a file and import it in the Scenario library.")
             where.json(topo, expanded=False)
         if kind in FLASH_KINDS:
-            self.select(where, "device_model", "Flash device model", list(DEVICE_MODELS), default="pooled",
+            self.select(where, "device_model", "Flash device model", list(DEVICE_MODELS), default="auto",
                         format_func=DEVICE_MODELS.__getitem__, help=DEVICE_MODEL_HELP)
         else:
             self.data.pop("device_model", None)  # a SAN's back end and textbook queues have no flash device model

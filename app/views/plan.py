@@ -77,7 +77,7 @@ def requirements_form(form: forms.ScenarioForm) -> int:
     form.number(c2, "usable_tb", "Usable capacity (TB)", Requirements, "usable_tb", default=6.0, integer=False, step=1.0)
     form.select(c2, "protection", "Protection", list(PROTECTION_LAYOUTS),
                 help="none; redundant (any mirror or parity); mirror; parity. A SAN server protects its own back end.")
-    form.select(c1, "device_model", "Flash device model", list(forms.DEVICE_MODELS), default="pooled",
+    form.select(c1, "device_model", "Flash device model", list(forms.DEVICE_MODELS), default="auto",
                 format_func=forms.DEVICE_MODELS.__getitem__, help=forms.DEVICE_MODEL_HELP)
     form.number(c3, "growth_headroom_pct", "Growth headroom (%)", Requirements, "growth_headroom_pct", default=0.0, integer=False, step=5.0)
     has_budget = form.checkbox(c3, "budget_on", "Budget limit", default=data.get("budget_usd") is not None, write=False)

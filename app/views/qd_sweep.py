@@ -38,7 +38,7 @@ def devices() -> list[str]:
 
 
 def des_points(device: str, read_fraction: float, block_size_kib: float, max_ios: int,
-               device_model: str = "pooled") -> list[dict[str, Any]]:
+               device_model: str = "auto") -> list[dict[str, Any]]:
     """The DES sweep, one worker job per queue depth (cached when precise); a failed point is left out with a warning."""
     work = [(json.dumps([device, qd, read_fraction, block_size_kib, max_ios, device_model]), jobs.qd_point_json,
              (device, qd, read_fraction, block_size_kib, max_ios, device_model)) for qd in DEFAULT_DEPTHS]
@@ -53,7 +53,7 @@ def des_points(device: str, read_fraction: float, block_size_kib: float, max_ios
     return rows
 
 
-def fast_points(device: str, read_fraction: float, block_size_kib: float, device_model: str = "pooled") -> list[dict[str, Any]]:
+def fast_points(device: str, read_fraction: float, block_size_kib: float, device_model: str = "auto") -> list[dict[str, Any]]:
     points: list[QdPoint] = qd_sweep(device, DEFAULT_DEPTHS, solver="fast", read_fraction=read_fraction,
                                      block_size_kib=block_size_kib, device_model=device_model)
     return [p.as_dict() for p in points]

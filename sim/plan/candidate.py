@@ -118,7 +118,7 @@ def scenario_data(label: str, topo: dict[str, Any], device_model: str, **load: A
     """A candidate scenario's data: name, topology, the load (``workload`` or ``workloads``, ``slos``, ``run``) and
     the requirement's ``device_model`` where the topology has flash devices of its own."""
     data: dict[str, Any] = {"name": label, "topology": topo, **load}
-    if device_model != "pooled" and topo.get("kind") in FLASH_KINDS:
+    if device_model != "auto" and topo.get("kind") in FLASH_KINDS:
         data["device_model"] = device_model
     return data
 

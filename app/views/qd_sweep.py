@@ -21,7 +21,7 @@ from app.validity import badge
 from calibration.ext.published import published_points
 from models.catalog import load_catalog
 from models.loading import BadInput
-from sim.plan.qd_sweep import DEFAULT_DEPTHS, DEFAULT_MAX_IOS, QdPoint, qd_sweep
+from sim.plan.qd_sweep import DEFAULT_DEPTHS, DEFAULT_MAX_IOS, QdPoint, qd_sweep, resolved_device_model
 
 FAST = "Fast path (queueing model, instant)"
 DES = "Simulation (DES, with 95% CIs)"
@@ -115,11 +115,14 @@ def render_section() -> None:
         return
     published = [p.as_dict() for p in published_points(device, read_fraction, block)]
     title = (f"{device}: {block:g} KiB random, {read_fraction:.0%} read ({'fast path' if solver == FAST else 'DES'}), "
-             f"{device_model} device model")
+             f"{resolved_device_model(device, device_model)} device model"
+             + (" (the default)" if device_model == "auto" else ""))
     st.plotly_chart(charts.qd_sweep_chart(points, published, title=title), key="qdsweep:chart")
     _warn_not_final(points)
     if solver == FAST:
-        st.caption("Fast path: means from the queueing model; its p99 is the planner's screening estimate (dashed). "
+        tail = ("the die-level p99 and p99.9 estimate (dashed; sim.analytic.dies)" if resolved_device_model(device, device_model) == "dies"
+                else "its p99 is the planner's screening estimate (dashed)")
+        st.caption(f"Fast path: means from the queueing model; {tail}. "
                    "Run the simulation for measured percentiles with 95% intervals.")
     if not published:
         st.caption("No published queue-depth measurement of this device at this mix (EXT records).")

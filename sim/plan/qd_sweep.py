@@ -84,6 +84,15 @@ def device_section(device: str) -> str:
     raise BadInput([("drive", f"unknown catalog drive or DIMM {device!r}; known: {known}")])
 
 
+def resolved_device_model(device: str, device_model: str) -> str:
+    """``dies`` or ``pooled``: the model ``device_model`` gives catalog ``device`` (``auto`` resolves per device,
+    ``sim.route.flash.uses_die_layout``); BadInput naming ``drive`` for an unknown device."""
+    from sim.route.flash import uses_die_layout
+
+    spec = load_catalog().section(device_section(device))[device]
+    return "dies" if uses_die_layout(device_model, spec) else "pooled"
+
+
 def _topology(device: str) -> dict[str, Any]:
     if device_section(device) == "dimms":
         return {"kind": "exflash", "host": {"stack": "none"}, "dimm": device, "dimms": 1, "layout": "jbod", "max_occupancy": True}

@@ -297,22 +297,23 @@ def test_shared_nand_dies_give_the_harmonic_mix_of_read_and_write_limits() -> No
 
 
 def test_sequential_writes_program_at_the_write_bandwidth() -> None:
-    """``sustained_write_kiops``: random 4 KiB writes keep a drive's program units (an eXFlash DIMM's
-    shared dies) busy at the datasheet's random-write IOPS, a sequential stream only at the write
+    """``sustained_write_kiops``: random 4 KiB writes keep a drive's program units (its dies under the default
+    device model; an eXFlash DIMM's shared dies) busy at the datasheet's random-write IOPS, a sequential stream only at the write
     bandwidth in 4 KiB programs (no garbage-collection copies): the same 20K writes/s load them less."""
     from models.catalog import load_catalog
 
     catalog = load_catalog()
     rate = 20_000.0
     workload = {"kind": "open", "rate_iops": rate, "read_fraction": 0.0, "block_size_kib": 4}
+    drive = {"kind": "direct_nvme", "host": {"stack": "none"}, "drive": "ES5F", "drives": 1, "adapter": "EJ1Y", "layout": "jbod"}
     devices = (
         ({"kind": "exflash", "host": {"model": "x3850-X6"}, "dimm": "eXFlash-400GB", "dimms": 1},
-         catalog.dimms["eXFlash-400GB"], "dimm0.nand_dies"),
-        ({"kind": "direct_nvme", "host": {"stack": "none"}, "drive": "ES5F", "drives": 1, "adapter": "EJ1Y", "layout": "jbod"},
-         catalog.drives["ES5F"], "drive0.program_units"),
+         catalog.dimms["eXFlash-400GB"], "auto", "dimm0.nand_dies"),
+        (drive, catalog.drives["ES5F"], "pooled", "drive0.program_units"),
+        (drive, catalog.drives["ES5F"], "auto", "drive0.dies"),  # the default: the dies carry the programs
     )
-    for topology, spec, programs in devices:
-        sc = scenario_from_data({"topology": topology, "workload": workload})
+    for topology, spec, device_model, programs in devices:
+        sc = scenario_from_data({"topology": topology, "workload": workload, "device_model": device_model})
         for access, sustained in (("random", spec.write_kiops * 1e3), ("sequential", spec.write_bw_gbs * 1e9 / 4096)):
             busy = evaluate(with_overrides(sc, {"workload.access": access})).utilization
             assert busy[programs] == pytest.approx(rate / sustained, rel=0.02), (programs, access)

@@ -62,7 +62,10 @@ def test_the_description_carries_the_layout_only_under_dies() -> None:
     assert dies == die_layout(lookup("drives", "ES5F"))
     pooled = sc.model_copy(update={"device_model": "pooled"})
     assert describe(pooled).devices.dies is None  # type: ignore[union-attr]
-    assert "device_model" not in pooled.model_dump()
+    assert pooled.model_dump()["device_model"] == "pooled"
+    auto = sc.model_copy(update={"device_model": "auto"})  # the default: a drive gets its dies, and dumps leave it out
+    assert describe(auto).devices.dies == dies  # type: ignore[union-attr]
+    assert "device_model" not in auto.model_dump()
 
 
 def test_qd_sweep_under_dies_gives_the_die_level_tails() -> None:
@@ -73,7 +76,8 @@ def test_qd_sweep_under_dies_gives_the_die_level_tails() -> None:
     from sim.plan.qd_sweep import qd_sweep
 
     dies = qd_sweep("P4510-4TB", [1, 16], device_model="dies")
-    pooled = qd_sweep("P4510-4TB", [1, 16])
+    pooled = qd_sweep("P4510-4TB", [1, 16], device_model="pooled")
+    assert qd_sweep("P4510-4TB", [1, 16]) == dies  # the default (auto) gives a drive its dies
     spec = lookup("drives", "P4510-4TB")
     assert all(p.latency_p999_us is not None and p.latency_p99_us is not None for p in dies)
     assert all(p.latency_p999_us is None for p in pooled)

@@ -423,7 +423,7 @@ def test_plan_under_the_die_level_model_opens_its_winner_with_it() -> None:
     """The Plan page's "Flash device model": planned under dies, the winner is screened with the die-level p99 and opens
     in the Size page with device_model dies."""
     at = start("plan")
-    assert at.selectbox(key="plan:req:device_model").value == "pooled"
+    assert at.selectbox(key="plan:req:device_model").value == "auto"
     at.selectbox(key="plan:req:device_model").set_value("dies")
     plan_quickly(at)
     at.button(key="plan:open").click()
@@ -665,10 +665,10 @@ def test_allowed_ranges_read_from_the_models() -> None:
 
 
 def test_the_size_form_chooses_the_flash_device_model() -> None:
-    """The Size form's "Flash device model" sets the draft's device_model (pooled by default, dies on request) for
+    """The Size form's "Flash device model" sets the draft's device_model (auto by default: dies for drives; pooled or dies on request) for
     flash attachments; a SAN attachment carries none (its back end is the storage server's)."""
     at = start()
-    assert at.selectbox(key="size:direct_nvme:device_model").value == "pooled"
+    assert at.selectbox(key="size:direct_nvme:device_model").value == "auto"
     at.selectbox(key="size:direct_nvme:device_model").set_value("dies")
     at.run()
     clean(at)
@@ -677,4 +677,4 @@ def test_the_size_form_chooses_the_flash_device_model() -> None:
     at.selectbox(key="size:top:topology.kind").set_value("san")
     at.run()
     assert "device_model" not in at.session_state["size.draft"]
-    assert Scenario.model_validate(at.session_state["size.draft"]).device_model == "pooled"
+    assert Scenario.model_validate(at.session_state["size.draft"]).device_model == "auto"

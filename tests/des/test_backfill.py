@@ -105,7 +105,8 @@ def test_a_zvm_read_sschs_last_page_carries_its_block_and_the_split_ends_at_the_
     from sim.route.steps import READ
 
     env = Environment()
-    model = build(env, load_scenario("calibration/scenarios/s4_paging.yaml"), Streams(1), JobFactory())
+    paging = load_scenario("calibration/scenarios/s4_paging.yaml").model_copy(update={"device_model": "pooled"})  # its read units
+    model = build(env, paging, Streams(1), JobFactory())
     assert model.device_routes is not None
     route = list(model.device_routes(0, READ))
     split = next(h for h in route if isinstance(h, Split))

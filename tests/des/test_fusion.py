@@ -461,14 +461,16 @@ def test_a_booked_pool_counts_the_releases_booked_by_the_acquire_time() -> None:
 
 
 def _s2_hops() -> tuple[Any, Any, Any]:
-    """S2's route (examples/s2_ibmi_8x4_mirrored.yaml) as DES components, and a ``_Hops`` that turns steps into hops."""
+    """S2's route (examples/s2_ibmi_8x4_mirrored.yaml) under the pooled device model as DES components, and a ``_Hops``
+    that turns steps into hops (under ``dies``, the default for its drives, tests/des/test_write_only_dies.py pins the
+    entry: its controller is the entry's last channel station)."""
     from models.scenario import load_scenario
     from sim.des.model import Builder, _Hops, components
     from sim.des.rng import Streams
     from sim.route.describe import DirectRoute, describe
     from sim.route.steps import layout
 
-    route = describe(load_scenario(ROOT / "examples" / "s2_ibmi_8x4_mirrored.yaml"))
+    route = describe(load_scenario(ROOT / "examples" / "s2_ibmi_8x4_mirrored.yaml").model_copy(update={"device_model": "pooled"}))
     assert isinstance(route, DirectRoute)
     lay = layout(route)
     b = Builder(Environment(), Streams(1), JobFactory(), route.reads_meet_programs)

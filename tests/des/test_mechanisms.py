@@ -17,8 +17,14 @@ from tests.conftest import fast
 RUN = {"max_ios": 40_000, "warmup_ios": 3_000, "min_batches": 10, "target_rel_ci": 0.02, "seed": 3}
 
 
-def run(topology: dict[str, Any], workload: dict[str, Any], **overrides: Any) -> Result:
-    return simulate(scenario_from_data({"topology": topology, "workload": workload, "run": dict(RUN)}, overrides))
+def run(topology: dict[str, Any], workload: dict[str, Any], device_model: str = "auto", **overrides: Any) -> Result:
+    data = {"topology": topology, "workload": workload, "run": dict(RUN), "device_model": device_model}
+    return simulate(scenario_from_data(data, overrides))
+
+
+MODELS = ("pooled", "auto")
+"""The flash device models a drive mechanism is checked under: pooled units, and the default (a drive's addressed
+dies, sim/route/flash.py ``uses_die_layout``)."""
 
 
 def direct(**kw: Any) -> dict[str, Any]:
@@ -31,14 +37,16 @@ def closed(jobs: int, qd: int = 1, read_fraction: float = 1.0, kib: float = 4, *
     return {"kind": "closed", "jobs": jobs, "queue_depth": qd, "read_fraction": read_fraction, "block_size_kib": kib, **kw}
 
 
-def test_drive_qd1_latency_and_iops_ceiling_follow_the_datasheet() -> None:
-    """P_r = read IOPS x QD1 latency: QD1 sees the datasheet latency, deep queues the datasheet IOPS."""
+@pytest.mark.parametrize("model", MODELS)
+def test_drive_qd1_latency_and_iops_ceiling_follow_the_datasheet(model: str) -> None:
+    """QD1 sees the datasheet latency, deep queues the datasheet IOPS: pooled, P_r = read IOPS x QD1 latency read
+    units; under dies, the controller's command-rate ceiling (the datasheet IOPS) in front of the dies."""
     topo = direct(drives=1, layout="jbod", namespaces={"per_drive": 1, "queue_depth": 4096}, host={"stack": "none"})
-    qd1 = run(topo, closed(1))
+    qd1 = run(topo, closed(1), model)
     assert qd1.read_latency_mean_us.value == pytest.approx(80, rel=0.05)  # ES5F QD1 read latency, seed 001
-    deep = run(topo, closed(1, qd=1024))
+    deep = run(topo, closed(1, qd=1024), model)
     assert deep.iops.value == pytest.approx(1_600_000, rel=0.05)  # ES5F read IOPS, seed 001
-    assert deep.bottleneck == "drive0.read_units"
+    assert deep.bottleneck == {"pooled": "drive0.read_units", "auto": "drive0.controller"}[model]
 
 
 def test_writes_are_acknowledged_from_the_drive_cache() -> None:
@@ -49,11 +57,12 @@ def test_writes_are_acknowledged_from_the_drive_cache() -> None:
     assert writes.latency_mean_us.value < reads.latency_mean_us.value / 3
 
 
-def test_sustained_writes_are_limited_by_nand_programs() -> None:
+@pytest.mark.parametrize("model", MODELS)
+def test_sustained_writes_are_limited_by_nand_programs(model: str) -> None:
     topo = direct(drives=1, layout="jbod", host={"stack": "none"}, namespaces={"per_drive": 1, "queue_depth": 4096})
-    res = run(topo, closed(1, qd=512, read_fraction=0.0))
+    res = run(topo, closed(1, qd=512, read_fraction=0.0), model)
     assert res.iops.value == pytest.approx(280_000, rel=0.05)  # ES5F write IOPS, seed 001
-    assert res.utilization["drive0.program_units"] > 0.97
+    assert res.utilization[{"pooled": "drive0.program_units", "auto": "drive0.dies"}[model]] > 0.97
 
 
 def test_bandwidth_cap_for_large_reads() -> None:
@@ -83,19 +92,29 @@ def test_mirrored_writes_go_to_both_copies() -> None:
     assert reads10.iops.value == pytest.approx(reads0.iops.value, rel=0.06)
 
 
-def test_raid5_small_writes_pay_read_modify_write() -> None:
+@pytest.mark.parametrize("model", MODELS)
+def test_raid5_small_writes_pay_read_modify_write(model: str) -> None:
+    from models.catalog import lookup
+    from sim.route.flash import die_layout, flash_parameters, program_operations
+
     topo = direct(drives=4, host={"stack": "none"}, namespaces={"per_drive": 1, "queue_depth": 4096})
-    r5 = run({**topo, "layout": "raid5"}, closed(1, read_fraction=0.0))
-    r10 = run(topo, closed(1, read_fraction=0.0))
+    r5 = run({**topo, "layout": "raid5"}, closed(1, read_fraction=0.0), model)
+    r10 = run(topo, closed(1, read_fraction=0.0), model)
     # at light load a RAID-5 small write first reads old data and parity (in parallel, 80 us each)
     # before the cached writes; the slower of two variable reads takes a little longer than one
     assert 15 <= r10.write_latency_mean_us.value <= 15 * 1.3  # the slower of the two mirror copies
     assert 80 <= r5.write_latency_mean_us.value - r10.write_latency_mean_us.value <= 80 * 1.3
-    # at saturation RAID-6 programs three pages per small write, RAID-5 and RAID-10 two
+    # at saturation RAID-6 programs three pages per small write, RAID-5 and RAID-10 two; pooled, the old-data and
+    # parity reads take read units of their own, under dies they take die time too: each read tR on one of N dies
+    # beside the write's N / (write IOPS) of program work
     sat = closed(4, qd=256, read_fraction=0.0)
-    five, six, ten = (run({**topo, "layout": lay}, sat).iops.value for lay in ("raid5", "raid6", "raid10"))
+    five, six, ten = (run({**topo, "layout": lay}, sat, model).iops.value for lay in ("raid5", "raid6", "raid10"))
     assert six == pytest.approx(five * 2 / 3, rel=0.06)
-    assert five == pytest.approx(ten, rel=0.06)
+    spec = lookup("drives", "ES5F")
+    dies, ops = die_layout(spec), program_operations(flash_parameters(spec, "random"), die_layout(spec))
+    program = ops.per_write * ops.operation_us / dies.dies  # die time per write, us: 1 / 280K IOPS
+    read = dies.die_read_us / dies.dies if model == "auto" else 0.0
+    assert five == pytest.approx(ten * program / (program + read), rel=0.06)
 
 
 def test_more_namespaces_lower_the_busy_of_each_disk_arm() -> None:
@@ -138,7 +157,7 @@ def test_think_time_lets_the_write_cache_drain() -> None:
         "description": "test DIMM", "interface": "memory_channel", "pcie_generation": None, "pcie_lanes": None,
         "memory_channel_gbs": 12.8, "capacity_tb": 0.4, "read_bw_gbs": 0.9, "write_bw_gbs": 0.4, "read_kiops": 142,
         "write_kiops": 44, "read_latency_us": 119, "write_latency_us": 18.8,
-        "behaviour": {"write_cache_slots": 1, "write_ack_us": 5.35, "program_time_us": 22}}}
+        "behaviour": {"write_cache_slots": 1, "write_ack_us": 5.35, "program_time_us": 22, "shared_dies": True}}}
     busy = run(dimm, closed(1, read_fraction=0.0))
     paused = run(dimm, closed(1, read_fraction=0.0, think_time_us=30))
     assert paused.write_latency_mean_us.value < 0.6 * busy.write_latency_mean_us.value
@@ -261,19 +280,26 @@ def test_cpu_work_beside_the_io_keeps_cores_busy_without_adding_latency() -> Non
     assert saturated.bottleneck == "host_cpu"
 
 
-def test_nvme_reads_wait_behind_programs_in_a_mix() -> None:
+@pytest.mark.parametrize("model", MODELS)
+def test_nvme_reads_wait_behind_programs_in_a_mix(model: str) -> None:
     """A conventional drive's reads meet programs too (seed 003 Table 3, CP paging on one P4510: 1.28 ms per
-    SSCH): with writes in the mix a read waits, on average, the share of program units busy x the rest of
-    a program, E[T^2] / 2E[T]; reads alone never wait."""
+    SSCH): with writes in the mix a read waits, on average, the share of program units (under dies: of dies)
+    busy programming x the rest of a program operation, E[T^2] / 2E[T]; reads alone never wait."""
     from models.catalog import lookup
-    from sim.route.flash import flash_parameters
+    from sim.route.flash import die_layout, flash_parameters, program_operations
 
-    p = flash_parameters(lookup("drives", "ES5F"), "random")
+    spec = lookup("drives", "ES5F")
+    p = flash_parameters(spec, "random")
     topo = direct(drives=1, layout="jbod", host={"stack": "none"})
-    alone = run(topo, {"kind": "open", "rate_iops": 70_000, "read_fraction": 1.0, "block_size_kib": 4})
-    mix = run(topo, {"kind": "open", "rate_iops": 200_000, "read_fraction": 0.65, "block_size_kib": 4})
-    programming = mix.utilization["drive0.program_units"]
-    expected_wait = programming * p.program_time_us * (1 + p.service_cv**2) / 2
+    alone = run(topo, {"kind": "open", "rate_iops": 70_000, "read_fraction": 1.0, "block_size_kib": 4}, model)
+    mix = run(topo, {"kind": "open", "rate_iops": 200_000, "read_fraction": 0.65, "block_size_kib": 4}, model)
+    if model == "pooled":
+        programming, program_us = mix.utilization["drive0.program_units"], p.program_time_us
+    else:  # the dies' busy share less the reads' (130K reads/s x tR over N dies); an operation is tPROG
+        d = die_layout(spec)
+        programming = mix.utilization["drive0.dies"] - 200_000 * 0.65 * d.die_read_us / d.dies / 1e6
+        program_us = program_operations(p, d).operation_us
+    expected_wait = programming * program_us * (1 + p.service_cv**2) / 2
     extra = mix.read_latency_mean_us.value - alone.read_latency_mean_us.value
     assert programming > 0.2
     assert extra == pytest.approx(expected_wait, rel=0.2)
@@ -338,7 +364,9 @@ def test_a_read_channel_whose_time_varies_queues_as_pollaczek_khinchine_says() -
         drive = {**spec, "behaviour": {**spec.get("behaviour", {}), "read_channel_cv": cv}}
         topo = direct(drive=drive, drives=1, layout="jbod", namespaces={"per_drive": 1, "queue_depth": 4096}, host={"stack": "none"})
         wl = {"kind": "open", "rate_iops": rate, "read_fraction": 1.0, "block_size_kib": 128}
-        return scenario_from_data({"topology": topo, "workload": wl, "run": {**RUN, "max_ios": 120_000, "target_rel_ci": 0.01}})
+        # pooled: the channel alone carries the bytes (under dies a 128 KiB read is also 8 pages on 8 dies, fork/join)
+        return scenario_from_data({"topology": topo, "workload": wl, "run": {**RUN, "max_ios": 120_000, "target_rel_ci": 0.01},
+                                   "device_model": "pooled"})
 
     fixed, varied = simulate(scenario(0.0)), simulate(scenario(1.0))
     extra = varied.read_latency_mean_us.value - fixed.read_latency_mean_us.value

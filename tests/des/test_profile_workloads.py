@@ -207,5 +207,7 @@ def test_each_workload_keeps_to_its_placement() -> None:
     u = result.utilization
     assert u["drive0.write_bw"] > 0 and u["drive1.write_bw"] > 0
     assert u["drive2.write_bw"] == 0 and u["drive3.write_bw"] == 0
-    assert u["drive2.read_bw"] > 0 and u["drive3.read_bw"] > 0
-    assert u["drive0.read_bw"] == 0 and u["drive1.read_bw"] == 0
+    # the read data leaves drives 2 and 3 only (their links towards the host), the written data enters 0 and 1 only
+    assert u["drive2.link.to_host"] > 0 and u["drive3.link.to_host"] > 0
+    assert u["drive0.link.to_host"] == 0 and u["drive1.link.to_host"] == 0
+    assert u["drive0.link.to_device"] > 0 and u["drive2.link.to_device"] == 0

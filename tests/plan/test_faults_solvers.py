@@ -11,7 +11,9 @@ now measured on the DES and the fast path instead of computed from models/faults
 * Bad input (an index out of range, data loss) exits 2 naming the field; --json is strict.
 
 The drive is the Intel P4510 4 TB (catalog, seed 003): behind one EJ1Y adapter each and with a
-zero-cost host it is the bottleneck of random 4 KiB reads, so capacities are the drives'.
+zero-cost host it is the bottleneck of random 4 KiB reads, so capacities are the drives'. Under the default
+device model (its addressed dies) the limit is its controller's command rate (the datasheet read IOPS), and every
+read takes tR on a die, so the dies' busy share is the drives' read work.
 """
 
 from __future__ import annotations
@@ -48,7 +50,8 @@ def scenario(layout: str = "raid10", drives: int = 4, faults: dict[str, Any] | N
 
 
 def read_units_work(utilization: dict[str, float]) -> float:
-    return sum(u for name, u in utilization.items() if name.endswith(".read_units"))
+    """The drives' read work: their dies' busy shares (reads alone: tR each)."""
+    return sum(u for name, u in utilization.items() if name.endswith(".dies"))
 
 
 # -- a degraded mirror's read capacity halves ----------------------------------------------------------
@@ -58,19 +61,19 @@ def read_units_work(utilization: dict[str, float]) -> float:
 def test_fast_path_degraded_mirror_read_capacity_halves(layout: str, drives: int) -> None:
     healthy = evaluate(scenario(layout, drives))
     degraded = evaluate(scenario(layout, drives, {"failed_drives": [0]}))
-    assert healthy.bottleneck.endswith("read_units")
+    assert healthy.bottleneck.endswith(".controller")
     assert degraded.bounds.x_max_iops / healthy.bounds.x_max_iops == pytest.approx(0.5, rel=1e-9)
     theory = saturated_read_iops(layout, drives, 1.0, frozenset({0})) / saturated_read_iops(layout, drives, 1.0)
     assert theory == pytest.approx(0.5)
-    assert degraded.utilization["drive0.read_units"] == 0.0
+    assert degraded.utilization["drive0.dies"] == 0.0
 
 
 def test_des_degraded_raid10_read_capacity_halves() -> None:
     healthy = simulate(scenario("raid10"))
     degraded = simulate(scenario("raid10", faults={"failed_drives": [0]}))
-    assert healthy.bottleneck.endswith("read_units") and degraded.bottleneck == "drive1.read_units"
+    assert healthy.bottleneck.endswith(".controller") and degraded.bottleneck == "drive1.controller"
     assert degraded.iops.value / healthy.iops.value == pytest.approx(0.5, rel=0.05)
-    assert degraded.utilization["drive0.read_units"] == 0.0
+    assert degraded.utilization["drive0.dies"] == 0.0
     # the survivor of the lost pair takes that pair's reads alone: twice a healthy member's share
     load = member_read_load("raid10", 4, frozenset({0}))
     assert load[1] == pytest.approx(2 * load[2])
@@ -155,8 +158,8 @@ def test_rebuild_competes_with_host_io() -> None:
     rb = des.results["rebuilding"].rebuild
     assert rb is not None and rb.rate_mbps.value < 0.9 * rb.cap_mbps  # two units in flight behind a saturated array
     assert des.results["rebuilding"].iops.value < des.results["degraded"].iops.value
-    # the replacement (drive0) receives only the rebuild's writes
-    assert des.results["rebuilding"].utilization["drive0.read_units"] == 0.0
+    # the replacement (drive0) receives only the rebuild's writes: no data leaves it
+    assert des.results["rebuilding"].utilization["drive0.link.to_host"] == 0.0
     assert des.results["rebuilding"].utilization["drive0.write_bw"] > 0.0
 
 
@@ -168,8 +171,8 @@ def test_ibmi_adapter_lost_moves_reads_to_the_other_adapter() -> None:
     for result in (evaluate(faulted), simulate(faulted)):
         util = result.utilization
         assert util["adapter0.uplink.to_host"] == 0.0
-        assert util["drive0.read_units"] == 0.0 and util["drive2.read_units"] == 0.0
-        assert util["drive1.read_units"] > 0.0 and util["drive3.read_units"] > 0.0
+        assert util["drive0.dies"] == 0.0 and util["drive2.dies"] == 0.0
+        assert util["drive1.dies"] > 0.0 and util["drive3.dies"] > 0.0
 
 
 def test_san_failed_port_moves_paths_to_the_others() -> None:

@@ -262,18 +262,21 @@ def test_a_requirements_device_model_reaches_every_candidate_and_the_screen() ->
     candidates, _ = enumerate_candidates(req)
     flash = [c for c in candidates if c.scenario.topology.kind != "san"]
     assert flash and all(c.scenario.device_model == "dies" for c in flash)
-    assert all(c.scenario.device_model == "pooled" for c in candidates if c.scenario.topology.kind == "san")  # no flash of its own
+    assert all(c.scenario.device_model == "auto" for c in candidates if c.scenario.topology.kind == "san")  # no flash of its own
     result = plan(req, verify_top=1)
     winner = result.winner
     assert winner.scenario.device_model == "dies"
     assert winner.fast is not None and winner.fast.tail_method.startswith("dies")
     assert winner.des is not None and winner.des.scenario.device_model == "dies"
     assert winner.des.latency_p99_us.value <= 1_000
-    pooled = _requirements(target={"iops": 300_000}, latency_slo={"statistic": "p99", "us": 1_000})
-    assert pooled.device_model == "pooled"
-    assert all(c.scenario.device_model == "pooled" for c in enumerate_candidates(pooled)[0])
+    default = _requirements(target={"iops": 300_000}, latency_slo={"statistic": "p99", "us": 1_000})
+    assert default.device_model == "auto"  # dies for the drives, pooled for the eXFlash DIMMs
+    assert all(c.scenario.device_model == "auto" for c in enumerate_candidates(default)[0])
+    pooled = _requirements(target={"iops": 300_000}, latency_slo={"statistic": "p99", "us": 1_000}, device_model="pooled")
+    assert all(c.scenario.device_model == ("auto" if c.scenario.topology.kind == "san" else "pooled")
+               for c in enumerate_candidates(pooled)[0])
     assert _problems({**pooled.model_dump(mode="json", exclude_none=True), "device_model": "die"}) == {
-        "device_model": "Input should be 'pooled' or 'dies', got 'die'"}
+        "device_model": "Input should be 'auto', 'pooled' or 'dies', got 'die'"}
 
 
 def test_plan_command_refuses_an_unknown_device_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -286,14 +289,14 @@ def test_plan_command_refuses_an_unknown_device_model(tmp_path: Path, capsys: py
 
 def test_a_consolidations_device_model_reaches_every_candidate() -> None:
     """examples/plan/linuxone_consolidation.yaml with ``device_model: dies``: every flash candidate's scenario is under
-    dies (the default keeps them pooled)."""
+    dies (the default, auto, leaves it to each device: dies for drives, pooled for the eXFlash DIMMs)."""
     from models.requirements import consolidation_from_data
     from models.scenario import read_scenario_data
     from sim.plan.consolidated import candidates_of
 
     data = read_scenario_data(ROOT / "examples" / "plan" / "linuxone_consolidation.yaml")
     dies = candidates_of(consolidation_from_data({**data, "device_model": "dies"}))
-    pooled = candidates_of(consolidation_from_data(data))
-    assert dies and len(dies) == len(pooled)
-    assert all(c.scenario.device_model == ("pooled" if c.scenario.topology.kind == "san" else "dies") for c in dies)
-    assert all(c.scenario.device_model == "pooled" for c in pooled)
+    default = candidates_of(consolidation_from_data(data))
+    assert dies and len(dies) == len(default)
+    assert all(c.scenario.device_model == ("auto" if c.scenario.topology.kind == "san" else "dies") for c in dies)
+    assert all(c.scenario.device_model == "auto" for c in default)

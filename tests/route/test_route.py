@@ -234,7 +234,7 @@ def test_exflash_driver_thread_runs_submit_and_completion_around_the_memory_chan
 def test_zvm_runs_one_device_command_per_page_with_the_subchannel_held() -> None:
     """A read SSCH: one media read (die wait, read unit) per page, then its block of pages leaves back to back
     through the read channel and the drive link; a write SSCH: each page across the link into the write cache."""
-    route = _route("s4_zvm_edev_aliases.yaml")
+    route = _route("s4_zvm_edev_aliases.yaml", {"device_model": "pooled"})
     assert isinstance(route, ZvmRoute)
     lay = st.layout(route)
     read = _kinds(lay.steps[(st.READ, False)])

@@ -21,7 +21,7 @@ from models.numbers import format_number as _fmt
 from models.result import Result
 from models.scenario import Scenario
 from sim.analytic import FastResult, evaluate
-from sim.cli.flashplan import load_with_overrides, print_slos
+from sim.cli.flashplan import device_model_line, load_with_overrides, print_slos
 from sim.errors import EXIT_OK, EXIT_UNSTABLE
 from sim.plan.slo_check import fast_figure, slo_verdicts
 
@@ -175,6 +175,15 @@ def unstable_line(fast: FastResult) -> str:
             f"{fast.bounds.bottleneck}); the queue grows without bound")
 
 
+def _print_notes(scenario: Scenario, fast: FastResult, out: Console) -> None:
+    """The flash device model the figures rest on, then the fast path's notes."""
+    model = device_model_line(scenario)
+    if model is not None:
+        out.print(model, markup=False, highlight=False)
+    for note in fast.notes:
+        out.print(f"note: {note}", markup=False, highlight=False)
+
+
 def cmd_analyze(args: argparse.Namespace, out: Console) -> int:
     scenario = load_with_overrides(args.file, args.set or [])
     if scenario.profile_index() is not None and not args.compare:
@@ -211,8 +220,7 @@ def cmd_analyze(args: argparse.Namespace, out: Console) -> int:
         if any(not getattr(des, key).contains(getattr(fast, key)) for key, _, _ in COMPARED):
             line += "; * = fast path outside the DES 95% CI"
     out.print(line, markup=False)
-    for note in fast.notes:
-        out.print(f"note: {note}", markup=False, highlight=False)
+    _print_notes(scenario, fast, out)
     if scenario.slos:
         print_slos(slo_verdicts(scenario, fast_figure(fast)), out, "fast path; p99 is the planner's screening estimate")
     return EXIT_OK if fast.stable else EXIT_UNSTABLE

@@ -86,6 +86,19 @@ METRIC_LABELS = [
 ]
 
 
+def device_model_line(scenario: Scenario) -> str | None:
+    """Which flash device model the scenario's devices run under (None where it has no flash of its own: a SAN, a
+    generic network), so the reader knows what the tails rest on."""
+    from sim.route.describe import describe
+
+    devices = getattr(describe(scenario), "devices", None)
+    if devices is None:
+        return None
+    model = "addressed NAND dies behind a controller" if devices.dies is not None else "pooled units"
+    how = "the default" if scenario.device_model == "auto" else f"device_model: {scenario.device_model}"
+    return f"flash device model: {model} ({how}; --set device_model=auto|pooled|dies)"
+
+
 def print_result(result: Result, console: Console, top: int = 8) -> None:
     """The human-readable report of ``flashplan simulate``: an unstable or cut-short result says so first."""
     if result.validity == "unstable":
@@ -114,6 +127,9 @@ def print_result(result: Result, console: Console, top: int = 8) -> None:
         util.add_row(name, f"{u:6.1%}", f"{result.busy[name]:6.1%}")
     console.print(util)
     console.print(f"bottleneck: {result.bottleneck}", markup=False)
+    model = device_model_line(result.scenario)
+    if model is not None:
+        console.print(model, markup=False, highlight=False)
     console.print(
         f"stop: {result.stop_reason}; {result.simulated_ios:,} I/Os simulated "
         f"({result.measured_ios:,} measured in {result.batches} batches), "

@@ -118,7 +118,7 @@ def uses_die_layout(device_model: str, spec: FlashDeviceSpec) -> bool:
     units miss (PM1733 QD1 p99 +19% against +85% pooled; the P3700's p99 rising x1.80 from QD1 to QD16 against
     x1.70 measured, pooled x1.0) and keep the S1, S2 and S5 records; on the DIMM no die count serves seed 002
     (its QD16 knee needs at least 62 dies, its 16 KiB reads fewer than the 24 the rating-depth rule gives), and
-    under dies ten of its records go outside that the pooled model meets.
+    under dies nine of its records go outside that the pooled model meets (`calibrate --device-model dies`).
     """
     if device_model == "auto":
         return not spec.behaviour.shared_dies

@@ -284,3 +284,17 @@ def test_analyze_says_unstable_first_and_exits_3(capsys: pytest.CaptureFixture[s
     assert code == 3 and json.loads(out)["fast"]["stable"] is False
     code, _, _ = run_cli(["analyze", str(EXAMPLES / "mm1.yaml")], capsys)
     assert code == 0
+
+
+def test_the_output_names_the_flash_device_model(capsys: pytest.CaptureFixture[str]) -> None:
+    """simulate and analyze say which device model the figures rest on: by default a drive's addressed dies and an
+    eXFlash DIMM's pooled units, what ``device_model`` forces otherwise, and nothing where there is no flash."""
+    short = ["--set", "run.max_ios=3000", "--set", "run.warmup_ios=500"]
+    code, out, _ = run_cli(["simulate", str(EXAMPLES / "s1_linuxone_nvme_raid10.yaml"), *short], capsys)
+    assert code == 0 and "flash device model: addressed NAND dies behind a controller (the default;" in out
+    code, out, _ = run_cli(["analyze", str(EXAMPLES / "s1_linuxone_nvme_raid10.yaml"), "--set", "device_model=pooled"], capsys)
+    assert code == 0 and "flash device model: pooled units (device_model: pooled;" in out
+    code, out, _ = run_cli(["analyze", str(EXAMPLES / "s3_exflash_4dimms.yaml")], capsys)
+    assert code == 0 and "flash device model: pooled units (the default;" in out
+    code, out, _ = run_cli(["analyze", str(EXAMPLES / "mm1.yaml")], capsys)
+    assert code == 0 and "flash device model" not in out

@@ -96,13 +96,16 @@ def _profile(path: Path) -> bool:
     return isinstance(load_scenario(path).workload, ProfileWorkload)
 
 
-def budgeted(path: Path, ios: int, seed: int | None = None) -> Any:
-    """The scenario at ``path``, stopped by ``ios`` completions alone (its own seed unless ``seed``)."""
+def budgeted(path: Path, ios: int, seed: int | None = None, device_model: str | None = None) -> Any:
+    """The scenario at ``path``, stopped by ``ios`` completions alone (its own seed unless ``seed``; its own device
+    model unless ``device_model``)."""
     from models import load_scenario, with_overrides
 
     overrides: dict[str, Any] = {"run.max_ios": ios, "run.target_rel_ci": 1e-9, "run.max_wall_s": 86_400.0}
     if seed is not None:
         overrides["run.seed"] = seed
+    if device_model is not None:
+        overrides["device_model"] = device_model
     return with_overrides(load_scenario(path), overrides)
 
 
@@ -128,11 +131,11 @@ def count_step_calls(env: Any) -> Callable[[], int]:
 
 
 def count_events(path: Path, ios: int, source: str = "example", check_steps: bool = False,
-                 seed: int | None = None) -> EventRun:
+                 seed: int | None = None, device_model: str | None = None) -> EventRun:
     """Run ``path`` for ``ios`` logical I/Os and count the events it took."""
     from sim.des.engine import Run
 
-    scenario = budgeted(path, ios, seed)
+    scenario = budgeted(path, ios, seed, device_model)
     c0 = time.process_time()
     run = Run(scenario)
     steps = count_step_calls(run.env) if check_steps else None

@@ -38,6 +38,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 from functools import lru_cache, partial
+from heapq import heappop, heappush
 
 import simpy
 
@@ -57,6 +58,7 @@ from sim.des.components import (
     Pool,
     Station,
     advance,
+    clock_of,
     make_route,
     schedule,
 )
@@ -226,7 +228,7 @@ class DieDevice:
         ctrl_w = write_command_us(d, p)  # a write's time there: at most its acknowledgement
         self.writes_only = alone = writes_only and not p.shared_dies
         ops = None if p.shared_dies else program_operations(p, d)
-        booked = alone and ops is not None and ops.per_write <= 1.0
+        booked = alone and ops is not None
         self.controller: Station = (FifoStation(env, f"{name}.controller", 1, lambda job: ctrl_w) if alone else
                                     Station(env, f"{name}.controller", 1, lambda job: ctrl_s if job.op == READ else ctrl_w))
         controller_delay = d.controller_delay_us
@@ -304,20 +306,99 @@ class DieDevice:
 
     def _destage_booked(self, env: simpy.Environment, jobs: JobFactory, name: str, ops: ProgramOperations, d: DieLayout,
                         unit: Callable[[], float]) -> tuple[Meter, tuple[Hop, ...]]:
-        """``writes_only`` with at most one operation per write: the dies as N servers (a write's operation on the first
-        free die, tPROG times ``unit()``; none while a page fills, ``OperationCount``) and the destage as one chain with
-        no event (the write channel, the dies, the slot's release booked at the end)."""
-        count = OperationCount(ops.per_write)
+        """``writes_only``: the dies as N servers (an operation on the first free die, tPROG times ``unit()``) and the
+        destage as one chain with no event: the write channel, then ``BookedOperations`` (a write's operations, none
+        while a page fills, ``OperationCount``), which books the slot's release at the last one's end."""
         op_us = ops.operation_us
         dies = FifoStation(env, f"{name}.dies", d.dies, lambda job: op_us * unit())
         dies.reached_ahead()
-
-        def program(job: Job, t: float) -> float:
-            return dies.commit(job, t) if count.next() else t
-
         channel = self.write_bw
         cache = self.write_cache
         assert isinstance(channel, FifoStation) and isinstance(cache, BookedPool)
         # every release is booked at or after a departure of the dies (every write programs), else of the channel
         cache.releases_after(dies if ops.per_write >= 1.0 else channel)
-        return dies, (Chain(env, [channel.commit, program, cache.release_at], CHAIN_DROP, jobs=jobs),)
+        operations = BookedOperations(env, dies, cache, OperationCount(ops.per_write))
+        return dies, (Chain(env, [channel.commit, operations.program], CHAIN_DROP, jobs=jobs),)
+
+
+class BookedOperations:
+    """A write-only drive's NAND operations booked on its dies (an N-server ``FifoStation``), no event for a write's
+    first operation and one for each later one, with the event walk's times and draws (``operations_hop`` on a
+    ``DieArray``: a write's operations one after another, each on the first die free after the one before ends).
+
+    Every operation joins the dies' one FCFS queue at its arrival, and the dies' bookings must come in arrival order
+    (Lindley's recursion over N servers). A write's first operation arrives when the write channel, fed in time order,
+    lets it go: ``program`` books them in that order. A later operation arrives when the one before it ends, a time
+    known when that one is booked but perhaps after first operations not booked yet, so it waits here (``pending``,
+    by arrival) and is booked before any operation that arrives after it: by ``program``, or by an event at its own
+    arrival, whichever comes first (one event is kept on the queue at the earliest such arrival: ``wakes``, as
+    ``BookedPool`` keeps one for its waiters; an event per waiting operation would keep thousands on the queue while
+    the caches are full). The slot's release is booked when the write's last operation is. No release can come
+    earlier than it would by events: an operation not booked yet starts no earlier than the dies' first free server
+    now (``BookedPool.releases_after``'s proof holds).
+    """
+
+    __slots__ = ("_flush_cb", "cache", "clock", "count", "dies", "env", "pending", "placeholder", "seq", "wakes")
+
+    def __init__(self, env: simpy.Environment, dies: FifoStation, cache: BookedPool, count: OperationCount):
+        self.env = env
+        self.clock = clock_of(env)
+        self.dies = dies
+        self.cache = cache
+        self.count = count
+        self.pending: list[tuple[float, int, int]] = []
+        """Later operations not booked yet: (arrival, order made, operations the write has left), a heap."""
+        self.seq = 0
+        self.placeholder = Job()
+        """The job a later operation is booked as (the dies' service time reads nothing of it; the write's own child
+        has been recycled by then)."""
+        self.wakes: list[float] = []
+        """The times of the flush events on the queue (a heap)."""
+        self._flush_cb = self._flush_event
+
+    def program(self, job: Job, t: float) -> float:
+        """Book the operations of a write whose first arrives at ``t`` (a ``Chain`` part) and return ``t``'s end."""
+        if self.pending:
+            self._flush(t)
+        n = self.count.next()
+        if n == 0:
+            return self.cache.release_at(job, t)
+        end = self.dies.commit(job, t)
+        if n == 1:
+            return self.cache.release_at(job, end)
+        self._defer(end, n - 1)
+        return end
+
+    def _defer(self, arrival: float, left: int) -> None:
+        heappush(self.pending, (arrival, self.seq, left))
+        self.seq += 1
+        self._wake_for(arrival)
+
+    def _wake_for(self, arrival: float) -> None:
+        """Keep a flush event at or before ``arrival`` on the queue."""
+        wakes = self.wakes
+        if not (wakes and wakes[0] <= arrival):
+            heappush(wakes, arrival)
+            schedule(self.env, arrival - self.clock.now, None, self._flush_cb)
+
+    def _flush(self, t: float) -> None:
+        """Book every later operation arriving by ``t``, in arrival order."""
+        pending, dies, cache, job = self.pending, self.dies, self.cache, self.placeholder
+        while pending and pending[0][0] <= t:
+            arrival, _, left = heappop(pending)
+            end = dies.commit(job, arrival)
+            if left == 1:
+                cache.release_at(job, end)
+            else:
+                self._defer(end, left - 1)
+
+    def _flush_event(self, event: Ev) -> None:
+        now = self.clock.now
+        wakes = self.wakes
+        while wakes and wakes[0] <= now:
+            heappop(wakes)
+        pending = self.pending
+        if pending:
+            self._flush(now)
+            if pending:
+                self._wake_for(pending[0][0])

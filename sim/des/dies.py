@@ -214,12 +214,11 @@ class DieDevice:
     ``writes_only`` (no read ever reaches the device: a write-only workload, no rebuild; ``sim.des.model.build``) on
     a drive: the controller is a single server fed by the link alone, so it is a ``FifoStation`` and the cache a
     ``BookedPool``, and ``sim.des.model`` makes the link, the controller, the slot and the acknowledgement one
-    ``WriteEntry`` (the same times and draws as the event walk, one event instead of three). Where a write costs at
-    most one operation (``ProgramOperations.per_write`` <= 1: a sequential stream, S4's P4510) the dies, seeing its
+    ``WriteEntry`` (the same times and draws as the event walk, one event instead of three). The dies, seeing its
     programs alone, are an N-server FCFS queue (the write point: an idle die, else the first to fall idle), and a
-    destage is one ``Chain`` with no event (the write channel, the dies as a ``FifoStation`` of N servers, the slot's
-    release booked at the program's end), as ``FlashDevice``'s. With more (a write's later operations join the queue
-    of waiting programs when the one before ends, out of time order for a booking) the destage keeps its events.
+    destage is one ``Chain`` (the write channel, then ``BookedOperations``: the write's operations on the dies as a
+    ``FifoStation`` of N servers, the slot's release booked at the last one's end), as ``FlashDevice``'s; a write's
+    later operations (ES5F random writes: 1.37 per write) cost one event each, its first none.
     """
 
     def __init__(self, env: simpy.Environment, streams: Streams, jobs: JobFactory, meters: list[Meter], name: str,

@@ -20,6 +20,8 @@ _PART = {
     "queues": "queues", "backend": "back-end drives", "backend_bw": "back-end bandwidth", "controller": "controllers",
     "destage": "cache destage", "subchannels": "subchannels (base + alias devices)",
 }
+_FLASH_PART = {"controller": "flash controller (command rate)", "dies": "NAND dies"}
+"""A drive's or DIMM's parts under the die-level device model (``sim/route/elements.py``: ``.controller``, ``.dies``)."""
 _WHOLE = {
     "host_cpu": "host CPU cores", "host_stack.serial": "host I/O stack (serialised part)", "edev": "z/VM EDEV",
     "server": "storage server", "servers": "servers", "to_host": "to the host", "to_device": "to the device",
@@ -38,9 +40,13 @@ def component_words(name: str) -> str:
     """A component's name as a customer reads it (indices from 1): ``drive0.read_units`` -> "drive 1: flash read units"."""
     if name in _WHOLE:
         return _WHOLE[name]
-    pieces = [_piece(p) for p in name.split(".")]
+    raw = name.split(".")
+    pieces = [_piece(p) for p in raw]
     if len(pieces) == 1:
         return pieces[0]
+    m = _INDEXED.match(raw[0])
+    if m and m.group(1) in ("drive", "dimm"):
+        pieces[1:] = [_FLASH_PART.get(r, w) for r, w in zip(raw[1:], pieces[1:], strict=True)]
     head, *rest = pieces
     tail = ", ".join(rest)
     return f"{head}: {tail}"

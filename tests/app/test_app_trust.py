@@ -226,6 +226,9 @@ def test_component_names_are_the_users_words() -> None:
     assert component_words("adapter2.uplink.to_host") == "NVMe adapter 3: PCIe uplink, to the host"
     assert component_words("host_stack.serial") == "host I/O stack (serialised part)"
     assert component_words("drive0.read_units") == "drive 1: flash read units"
+    assert component_words("drive3.dies") == "drive 4: NAND dies"  # the default device model's parts of a drive
+    assert component_words("drive0.controller") == "drive 1: flash controller (command rate)"
+    assert component_words("server.controller") == "storage server: controllers"
     fig = charts.utilization_chart({"adapter2.uplink.to_host": 0.16, "drive0.read_units": 0.1}, "adapter2.uplink.to_host")
     bar = fig.to_plotly_json()["data"][0]
     assert "crimson" not in bar["marker"]["color"]  # 16% busy is nobody's bottleneck

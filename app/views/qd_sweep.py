@@ -114,13 +114,14 @@ def render_section() -> None:
         st.error("  \n".join(f"**{f}**: {m}" for f, m in exc.problems), icon=":material/error:")
         return
     published = [p.as_dict() for p in published_points(device, read_fraction, block)]
+    model = resolved_device_model(device, device_model)
     title = (f"{device}: {block:g} KiB random, {read_fraction:.0%} read ({'fast path' if solver == FAST else 'DES'}), "
-             f"{resolved_device_model(device, device_model)} device model"
+             f"{model} device model"
              + (" (the default)" if device_model == "auto" else ""))
     st.plotly_chart(charts.qd_sweep_chart(points, published, title=title), key="qdsweep:chart")
     _warn_not_final(points)
     if solver == FAST:
-        tail = ("the die-level p99 and p99.9 estimate (dashed; sim.analytic.dies)" if resolved_device_model(device, device_model) == "dies"
+        tail = ("the die-level p99 and p99.9 estimate (dashed; sim.analytic.dies)" if model == "dies"
                 else "its p99 is the planner's screening estimate (dashed)")
         st.caption(f"Fast path: means from the queueing model; {tail}. "
                    "Run the simulation for measured percentiles with 95% intervals.")

@@ -111,7 +111,8 @@ def test_raid5_small_writes_pay_read_modify_write(model: str) -> None:
     five, six, ten = (run({**topo, "layout": lay}, sat, model).iops.value for lay in ("raid5", "raid6", "raid10"))
     assert six == pytest.approx(five * 2 / 3, rel=0.06)
     spec = lookup("drives", "ES5F")
-    dies, ops = die_layout(spec), program_operations(flash_parameters(spec, "random"), die_layout(spec))
+    dies = die_layout(spec)
+    ops = program_operations(flash_parameters(spec, "random"), dies)
     program = ops.per_write * ops.operation_us / dies.dies  # die time per write, us: 1 / 280K IOPS
     read = dies.die_read_us / dies.dies if model == "auto" else 0.0
     assert five == pytest.approx(ten * program / (program + read), rel=0.06)

@@ -49,7 +49,7 @@ def scenario(layout: str = "raid10", drives: int = 4, faults: dict[str, Any] | N
     return scenario_from_data(data)
 
 
-def read_units_work(utilization: dict[str, float]) -> float:
+def die_read_work(utilization: dict[str, float]) -> float:
     """The drives' read work: their dies' busy shares (reads alone: tR each)."""
     return sum(u for name, u in utilization.items() if name.endswith(".dies"))
 
@@ -99,11 +99,11 @@ def test_raid5_degraded_read_work_is_2_n_minus_1_over_n_in_both_solvers() -> Non
     open_load = {"kind": "open", "rate_iops": 200_000, "read_fraction": 1.0, "block_size_kib": 4, "access": "random"}
     n = 4
     expected = 2 * (n - 1) / n
-    fast = read_units_work(evaluate(scenario("raid5", n, {"failed_drives": [0]}, workload=open_load)).utilization) / \
-        read_units_work(evaluate(scenario("raid5", n, workload=open_load)).utilization)
+    fast = die_read_work(evaluate(scenario("raid5", n, {"failed_drives": [0]}, workload=open_load)).utilization) / \
+        die_read_work(evaluate(scenario("raid5", n, workload=open_load)).utilization)
     assert fast == pytest.approx(expected, rel=1e-6)
-    des = read_units_work(simulate(scenario("raid5", n, {"failed_drives": [0]}, workload=open_load)).utilization) / \
-        read_units_work(simulate(scenario("raid5", n, workload=open_load)).utilization)
+    des = die_read_work(simulate(scenario("raid5", n, {"failed_drives": [0]}, workload=open_load)).utilization) / \
+        die_read_work(simulate(scenario("raid5", n, workload=open_load)).utilization)
     assert des == pytest.approx(expected, rel=0.06)
 
 

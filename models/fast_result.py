@@ -9,6 +9,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+MECHANISM_TAIL_METHODS = ("dies", "dies, closed reads", "pooled")
+"""``FastResult.tail_method`` values that come from a queueing mechanism (``sim.analytic.TAIL_METHODS``)."""
+
 
 @dataclass(frozen=True)
 class Bounds:
@@ -54,8 +57,15 @@ class FastResult:
     """The p99.9 estimate, as ``latency_p99_us``."""
     tail_method: str = ""
     """How the p99 / p99.9 were estimated (``sim.analytic.TAIL_METHODS``): ``dies`` (the die-level mechanism),
-    ``dies, closed reads`` (a device's closed read loop, ``sim.analytic.dies.closed_read_quantile_us``) or
+    ``dies, closed reads`` (a device's closed read loop, ``sim.analytic.dies.closed_read_quantile_us``), ``pooled``
+    (one workload on pooled flash devices: service, program and queue waits, ``sim.analytic._pooled_tails``) or
     ``heuristic`` (the pooled model's screening heuristic, ``sim.analytic.heuristic_quantile_us``)."""
+
+    @property
+    def tails_from_mechanism(self) -> bool:
+        """Whether the p99 / p99.9 come from a queueing mechanism (``MECHANISM_TAIL_METHODS``), not the screening
+        heuristic (whose p99.9 is not offered)."""
+        return self.tail_method in MECHANISM_TAIL_METHODS
 
     def summary(self) -> dict[str, object]:
         """A JSON-friendly dictionary (infinite latencies as None)."""

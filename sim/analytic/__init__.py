@@ -90,6 +90,7 @@ from sim.analytic.dies import (
     die_level_quantile_us,
     die_qd1_quantile_us,
     mixture_quantiles_us,
+    residual_points,
     route_above,
     route_quantiles_us,
     spanning_read_above,
@@ -315,7 +316,7 @@ def _compiled(scenario: Scenario, catalog: Catalog, spread: bool = False) -> Com
 
 # -- the fast path's tail estimate (p99 / p99.9) ---------------------------------------------------------
 
-TAIL_METHODS = ("dies", "dies, closed reads", "heuristic")
+TAIL_METHODS = ("dies", "dies, closed reads", "pooled", "heuristic")
 """``FastResult.tail_method``: how the p99 / p99.9 were estimated.
 
 * ``dies``: under ``device_model: dies`` (a workload solved on its route): every read waits at a die of its
@@ -351,7 +352,12 @@ TAIL_METHODS = ("dies", "dies, closed reads", "heuristic")
   us when busy: the batch's p99.9 was ten times the DES's).
 * ``dies, closed reads``: a closed loop of reads (one size up to a die page) on one device alone (the queue-depth
   sweep): ``sim.analytic.dies.closed_read_quantile_us`` (calibration/ext/DIE_LEVEL.md, 144 points).
-* ``heuristic``: the pooled device model, and under ``dies`` what the die-level estimate does not cover (an open
+* ``pooled``: one workload, a closed loop or open arrivals, on a route whose flash devices are pooled (the eXFlash
+  DIMMs under ``auto``, every device under ``pooled``): ``_pooled_tails``, per operation the service law, a read's
+  wait for a program on its die, and the queue's wait (exponential for open arrivals, the machine repairman's
+  finite-source law for a closed loop) (calibration/ext/die_solvers_pooled.md).
+* ``heuristic``: a bursty workload or several workloads under the pooled device model, and under ``dies`` what the
+  die-level estimate does not cover (an open
   sequential stream's stripe blend alone (its load counts at the dies the others read); a route with no flash device
   of its own: SAN storage servers, plain stations; the total of several workloads when one of them has no die-level
   law, or one's is the ``dies, closed reads`` quantile):
@@ -648,6 +654,65 @@ def _die_tails(model: DieTailModel, latency: list[float]) -> tuple[float, float,
         return tails[0], tails[1], "dies"
     tails = route_quantiles_us((0.99, 0.999), model.read_share, latency[READ], die_wait_laws(model, {}), model.write)
     return tails[0], tails[1], "dies"
+
+
+def _pooled_tails(net: Network, ev: Evaluation, ev0: Evaluation, latency: list[float], population: float,
+                  x: float, servers: int) -> tuple[float, float, str]:
+    """The p99, p99.9 and method (``TAIL_METHODS``: ``pooled``) of a route whose flash devices are pooled, solved at
+    ``ev`` (``ev0`` at zero load) for a closed loop of ``population`` jobs or open (Poisson) arrivals (``population``
+    infinite).
+
+    Per operation: its zero-load latency scaled by the engine's lognormal service law (parameters.yaml
+    ``device_behaviour.service_cv``), plus a wait of the fast path's mean for that operation (``WriteLaw``): open
+    arrivals an exponential; a closed loop the machine repairman's finite-source law of its jobs, each visiting that
+    operation every population / its rate (an arriving I/O finds n of the others waiting, W | n the departures of
+    the bottleneck's ``servers`` busy servers), so a loop that saturates its path keeps a steady queue and its wait
+    is tight (the pooled eXFlash DIMM's 4 KiB reads at QD 256: DES p99 1,934 us on a mean of 1,791; the exponential
+    heuristic gave 7,918). A read that meets a program on its die (``FlashGroups.die_locks``,
+    ``Network.program_lock_waits``) first waits out the rest of it: with the chance that gives the fast path's mean
+    wait there, a residual of the lognormal program (the DIMM's 67/33 mix at QD 1: DES p99 525 us, the heuristic
+    212). Reads and writes mixed by their shares (``mixture_quantiles_us``)."""
+    cv = float(parameter("device_behaviour.service_cv"))
+    parts: list[tuple[float, Callable[[float], float]]] = []
+    scale = 1.0
+    read_share = net.op_prob[READ]
+    for op, share in ((READ, read_share), (WRITE, 1.0 - read_share)):
+        if share <= 0:
+            continue
+        zero = ev0.latency[op]
+        mean = max(zero, latency[op])
+        meet, residuals = 0.0, [0.0]
+        locks = [lock for lock in net.program_lock_waits(ev) if lock[0] > 0] if op == READ else []
+        if locks:
+            lock_wait = sum((w for w, _, _ in locks), 0.0)
+            _, program_us, program_cv = max(locks)
+            meet = min(1.0, lock_wait / (program_us * (1.0 + program_cv * program_cv) / 2.0))
+            residuals = residual_points(program_us, program_cv, RESIDUAL_POINTS)
+            mean = max(zero, mean - meet * sum(residuals, 0.0) / len(residuals))
+        law = WriteLaw(zero_us=zero, mean_us=mean, ack_us=zero, ack_cv=cv, population=population,
+                       cycle_us=population / (x * share) if math.isfinite(population) else 0.0, servers=servers,
+                       program_cv=cv)
+        parts.append((share, _law_above(law, law.wait_table(), meet, residuals)))
+        scale = max(scale, latency[op])
+    tails = mixture_quantiles_us((0.99, 0.999), parts, scale)
+    return tails[0], tails[1], "pooled"
+
+
+RESIDUAL_POINTS = 40
+"""Equally likely points of a program's residual in ``_pooled_tails`` (a read meeting a program)."""
+
+
+def _law_above(law: WriteLaw, table: tuple[float, list[float]], meet: float, residuals: list[float]) -> Callable[[float], float]:
+    """P(latency > t) of ``law`` with its wait table, after waiting out one of ``residuals`` (equally likely) with
+    chance ``meet`` (``_pooled_tails``)."""
+    share = meet / len(residuals)
+
+    def above(t: float) -> float:
+        p = law.above(t, table)
+        if meet <= 0:
+            return p
+        return (1.0 - meet) * p + share * sum((law.above(t - r, table) for r in residuals), 0.0)
+    return above
 
 
 def _write_with_mean(write: WriteLaw, mean_us: float) -> WriteLaw:
@@ -972,6 +1037,10 @@ def _solve_modelled(c: Compiler, scenario: Scenario, utilization: bool = True,
     bound_name = net.groups[bottleneck_index].names[0] if bottleneck_index >= 0 else "none"
     model = _die_model(c, scenario, ev, ev0, latency, stable) if utilization else None
     die = _die_tails(model, latency) if tails and model is not None else None
+    if die is None and tails and utilization and c.pooled_devices and not isinstance(wl, BurstyWorkload) and stable \
+            and x > 0 and all(map(math.isfinite, latency)):
+        die = _pooled_tails(net, ev, ev0, latency, population, x,
+                            net.groups[bottleneck_index].servers if bottleneck_index >= 0 else 0)
     return FastResult(
         iops=x * 1e6,
         read_iops=x * 1e6 * net.op_prob[READ],

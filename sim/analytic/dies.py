@@ -596,6 +596,28 @@ def _residual_above(mean: float, cv: float, x: float) -> float:
     return max(0.0, 0.5 * math.erfc(-d1 / root2) - x / mean * 0.5 * math.erfc(-d2 / root2))
 
 
+def residual_points(mean: float, cv: float, n: int) -> list[float]:
+    """``n`` equally likely points of the equilibrium residual of a lognormal of ``mean`` and ``cv`` (the rest of a
+    program met at random: ``_residual_above``), its quantiles at (j + 1/2) / n, each by bisection to 1e-4 of the
+    mean."""
+    tail = _ResidualTail(mean, cv)
+    hi = mean
+    while tail.above(hi) > 0.5 / n:
+        hi *= 2.0
+    out: list[float] = []
+    for j in range(n):
+        target = 1.0 - (j + 0.5) / n
+        lo, top = 0.0, hi
+        while top - lo > 1e-4 * mean:
+            mid = 0.5 * (lo + top)
+            if tail.above(mid) > target:
+                lo = mid
+            else:
+                top = mid
+        out.append(0.5 * (lo + top))
+    return out
+
+
 class _ResidualTail:
     """``_residual_above`` for one law, its constants computed once."""
 

@@ -1134,6 +1134,22 @@ class Network:
         op_prob = self.op_prob
         return [per_op[0] / op_prob[0] if op_prob[0] > 0 else 0.0, per_op[1] / op_prob[1] if op_prob[1] > 0 else 0.0]
 
+    def program_lock_waits(self, ev: Evaluation) -> list[tuple[float, float, float]]:
+        """Per program-lock group (a read waiting out a program on its die, ``FlashGroups.die_locks``): the read's
+        mean latency spent there at ``ev`` (its latency less that with the group's wait left out), the programs'
+        mean time and cv. The closed-loop tail law reads them (``sim.analytic._closed_loop_tails``)."""
+        out: list[tuple[float, float, float]] = []
+        if ev.x <= 0.0:
+            return out
+        for lock in self._locks:
+            i, program_us, program_cv = lock[0], lock[6], lock[7]
+            waits = list(ev.waits)
+            wvar = [0.0] * len(waits)  # the means only: variances feed only the fan-out maxima
+            full = self._latency(waits, wvar)[READ]
+            waits[i] = 0.0
+            out.append((max(0.0, full - self._latency(waits, wvar)[READ]), program_us, program_cv))
+        return out
+
     def mean_latency(self, ev: Evaluation) -> float:
         return self.op_prob[READ] * ev.latency[READ] + self.op_prob[WRITE] * ev.latency[WRITE]
 

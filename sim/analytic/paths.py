@@ -382,6 +382,8 @@ class Compiler:
         """Instance name -> utilization a rebuild adds there (``rebuild_background``)."""
         self.die_devices: list[DieGroups] = []
         """The route's flash devices under the ``dies`` device model (the fast path's die-level tail reads them)."""
+        self.pooled_devices: list[FlashGroups] = []
+        """The route's flash devices under the ``pooled`` device model (the fast path's pooled tail law, ``sim.analytic._pooled_tails``)."""
 
     def groups(self, labels: tuple[str, ...], servers: int, mapping: Mapping, pool: bool = False, ca2: float = 1.0,
                display: str | None = None, shares: tuple[float, ...] | None = None) -> Choice:
@@ -1000,7 +1002,9 @@ def _network_part(c: Compiler, element: Element) -> object:
             dies = DieGroups(c, element, element.dies)
             c.die_devices.append(dies)
             return dies
-        return FlashGroups(c, element)
+        pooled = FlashGroups(c, element)
+        c.pooled_devices.append(pooled)
+        return pooled
     if isinstance(element, StationBank):
         return c.groups(element.names, element.servers, element.of)
     if isinstance(element, Channel):

@@ -5,7 +5,8 @@ the public solver entry points only, so it reads whatever device model they impl
 
 * ``solver="fast"``: the analytic fast path (``sim.analytic.evaluate``), milliseconds per point. It
   gives means; its tail figures are the ones the planner screens with (``FastResult.latency_p99_us``: the
-  die-level estimate under ``dies``, with its p99.9; the pooled model's heuristic p99 otherwise),
+  die-level estimate under ``dies``, with its p99.9; under ``pooled`` the pooled devices' own law, also with its
+  p99.9),
   marked ``tail="estimate"``;
 * ``solver="des"``: the discrete-event simulator through ``sim.plan.sweep.sweep_frame`` (each point's
   seed derived from its queue depth), every run stopping on its precision (``target_rel_ci``) or on
@@ -153,7 +154,7 @@ def _finite(v: Any) -> float | None:
 
 def fast_tails(fast: Any) -> dict[str, float | None]:
     """p50, p99, p99.9 of a fast-path result: its own estimate (``FastResult.latency_p99_us``, the planner's screening
-    figure too); the p99.9 only from the die-level mechanism (``tail_method`` ``dies...``; the pooled model's
+    figure too); the p99.9 only from a mechanism (``FastResult.tails_from_mechanism``; the pooled model's
     heuristic is a p99 screening figure, not offered as a p99.9); no p50. None when unstable."""
     from sim.plan.planner import p99_estimate_us
 
@@ -161,7 +162,7 @@ def fast_tails(fast: Any) -> dict[str, float | None]:
     if not fast.stable:
         return tails
     tails["latency_p99_us"] = _finite(p99_estimate_us(fast))
-    if str(getattr(fast, "tail_method", "")).startswith("dies"):
+    if getattr(fast, "tails_from_mechanism", False):
         tails["latency_p999_us"] = _finite(fast.latency_p999_us)
     return tails
 

@@ -2,8 +2,9 @@
 fast path's (means; p99 by its own estimate, ``FastResult.latency_p99_us``). Used by ``simulate``, ``analyze``,
 the Consolidation page and the consolidated planner (sim/plan/consolidated.py).
 
-The fast path's p99 is the die-level mechanism under ``device_model: dies`` and the pooled model's screening
-heuristic otherwise (``sim.analytic.TAIL_METHODS``); its p99.9 is offered only from the die-level mechanism."""
+The fast path's p99 is the die-level mechanism under ``device_model: dies``, the pooled devices' own law for one
+workload on pooled devices, and the screening heuristic otherwise (``sim.analytic.TAIL_METHODS``); its p99.9 is
+offered only from a mechanism (``FastResult.tails_from_mechanism``)."""
 
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ def des_figure(result: Result) -> Figure:
 
 def fast_figure(fast: FastResult) -> Figure:
     """The fast path's figures: means, and p99 by its own estimate (the planner's ``p99_estimate_us``, no interval);
-    p99.9 where the die-level mechanism gave it (``tail_method`` ``dies...``); other percentiles unknown."""
+    p99.9 where a mechanism gave it (``FastResult.tails_from_mechanism``); other percentiles unknown."""
     from sim.plan.planner import p99_estimate_us
 
     def figure(name: str, key: str) -> tuple[float | None, float | None, float | None]:
@@ -56,7 +57,7 @@ def fast_figure(fast: FastResult) -> Figure:
         if key == "latency_p99_us":
             value: float | None = p99_estimate_us(source)
         elif key == "latency_p999_us":
-            value = source.latency_p999_us if source.tail_method.startswith("dies") else None
+            value = source.latency_p999_us if source.tails_from_mechanism else None
         else:
             value = getattr(source, key, None)
         return (value if value is not None and math.isfinite(value) else None), None, None

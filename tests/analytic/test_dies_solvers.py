@@ -71,7 +71,8 @@ def test_the_description_carries_the_layout_only_under_dies() -> None:
 def test_qd_sweep_under_dies_gives_the_die_level_tails() -> None:
     """`flashplan qd-sweep --device-model dies`: a reads-only fast sweep's p99 and p99.9 are the die-level
     estimate (tight at QD1: the datasheet latency plus the die's lognormal spread, far below the pooled
-    model's screening p99); pooled keeps the planner's p99 and no p99.9; a bad model names the field."""
+    model's, whose service law is the engine's wide lognormal); pooled gives its own law's p99 and p99.9
+    (``TAIL_METHODS``: ``pooled``); a bad model names the field."""
     from models.loading import BadInput
     from sim.plan.qd_sweep import qd_sweep
 
@@ -80,7 +81,8 @@ def test_qd_sweep_under_dies_gives_the_die_level_tails() -> None:
     assert qd_sweep("P4510-4TB", [1, 16]) == dies  # the default (auto) gives a drive its dies
     spec = lookup("drives", "P4510-4TB")
     assert all(p.latency_p999_us is not None and p.latency_p99_us is not None for p in dies)
-    assert all(p.latency_p999_us is None for p in pooled)
+    assert all(p.latency_p99_us is not None and p.latency_p999_us is not None and p.latency_p999_us > p.latency_p99_us
+               for p in pooled)
     qd1 = dies[0]
     assert qd1.latency_p99_us is not None and pooled[0].latency_p99_us is not None
     assert spec.read_latency_us < qd1.latency_p99_us < 1.3 * spec.read_latency_us < pooled[0].latency_p99_us

@@ -1,5 +1,6 @@
 """The fast path's own p99 / p99.9 (``FastResult.latency_p99_us``, issue 18): the die-level mechanism under
-``device_model: dies``, the named heuristic under ``pooled``; the planner screens with it.
+``device_model: dies``, the pooled devices' own law under ``pooled`` (tests/analytic/test_pooled_tails.py), the named
+heuristic where neither applies; the planner screens with it.
 
 Theory: the die wait's distribution against the M/D/1 waiting time (Erlang's formula). The DES: planner
 candidates (examples/plan/ibmi_oltp.yaml, IBM i mirrored, OLTP 4 KiB 70/30, open arrivals) under ``dies``
@@ -85,8 +86,8 @@ def test_fast_p99_matches_the_des_on_planner_candidates(label: str, rate: float 
 
 def test_the_planner_screens_with_the_die_level_p99() -> None:
     """A p99 SLO between the heuristic's figure and the die-level one: under ``dies`` the screen rejects the
-    candidate with the die-level p99 in its reason; the same candidate under ``pooled`` is judged by the
-    heuristic, named as such on its result."""
+    candidate with the die-level p99 in its reason; the same candidate under ``pooled`` is judged by the pooled
+    devices' own law (``TAIL_METHODS``: ``pooled``), named as such on its result."""
     req = load_requirements(REQUIREMENTS)
     cands = _candidates()
     pooled = Candidate(label=WINNER, scenario=_under_dies(cands[WINNER].scenario, model="pooled"), capex=cands[WINNER].capex)
@@ -101,13 +102,20 @@ def test_the_planner_screens_with_the_die_level_p99() -> None:
     assert dies.p99_estimate_us == fast.latency_p99_us == p99_estimate_us(fast)
     assert dies.stage == "latency" and f"estimated p99 {fast.latency_p99_us:,.0f} us" in str(dies.rejection)
     pooled_fast = evaluate(pooled.scenario)
-    assert pooled_fast.tail_method == "heuristic"
-    assert p99_estimate_us(pooled_fast) == pooled_fast.latency_p99_us == heuristic_quantile_us(pooled_fast, 0.99)
+    assert pooled_fast.tail_method == "pooled" and pooled_fast.latency_p99_us is not None
+    assert p99_estimate_us(pooled_fast) == pooled_fast.latency_p99_us
 
 
-def test_pooled_keeps_the_planners_heuristic() -> None:
-    """Under ``pooled`` the p99 is the planner's formula as it was: r_min x the service law's q99 + (mean - r_min) ln 100."""
-    fast = evaluate(_under_dies(_candidates()[WINNER].scenario, model="pooled"))
+def test_bursty_arrivals_keep_the_planners_heuristic() -> None:
+    """Bursty arrivals on pooled drives (no law of their own): the p99 is the planner's formula as it was, r_min x
+    the service law's q99 + (mean - r_min) ln 100."""
+    data: dict[str, Any] = _under_dies(_candidates()[WINNER].scenario, model="pooled").model_dump(mode="json", exclude_none=True)
+    rate = data["workload"]["rate_iops"]
+    # on 10% of the time at twice the rate, off at 8/9 of it: the same mean rate
+    data["workload"] = {**{k: v for k, v in data["workload"].items() if k != "rate_iops"}, "kind": "bursty",
+                        "on_rate_iops": 2.0 * rate, "off_rate_iops": rate * 8.0 / 9.0, "mean_on_ms": 10.0, "mean_off_ms": 90.0}
+    fast = evaluate(Scenario.model_validate(data))
+    assert fast.tail_method == "heuristic" and math.isfinite(fast.latency_mean_us)
     cv = float(parameter("device_behaviour.service_cv"))
     sigma = math.sqrt(math.log1p(cv * cv))
     q99 = math.exp(-sigma * sigma / 2 + 2.3263478740408408 * sigma)

@@ -309,7 +309,7 @@ def test_calibration_page_draws_a_devices_sweep_with_its_published_points() -> N
 
 @pytest.mark.usefixtures("one_worker")
 def test_the_sweep_page_offers_the_die_level_device_model() -> None:
-    """The default (auto) gives a drive its dies; under pooled the fast sweep's tails are the screening heuristic, under
+    """The default (auto) gives a drive its dies; under pooled the fast sweep's tails are the pooled devices' law, under
     dies the die-level estimate (issue 18), so the table changes and the chart's title names the model."""
     at = AppTest.from_string("from app.views import qd_sweep\nqd_sweep.render_section()", default_timeout=APP_TIMEOUT)
     at.run()

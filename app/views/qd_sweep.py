@@ -2,7 +2,7 @@
 
 The device alone under a closed loop of QD 1, 2, 4, ... 256 random I/Os (``sim.plan.qd_sweep``), with the
 pooled or the die-level device model (issue 18, ``device_model``), on the fast path (instant, tail
-figures are the planner's screening estimate, the die-level estimate under dies) or in the simulator
+figures are the fast path's own estimate: the die-level one under dies, the pooled law under pooled) or in the simulator
 (each point a DES run in the worker pool, ending on its precision or its I/O budget), with the published
 points of the EXT records measured on that device (``calibration.ext.published``) drawn as stars.
 A point that is not precise is drawn hollow and named under the chart (app/validity.py).
@@ -21,7 +21,7 @@ from app.validity import badge
 from calibration.ext.published import published_points
 from models.catalog import load_catalog
 from models.loading import BadInput
-from sim.plan.qd_sweep import DEFAULT_DEPTHS, DEFAULT_MAX_IOS, QdPoint, qd_sweep, resolved_device_model
+from sim.plan.qd_sweep import DEFAULT_DEPTHS, DEFAULT_MAX_IOS, TAIL_ESTIMATES, QdPoint, qd_sweep, resolved_device_model
 
 FAST = "Fast path (queueing model, instant)"
 DES = "Simulation (DES, with 95% CIs)"
@@ -121,9 +121,7 @@ def render_section() -> None:
     st.plotly_chart(charts.qd_sweep_chart(points, published, title=title), key="qdsweep:chart")
     _warn_not_final(points)
     if solver == FAST:
-        tail = ("the die-level p99 and p99.9 estimate (dashed; sim.analytic.dies)" if model == "dies"
-                else "its p99 is the planner's screening estimate (dashed)")
-        st.caption(f"Fast path: means from the queueing model; {tail}. "
+        st.caption(f"Fast path: means from the queueing model; p99 and p99.9 (dashed) from {TAIL_ESTIMATES[model]}. "
                    "Run the simulation for measured percentiles with 95% intervals.")
     if not published:
         st.caption("No published queue-depth measurement of this device at this mix (EXT records).")

@@ -83,10 +83,10 @@ def _print(args: argparse.Namespace, points: list[Any], published: list[Any], ou
     if any(p.validity != "precise" for p in points):
         out.print("CUT SHORT / UNSTABLE / UNKNOWN rows are not final: their figures are indicative (raise --max-ios)", markup=False)
     if any(p.tail == "estimate" for p in points):
-        dies = any(p.latency_p999_us is not None for p in points if p.tail == "estimate")  # only the die-level law gives one
-        out.print("(est.) = the die-level tail estimate (sim.analytic.dies); run --solver des for measured tails" if dies else
-                  "(est.) = the fast path's p99 screening estimate (the planner's); run --solver des for measured tails",
-                  markup=False)
+        from sim.plan.qd_sweep import TAIL_ESTIMATES, resolved_device_model
+
+        out.print(f"(est.) = {TAIL_ESTIMATES[resolved_device_model(args.drive, args.device_model)]} (the planner screens "
+                  "with it); run --solver des for measured tails", markup=False)
     for pp in published:
         out.print(f"published: QD {pp.qd} {pp.metric} = {_fmt(pp.value)} ({pp.sweep}; record {pp.record})",
                   markup=False, highlight=False)

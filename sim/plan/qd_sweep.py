@@ -85,6 +85,12 @@ def device_section(device: str) -> str:
     raise BadInput([("drive", f"unknown catalog drive or DIMM {device!r}; known: {known}")])
 
 
+TAIL_ESTIMATES = {"dies": "the die-level tail estimate (sim.analytic.dies)",
+                  "pooled": "the pooled devices' tail law (service, a read's wait for a program, the queue's wait; "
+                            "sim.analytic._pooled_tails)"}
+"""What a fast sweep's p99 / p99.9 are under each resolved device model (``resolved_device_model``), in words."""
+
+
 def resolved_device_model(device: str, device_model: str) -> str:
     """``dies`` or ``pooled``: the model ``device_model`` gives catalog ``device`` (``auto`` resolves per device,
     ``sim.route.flash.uses_die_layout``); BadInput naming ``drive`` for an unknown device."""

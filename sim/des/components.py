@@ -385,7 +385,7 @@ class FifoStation(Station):
     """
 
     __slots__ = ("_depart_cbs", "b_end", "b_start", "booked", "busy_to", "c_area", "c_busy", "free", "free1", "law",
-                 "on_start", "per_byte", "union_end", "unordered")
+                 "on_start", "per_byte", "settler", "union_end", "unordered")
 
     def __init__(self, env: simpy.Environment, name: str, servers: int, service: Callable[[Job], float],
                  on_start: Callable[[float, float], None] | None = None):
@@ -414,6 +414,9 @@ class FifoStation(Station):
         """With ``unordered``: the time up to which ``c_busy`` holds the busy time (settled when the meter is read)."""
         self.law = SERVICE_CALL
         self.per_byte = 0.0
+        self.settler: Callable[[float], None] | None = None
+        """Books, before the meter is read at ``now``, the services that arrive by then and are still held back
+        (``sim.des.dies.BookedOperations.settle``: a write's later NAND operations)."""
 
     def service_law(self, law: int, per_byte: float = 0.0) -> None:
         """Compute the service time inline (``SERVICE_BYTES``, ``SERVICE_COST``): the hot path's commonest laws,
@@ -511,6 +514,8 @@ class FifoStation(Station):
     def _account(self) -> None:
         now = self.clock.now
         if self.booked:
+            if self.settler is not None:
+                self.settler(now)
             self._account_booked(now)
             return
         if self.capacity == 1:
@@ -799,7 +804,7 @@ class BookedPool(Pool):
     at the earliest booked release (``_wake``); a release at that time hands its slot on as ``Pool.release``.
     """
 
-    __slots__ = ("_wake_cb", "due", "due_in", "feeder", "wait_at", "wakes")
+    __slots__ = ("_wake_cb", "due", "due_in", "feeder", "on_wait", "settler", "wait_at", "wakes")
 
     def __init__(self, env: simpy.Environment, name: str, slots: int):
         super().__init__(env, name, slots)
@@ -816,6 +821,23 @@ class BookedPool(Pool):
         self.wakes: list[float] = []
         """The times of the wake events on the queue (a heap)."""
         self._wake_cb = self._wake
+        self.settler: Callable[[float], None] | None = None
+        """Books the releases of the work that arrives by ``now`` and is still held back, before anything looks at the
+        pool (``settles_with``)."""
+        self.on_wait: Callable[[], None] | None = None
+        """Told whenever jobs wait, so that the held-back work comes by events while they do (``settles_with``)."""
+
+    def settles_with(self, settler: Callable[[float], None], on_wait: Callable[[], None]) -> None:
+        """The pool's releases are booked by work that may be held back until something looks (``sim.des.dies.
+        BookedOperations``: a write's later NAND operations): ``settler(now)`` books what arrives by ``now``, called
+        before every look (an acquire, a release, a booking question, a meter read, a wake); ``on_wait()`` is told
+        while jobs wait (a slot must then pass at the release's own time, so the held-back work comes by events)."""
+        self.settler = settler
+        self.on_wait = on_wait
+
+    def _catch_up(self, now: float) -> None:
+        if self.settler is not None:
+            self.settler(now)
 
     def releases_after(self, feeder: FifoStation) -> None:
         """Every release of the pool is booked at a departure of ``feeder`` (a flash device's program units, whose
@@ -859,8 +881,10 @@ class BookedPool(Pool):
 
     def settle_now(self) -> None:
         """Do the booked acquires and releases due by now."""
+        now = self.clock.now
+        self._catch_up(now)
         if self.due or self.due_in:
-            self._settle(self.clock.now)
+            self._settle(now)
 
     def wake_for_waiters(self) -> None:
         """Keep a wake event at the earliest booked release while jobs wait (``_wake_for_waiters``)."""
@@ -869,6 +893,8 @@ class BookedPool(Pool):
     def _wake_for_waiters(self) -> None:
         """Jobs wait: keep an event at the earliest booked release (one is enough: each wake books the next)."""
         due = self.due
+        if self.waiting and self.on_wait is not None:
+            self.on_wait()
         if due and self.waiting and not (self.wakes and self.wakes[0] <= due[0]):
             t = due[0]
             heappush(self.wakes, t)
@@ -882,6 +908,7 @@ class BookedPool(Pool):
         wakes = self.wakes
         while wakes and wakes[0] <= now:
             heappop(wakes)
+        self._catch_up(now)
         self._settle(now)
         self._wake_for_waiters()
 
@@ -896,6 +923,7 @@ class BookedPool(Pool):
         """Whether a slot taken at ``t`` (now or later, after every acquire booked before) surely finds one free: no
         job waits, and the slots in use by now with the acquires booked still to come, less the releases booked by
         ``t`` (done before an acquire at the same time), leave one; a release booked meanwhile only frees more."""
+        self._catch_up(now)
         if self.due or self.due_in or self.wait_at:
             self._settle(now)
         if self.waiting:
@@ -910,6 +938,7 @@ class BookedPool(Pool):
         now) surely waits, with every release by ``t`` passing to a job that waits now: the releases booked by
         ``t`` are fewer than the slots it needs freed and no more than the jobs waiting, and none booked later comes
         by ``t`` (``releases_after``: the feeder's servers are all busy beyond ``t``)."""
+        self._catch_up(now)
         feeder = self.feeder
         if feeder is None or not (feeder.free1 if feeder.capacity == 1 else feeder.free[0]) > t:
             return False
@@ -934,26 +963,34 @@ class BookedPool(Pool):
         heappush(self.due_in, t)
 
     def acquire(self, job: Job) -> None:
+        now = self.clock.now
+        self._catch_up(now)
         if self.due or self.due_in or self.wait_at:
-            self._settle(self.clock.now)
+            self._settle(now)
         Pool.acquire(self, job)
         if self.waiting:
             self._wake_for_waiters()
 
     def release(self, job: Job) -> None:
+        now = self.clock.now
+        self._catch_up(now)
         if self.due or self.due_in or self.wait_at:
-            self._settle(self.clock.now)
+            self._settle(now)
         Pool.release(self, job)
 
     def _account(self) -> None:
+        now = self.clock.now
+        self._catch_up(now)
         if self.due or self.due_in or self.wait_at:
-            self._settle(self.clock.now)
+            self._settle(now)
         Meter._account(self)
 
     @property
     def load(self) -> int:
+        now = self.clock.now
+        self._catch_up(now)
         if self.due or self.due_in or self.wait_at:
-            self._settle(self.clock.now)
+            self._settle(now)
         return self.in_use + len(self.waiting) - len(self.wait_at)  # a waiter that joined ahead counts from its arrival
 
 

@@ -218,7 +218,8 @@ class DieDevice:
     programs alone, are an N-server FCFS queue (the write point: an idle die, else the first to fall idle), and a
     destage is one ``Chain`` (the write channel, then ``BookedOperations``: the write's operations on the dies as a
     ``FifoStation`` of N servers, the slot's release booked at the last one's end), as ``FlashDevice``'s; a write's
-    later operations (ES5F random writes: 1.37 per write) cost one event each, its first none.
+    later operations (ES5F random writes: 1.37 per write) cost one event each only while writes wait for a slot
+    (``BookedOperations``), its first none.
     """
 
     def __init__(self, env: simpy.Environment, streams: Streams, jobs: JobFactory, meters: list[Meter], name: str,
@@ -329,12 +330,16 @@ class BookedOperations:
     (Lindley's recursion over N servers). A write's first operation arrives when the write channel, fed in time order,
     lets it go: ``program`` books them in that order. A later operation arrives when the one before it ends, a time
     known when that one is booked but perhaps after first operations not booked yet, so it waits here (``pending``,
-    by arrival) and is booked before any operation that arrives after it: by ``program``, or by an event at its own
-    arrival, whichever comes first (one event is kept on the queue at the earliest such arrival: ``wakes``, as
-    ``BookedPool`` keeps one for its waiters; an event per waiting operation would keep thousands on the queue while
-    the caches are full). The slot's release is booked when the write's last operation is. No release can come
-    earlier than it would by events: an operation not booked yet starts no earlier than the dies' first free server
-    now (``BookedPool.releases_after``'s proof holds).
+    by arrival) and is booked before any operation that arrives after it (the bookings' order, so their times and
+    draws, are the event walk's whenever they are made): by ``program``, or by ``settle`` when the cache or the dies
+    are looked at (``BookedPool.settles_with``, ``FifoStation.settler``: what arrives by then is booked before the
+    pool does anything at that time, so every release is done at its own time, in time order), or, while writes
+    wait for a slot (a release must then hand it on at its own time), by an event at its own arrival (one kept on
+    the queue at the earliest such arrival: ``wakes``, as ``BookedPool`` keeps one for its waiters; an event per
+    waiting operation would keep thousands on the queue while the caches are full). With no writes waiting, no
+    event. The slot's release is booked when the write's last operation is. No release can come earlier than it
+    would by events: an operation not booked yet starts no earlier than the dies' first free server now
+    (``BookedPool.releases_after``'s proof holds).
     """
 
     __slots__ = ("_flush_cb", "cache", "clock", "count", "dies", "env", "pending", "placeholder", "seq", "wakes")
@@ -354,6 +359,20 @@ class BookedOperations:
         self.wakes: list[float] = []
         """The times of the flush events on the queue (a heap)."""
         self._flush_cb = self._flush_event
+        cache.settles_with(self.settle, self.jobs_wait)
+        dies.settler = self.settle
+
+    def settle(self, now: float) -> None:
+        """Book every later operation arriving by ``now`` (the cache and the dies call it before they are looked at)."""
+        pending = self.pending
+        if pending and pending[0][0] <= now:
+            self._flush(now)
+
+    def jobs_wait(self) -> None:
+        """Writes wait for a slot: keep a flush event at the earliest later operation (a release must then come at
+        its own time)."""
+        if self.pending:
+            self._wake_for(self.pending[0][0])
 
     def program(self, job: Job, t: float) -> float:
         """Book the operations of a write whose first arrives at ``t`` (a ``Chain`` part) and return ``t``'s end."""
@@ -371,7 +390,8 @@ class BookedOperations:
     def _defer(self, arrival: float, left: int) -> None:
         heappush(self.pending, (arrival, self.seq, left))
         self.seq += 1
-        self._wake_for(arrival)
+        if self.cache.waiting:
+            self._wake_for(arrival)
 
     def _wake_for(self, arrival: float) -> None:
         """Keep a flush event at or before ``arrival`` on the queue."""
@@ -399,5 +419,5 @@ class BookedOperations:
         pending = self.pending
         if pending:
             self._flush(now)
-            if pending:
+            if pending and self.cache.waiting:
                 self._wake_for(pending[0][0])

@@ -8,6 +8,12 @@ inherits the other's heap; the faster of ``--repeat`` runs counts. It prints the
 (exact, machine-independent: ``bench.events.count_events``) and the ratio of their CPU seconds (model build and run).
 
     python -m bench.device_model_cost [--ios 100000] [--repeat 5]
+
+On a shared host whose CPU seconds wander (the same run 1.1 to 1.9 s), ``--instructions`` counts what the S2 runs
+execute instead (valgrind's callgrind; runs of N and 3N I/Os, so start-up and the model build cancel): a ratio that
+is the same on every run of one build.
+
+    python -m bench.device_model_cost --instructions [--ios 10000]
 """
 
 from __future__ import annotations
@@ -15,6 +21,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -64,15 +72,56 @@ def measure(ios: int, repeat: int) -> tuple[list[dict[str, float | str]], str]:
     return rows, engine
 
 
+def _instructions(path: Path, ios: int, model: str) -> int:
+    """Instructions executed by one fresh child run (valgrind's callgrind: ``Collected``), model build and start-up
+    included; machine-independent for one build, unlike CPU seconds on a shared host."""
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": "0"}
+    out = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-m",
+                          "bench.device_model_cost", "--child", str(path), str(ios), model],
+                         env=env, cwd=ROOT, capture_output=True, text=True, check=True)
+    match = re.search(r"Collected : (\d+)", out.stderr)
+    if match is None:
+        raise RuntimeError(f"callgrind printed no instruction count: {out.stderr[-500:]}")
+    return int(match.group(1))
+
+
+def instructions_per_io(ios: int) -> dict[str, float]:
+    """The S2 example's instructions per logical I/O under each model: the difference of runs of ``ios`` and
+    3 x ``ios`` I/Os over 2 x ``ios`` (start-up, imports and the model build cancel)."""
+    path = SCENARIOS[1]
+    per: dict[str, float] = {}
+    for model in MODELS:
+        short, long = _instructions(path, ios, model), _instructions(path, 3 * ios, model)
+        per[model] = (long - short) / (2 * ios)
+        print(f"  {path.stem} {model}: {short:,} / {long:,} instructions at {ios:,} / {3 * ios:,} I/Os", file=sys.stderr)
+    return per
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.device_model_cost", description=__doc__.splitlines()[0])
     parser.add_argument("--ios", type=int, default=100_000, help="logical I/Os per run (default 100,000)")
     parser.add_argument("--repeat", type=int, default=5, help="runs per scenario and model; the fastest counts (default 5)")
     parser.add_argument("--child", nargs=3, metavar=("PATH", "IOS", "MODEL"), help=argparse.SUPPRESS)
+    parser.add_argument("--instructions", action="store_true",
+                        help="count instructions with valgrind (callgrind) instead of CPU seconds, S2 only: runs of "
+                             "--ios and 3 x --ios I/Os per model (default --ios here 10,000; about 5 minutes)")
     args = parser.parse_args(argv)
     if args.child:
         path, ios, model = args.child
         print(json.dumps(child(Path(path), int(ios), model)))
+        return 0
+    if args.instructions:
+        if shutil.which("valgrind") is None:
+            print("error: --instructions needs valgrind (apt-get install valgrind)", file=sys.stderr)
+            return 2
+        ios = args.ios if args.ios != 100_000 else 10_000
+        if not 1_000 <= ios <= 1_000_000:
+            print(f"error: --ios must be in 1,000..1,000,000 with --instructions, got {ios}", file=sys.stderr)
+            return 2
+        per = instructions_per_io(ios)
+        ratio = per["dies"] / per["pooled"]
+        print(f"S2 example, instructions per logical I/O (callgrind, {ios:,} -> {3 * ios:,} I/Os): pooled "
+              f"{per['pooled']:,.0f}, dies {per['dies']:,.0f}: {ratio:.3f}x (issue 18 item 7: at most {TARGET}x)")
         return 0
     if not 1_000 <= args.ios <= 10_000_000 or not 1 <= args.repeat <= 20:
         print(f"error: --ios must be in 1,000..10,000,000 and --repeat in 1..20, got {args.ios} and {args.repeat}", file=sys.stderr)

@@ -14,6 +14,7 @@ Time is in microseconds of simulated time throughout the engine.
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -804,7 +805,7 @@ class BookedPool(Pool):
     at the earliest booked release (``_wake``); a release at that time hands its slot on as ``Pool.release``.
     """
 
-    __slots__ = ("_wake_cb", "due", "due_in", "feeder", "on_wait", "settler", "wait_at", "wakes")
+    __slots__ = ("_wake_cb", "due", "due_in", "feeder", "held_from", "on_wait", "settler", "wait_at", "wakes")
 
     def __init__(self, env: simpy.Environment, name: str, slots: int):
         super().__init__(env, name, slots)
@@ -826,6 +827,8 @@ class BookedPool(Pool):
         pool (``settles_with``)."""
         self.on_wait: Callable[[], None] | None = None
         """Told whenever jobs wait, so that the held-back work comes by events while they do (``settles_with``)."""
+        self.held_from = math.inf
+        """When the earliest held-back work arrives (the settler keeps it): before then there is nothing to book."""
 
     def settles_with(self, settler: Callable[[float], None], on_wait: Callable[[], None]) -> None:
         """The pool's releases are booked by work that may be held back until something looks (``sim.des.dies.
@@ -836,7 +839,7 @@ class BookedPool(Pool):
         self.on_wait = on_wait
 
     def _catch_up(self, now: float) -> None:
-        if self.settler is not None:
+        if now >= self.held_from and self.settler is not None:
             self.settler(now)
 
     def releases_after(self, feeder: FifoStation) -> None:

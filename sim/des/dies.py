@@ -35,6 +35,7 @@ Every number comes from the route description (``DeviceBank.dies``, a ``sim.rout
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Callable
 from functools import lru_cache, partial
@@ -388,8 +389,10 @@ class BookedOperations:
         return end
 
     def _defer(self, arrival: float, left: int) -> None:
-        heappush(self.pending, (arrival, self.seq, left))
+        pending = self.pending
+        heappush(pending, (arrival, self.seq, left))
         self.seq += 1
+        self.cache.held_from = pending[0][0]
         if self.cache.waiting:
             self._wake_for(arrival)
 
@@ -410,6 +413,7 @@ class BookedOperations:
                 cache.release_at(job, end)
             else:
                 self._defer(end, left - 1)
+        cache.held_from = pending[0][0] if pending else math.inf
 
     def _flush_event(self, event: Ev) -> None:
         now = self.clock.now

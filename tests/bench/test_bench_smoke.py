@@ -129,3 +129,15 @@ def test_events_baseline_comparison(tmp_path: Path, capsys: pytest.CaptureFixtur
     bad = tmp_path / "bad.json"
     bad.write_text("[]")
     assert events_main([*args, "--baseline", str(bad)]) == 2
+
+
+def test_device_model_cost_refuses_bad_budgets_with_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    """``bench.device_model_cost``: an I/O budget out of range (CPU seconds or, with ``--instructions``, valgrind's
+    counts) is refused with exit code 2 and a message naming the flag, before anything runs."""
+    from bench.device_model_cost import main as cost_main
+
+    assert cost_main(["--ios", "10"]) == 2
+    assert "--ios" in capsys.readouterr().err
+    assert cost_main(["--instructions", "--ios", "10"]) == 2
+    err = capsys.readouterr().err
+    assert "--ios" in err or "valgrind" in err

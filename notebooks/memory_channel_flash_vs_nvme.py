@@ -203,11 +203,11 @@ qd1
 # die-level device model (`device_model: dies`, issue 18: reads queue at N addressed NAND dies behind the
 # controller; calibration/ext/DIE_LEVEL.md; the default for the drive, while the default keeps the eXFlash DIMM
 # pooled, forced here for both): the fast path at every depth (its p99 and p99.9 the die-level
-# estimate, dashed), with the pooled model's fast-path curves dotted for contrast (its p99 the planner's
-# screening heuristic); DES runs under dies at a few depths as a check (each ends on a 2% interval or its I/O
-# budget; a hollow marker is a point its budget cut short); and, as stars on both charts, the published
-# points of the EXT records (calibration/ext/ext.yaml) measured on the same device and mix: for the PM1733,
-# a fio run at QD 1 (the Ignalina record).
+# estimate, dashed), with the pooled model's fast-path curves dotted for contrast (its p99 the pooled devices'
+# own law: the service law, a read's wait for a program, the loop's finite-source queue); DES runs under dies at
+# a few depths as a check (each ends on a 2% interval or its I/O budget; a hollow marker is a point its budget
+# cut short); and, as stars on both charts, the published points of the EXT records (calibration/ext/ext.yaml)
+# measured on the same device and mix: for the PM1733, a fio run at QD 1 (the Ignalina record).
 
 # %%
 QD_DEVICES = {"eXFlash DIMMs": "eXFlash-400GB", "NVMe drives": "PM1733-1.92TB"}
@@ -215,7 +215,7 @@ QD_DES_DEPTHS = [1, 16, 256]
 QD_MAX_IOS = 10_000 if SMALL else 200_000
 QD_METRIC_WORDS = {"iops": "IOPS", "latency_mean_us": "mean us", "latency_p50_us": "p50 us", "latency_p99_us": "p99 us",
                    "latency_p999_us": "p99.9 us"}
-QD_POOLED_SERIES = (("iops", "IOPS", 1), ("latency_mean_us", "mean", 2), ("latency_p99_us", "p99 (heuristic)", 2))
+QD_POOLED_SERIES = (("iops", "IOPS", 1), ("latency_mean_us", "mean", 2), ("latency_p99_us", "p99 (pooled law)", 2))
 
 
 def with_pooled(fig, pooled):
@@ -324,7 +324,7 @@ def qd_sentence():
                      f"{last['iops']:,.0f} at QD {last['qd']} ({last['latency_mean_us']:,.0f} us), 90% of it from QD {knee}; "
                      f"DES at QD {des_last['qd']}: {des_last['iops']:,.0f} IOPS, p99 {des_last['latency_p99_us']:,.0f} us "
                      f"({des_last['validity'].replace('_', ' ')}) against the die-level estimate's "
-                     f"{us_text(fast_at['latency_p99_us'])} (the pooled model's heuristic: {us_text(pooled_at['latency_p99_us'])})")
+                     f"{us_text(fast_at['latency_p99_us'])} (the pooled model's: {us_text(pooled_at['latency_p99_us'])})")
     seen = []
     for kind, device in QD_DEVICES.items():
         model = {p["qd"]: p for p in qd_fast[kind]}

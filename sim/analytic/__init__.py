@@ -73,7 +73,7 @@ from statistics import NormalDist
 from pydantic import BaseModel
 
 from models.catalog import Catalog, load_catalog, parameter
-from models.fast_result import Bounds, FastResult
+from models.fast_result import MECHANISM_TAIL_METHODS, Bounds, FastResult
 from models.hardware import FlashDeviceSpec
 from models.scenario import Scenario
 from models.workload import BurstyWorkload, ClosedWorkload, OpenWorkload
@@ -316,7 +316,7 @@ def _compiled(scenario: Scenario, catalog: Catalog, spread: bool = False) -> Com
 
 # -- the fast path's tail estimate (p99 / p99.9) ---------------------------------------------------------
 
-TAIL_METHODS = ("dies", "dies, closed reads", "pooled", "heuristic")
+TAIL_METHODS = (*MECHANISM_TAIL_METHODS, "heuristic")
 """``FastResult.tail_method``: how the p99 / p99.9 were estimated.
 
 * ``dies``: under ``device_model: dies`` (a workload solved on its route): every read waits at a die of its

@@ -880,9 +880,31 @@ def _scenario_plan(c: Compiler) -> KindPlan:
     mix = workload_mix(wl)
     v = c.route.volume
     grid = access_grid(mix, wl.access == "sequential")
-    if v.failed:
-        return kind_plan(v.layout, c.members, v.chunk_bytes, mix, grid, v.failed, v.rebuild is not None)
+    members, failed, rebuilding = own_volume(c.scenario, c.route)
+    if failed or members != c.members:
+        return kind_plan(v.layout, members, v.chunk_bytes, mix, grid, failed, rebuilding)
     return kind_plan(v.layout, c.members, v.chunk_bytes, mix, grid)
+
+
+def placed_members(scenario: Scenario, route: AnyRoute) -> tuple[int, ...] | None:
+    """The volume members the workload is placed on (its own volume: member i is the route's member
+    ``placed[i]``), None where it uses the whole volume (or the route has no volume layer)."""
+    placed = scenario.workload.placement
+    if placed is None or not layout(route).uses_volume:
+        return None
+    return tuple(placed)
+
+
+def own_volume(scenario: Scenario, route: AnyRoute) -> tuple[int, frozenset[int], bool]:
+    """(members, failed members, rebuilding) of the volume the workload uses: its placement's own volume, whose
+    member i is the route's member ``placed[i]`` and is lost when that member failed (the DES's ``_placements``),
+    else the route's whole volume."""
+    v = route.volume
+    placed = placed_members(scenario, route)
+    if placed is None:
+        return v.members, v.failed, v.rebuild is not None
+    failed = frozenset([i for i, m in enumerate(placed) if m in v.failed])
+    return len(placed), failed, v.rebuild is not None and bool(failed)
 
 
 def _add_kinds(c: Compiler, child: Callable[[int], ChildKind]) -> int:
@@ -1164,9 +1186,25 @@ def _degrade(c: Compiler, route: AnyRoute) -> None:
     v = route.volume
     wl = c.scenario.workload
     mix = workload_mix(wl)
-    c.weights = member_weights(v.layout, v.members, v.chunk_bytes, mix, access_grid(mix, wl.access == "sequential"), v.failed,
-                               v.rebuild is not None)
+    members, failed, rebuilding = own_volume(c.scenario, route)
+    weights = member_weights(v.layout, members, v.chunk_bytes, mix, access_grid(mix, wl.access == "sequential"), failed,
+                             rebuilding)
+    placed = placed_members(c.scenario, route)
+    if placed is not None:  # the placed volume's shares on the members it maps to; the others take none of its I/Os
+        weights = _on_members(weights, placed, v.members)
+    c.weights = weights
     c.background = rebuild_background(route, rebuild_rate(route))
+
+
+def _on_members(weights: MemberWeights, placed: tuple[int, ...], members: int) -> MemberWeights:
+    """``weights`` of a placed volume (member i is the whole volume's ``placed[i]``) over the whole volume's members."""
+    def spread(shares: tuple[float, ...]) -> tuple[float, ...]:
+        out = [0.0] * members
+        for i, m in enumerate(placed):
+            out[m] = shares[i]
+        return tuple(out)
+
+    return spread(weights[0]), spread(weights[1]), spread(weights[2])
 
 
 def compile_route(scenario: Scenario, route: AnyRoute, catalog: Catalog, spread: bool = False) -> Compiler:
@@ -1174,9 +1212,11 @@ def compile_route(scenario: Scenario, route: AnyRoute, catalog: Catalog, spread:
 
     A degraded array (``VolumeSplit.failed``) spreads device I/Os by ``member_weights`` (sequential
     streams as random ones) and carries a rebuild as background utilization (``rebuild_background``).
+    A placed workload (``Workload.placement``) is spread the same way over its own volume's members
+    (the members it holds that failed lost), the others taking none of its I/Os.
     """
     lay = layout(route)
-    degraded = bool(route.volume.failed)
+    degraded = bool(route.volume.failed) or placed_members(scenario, route) is not None
     c = Compiler(scenario, route, _member_jobs_of(scenario, route, spread) if lay.uses_volume and not degraded else None, catalog)
     if degraded:
         _degrade(c, route)

@@ -160,3 +160,46 @@ def test_a_failure_that_loses_no_workloads_data_is_accepted() -> None:
     with pytest.raises(ValidationError) as info:
         scenario("raid10", 4, [{k: v for k, v in wl.items() if k != "placement"} for wl in CROSSED], [0, 1])
     assert "faults.failed_drives" in [path for path, _ in format_validation_error(info.value)]
+
+
+# -- the failure states of a consolidation scenario ------------------------------------------------------------
+
+CONSOLIDATED_YAML = """\
+# two workloads on the S1 configuration of examples/consolidation_oltp_batch_backup.yaml (four PM1733 in md
+# RAID-10 on a LinuxONE LPAR), each placed on its own mirror pair; drive 0 (of the oltp pair) failed
+name: S1 RAID-10, oltp and reports on their own pairs, drive 0 failed
+topology:
+  kind: direct_nvme
+  host: {model: LinuxONE-Emperor4-LPAR30, stack: linux_nvme}
+  drive: PM1733-1.92TB
+  drives: 4
+  adapter: IBM-NVMe-Carrier-0448
+  adapters: 4
+  layout: raid10
+  chunk_kib: 256
+workloads:
+  - {name: oltp, kind: open, rate_iops: 20000, read_fraction: 0.7, block_size_kib: 8, access: random, placement: [0, 1]}
+  - {name: reports, kind: open, rate_iops: 20000, read_fraction: 0.7, block_size_kib: 8, access: random, placement: [2, 3]}
+faults:
+  failed_drives: [0]
+run: {seed: 1, warmup_ios: 2000, max_ios: 12000, min_batches: 5, target_rel_ci: 0.5}
+"""
+
+
+def test_simulate_states_differ_as_the_placement_says(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``flashplan simulate --json``: in the degraded state drive 0 is idle, its pair-mate serves the oltp pair's
+    reads alone (degraded_io_cost: one member read per read, from the survivor), the reports pair is as healthy."""
+    path = tmp_path / "placed.yaml"
+    path.write_text(CONSOLIDATED_YAML)
+    assert main(["simulate", str(path), "--json"]) == 0
+    states = json.loads(capsys.readouterr().out)["states"]
+    healthy, degraded = states["healthy"], states["degraded"]
+    assert drive_busy(degraded["utilization"], 0) == 0.0 < drive_busy(healthy["utilization"], 0)
+    read = degraded_io_cost("raid10", 2, frozenset({0})).reads_per_read  # one read per read, all from the survivor
+    assert degraded["utilization"]["drive1.link.to_host"] == pytest.approx(
+        read * traffic(healthy["utilization"], range(2), "to_host"), rel=0.1)
+    before, after = healthy["workloads"]["reports"], degraded["workloads"]["reports"]
+    for metric in ("iops", "latency_mean_us"):
+        (lo_b, hi_b), (lo_a, hi_a) = before[metric]["ci95"], after[metric]["ci95"]
+        assert lo_a <= hi_b and lo_b <= hi_a, metric  # the intervals overlap
+    assert degraded["utilization"]["drive2.link.to_host"] == pytest.approx(healthy["utilization"]["drive2.link.to_host"], rel=0.1)

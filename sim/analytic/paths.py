@@ -888,9 +888,10 @@ def _scenario_plan(c: Compiler) -> KindPlan:
 
 def placed_members(scenario: Scenario, route: AnyRoute) -> tuple[int, ...] | None:
     """The volume members the workload is placed on (its own volume: member i is the route's member
-    ``placed[i]``), None where it uses the whole volume (or the route has no volume layer)."""
+    ``placed[i]``), None where it uses the whole volume (no placement, every member in order, or a route
+    with no volume layer)."""
     placed = scenario.workload.placement
-    if placed is None or not layout(route).uses_volume:
+    if placed is None or not layout(route).uses_volume or list(placed) == list(range(route.volume.members)):
         return None
     return tuple(placed)
 
@@ -985,8 +986,18 @@ def _member_jobs(scenario: Scenario, members: int, layout: str, spread: bool = F
 # -- the route: a layout's steps as paths ------------------------------------------------------------------
 
 
-def _member_jobs_of(scenario: Scenario, route: AnyRoute, spread: bool) -> tuple[int, ...] | None:
-    return _member_jobs(scenario, route.volume.members, route.volume.layout, spread)
+def _member_jobs_of(scenario: Scenario, route: AnyRoute, spread: bool, placed: tuple[int, ...] | None = None) -> tuple[int, ...] | None:
+    """``_member_jobs`` on the route's volume, or on a placed workload's own volume (its member i the route's
+    ``placed[i]``; the other members take none of its jobs)."""
+    if placed is None:
+        return _member_jobs(scenario, route.volume.members, route.volume.layout, spread)
+    own = _member_jobs(scenario, len(placed), route.volume.layout, spread)
+    if own is None:
+        return None
+    out = [0] * route.volume.members
+    for i, m in enumerate(placed):
+        out[m] = own[i]
+    return tuple(out)
 
 
 def _port_groups(c: Compiler, bank: PortBank) -> tuple[Choice, Choice]:
@@ -1213,12 +1224,17 @@ def compile_route(scenario: Scenario, route: AnyRoute, catalog: Catalog, spread:
     A degraded array (``VolumeSplit.failed``) spreads device I/Os by ``member_weights`` (sequential
     streams as random ones) and carries a rebuild as background utilization (``rebuild_background``).
     A placed workload (``Workload.placement``) is spread the same way over its own volume's members
-    (the members it holds that failed lost), the others taking none of its I/Os.
+    (the members it holds that failed lost), the others taking none of its I/Os; while its own volume is
+    whole (and no rebuild runs) its jobs or streams stay on its members as ``_member_jobs`` places them on its
+    own volume, failures elsewhere reaching it only through the other workloads (``sim.analytic.classes``).
     """
     lay = layout(route)
-    degraded = bool(route.volume.failed) or placed_members(scenario, route) is not None
-    c = Compiler(scenario, route, _member_jobs_of(scenario, route, spread) if lay.uses_volume and not degraded else None, catalog)
-    if degraded:
+    placed = placed_members(scenario, route)
+    # a placed workload is degraded when its own volume lost a member, or a rebuild loads the drives
+    degraded = bool(route.volume.failed) if placed is None else bool(own_volume(scenario, route)[1]) or route.volume.rebuild is not None
+    jobs = _member_jobs_of(scenario, route, spread, placed) if lay.uses_volume and not degraded else None
+    c = Compiler(scenario, route, jobs, catalog)
+    if degraded or (placed is not None and jobs is None):
         _degrade(c, route)
     cpu = Cpu(c, route.host)
     paths = _Paths(c, cpu, lay)

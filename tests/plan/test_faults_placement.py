@@ -23,7 +23,7 @@ from pydantic import ValidationError
 
 from models.faults import degraded_io_cost
 from models.loading import format_validation_error
-from models.scenario import Scenario, scenario_from_data
+from models.scenario import Scenario, load_scenario, scenario_from_data
 from sim.analytic import evaluate
 from sim.cli.flashplan import main
 from sim.des.engine import simulate
@@ -203,3 +203,15 @@ def test_simulate_states_differ_as_the_placement_says(tmp_path: Path, capsys: py
         (lo_b, hi_b), (lo_a, hi_a) = before[metric]["ci95"], after[metric]["ci95"]
         assert lo_a <= hi_b and lo_b <= hi_a, metric  # the intervals overlap
     assert degraded["utilization"]["drive2.link.to_host"] == pytest.approx(healthy["utilization"]["drive2.link.to_host"], rel=0.1)
+
+
+def test_fast_path_placement_on_every_member_in_order_is_no_placement() -> None:
+    """A workload placed on all members in their order has the whole volume as its own: each fast-path state of the
+    consolidation example (its sequential backup included) is the unplaced scenario's to the last digit, with no
+    note, and the degraded state leaves drive 0 idle."""
+    path = "examples/consolidation_oltp_batch_backup.yaml"
+    everywhere = {f"workloads.{i}.placement": [0, 1, 2, 3] for i in range(3)}
+    for faults in ({}, {"faults.failed_drives": [0]}):
+        assert evaluate(load_scenario(path, {**faults, **everywhere})) == evaluate(load_scenario(path, faults))
+    healthy, degraded = (evaluate(load_scenario(path, {**faults, **everywhere})) for faults in ({}, {"faults.failed_drives": [0]}))
+    assert degraded.utilization["drive0.dies"] == 0.0 < healthy.utilization["drive0.dies"]

@@ -156,7 +156,11 @@ def test_losing_both_copies_of_a_placed_pair_exits_2_naming_the_workload(tmp_pat
 def test_a_failure_that_loses_no_workloads_data_is_accepted() -> None:
     """Drives 0 and 1 would be a whole pair of the 4-member volume, but a and b each keep a copy of theirs."""
     s = scenario("raid10", 4, CROSSED, [0, 1])
-    assert s.faults is not None
+    fast = evaluate(s)
+    assert fast.stable and drive_busy(fast.utilization, 0) == drive_busy(fast.utilization, 1) == 0.0
+    assert fast.workloads is not None and fast.workloads["a"].iops == pytest.approx(1_000)
+    des = simulate(s)
+    assert drive_busy(des.utilization, 0) == drive_busy(des.utilization, 1) == 0.0 < drive_busy(des.utilization, 2)
     with pytest.raises(ValidationError) as info:
         scenario("raid10", 4, [{k: v for k, v in wl.items() if k != "placement"} for wl in CROSSED], [0, 1])
     assert "faults.failed_drives" in [path for path, _ in format_validation_error(info.value)]

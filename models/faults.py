@@ -33,6 +33,7 @@ sizes flash arrays); full-stripe writes and multi-chunk reads are not covered he
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -403,11 +404,14 @@ def _indexes(field: str, values: list[int], count: int, what: str) -> frozenset[
     return frozenset(values)
 
 
-def failed_hardware(topo: Any, faults: Faults, host_ports: int = 0, ports_per_adapter: int = 1) -> FailedHardware:
+def failed_hardware(topo: Any, faults: Faults, host_ports: int = 0, ports_per_adapter: int = 1,
+                    placements: Sequence[tuple[str, Sequence[int] | None]] | None = None) -> FailedHardware:
     """Check ``faults`` against a topology (attributes of models.topology's classes) and list what failed.
 
     Raises a ``field_problem`` naming the ``faults`` field for an index out of range, a fault the
     attachment cannot have, or data loss (the layout cannot serve some data without the failed members).
+    ``placements``: (name, placement) of each workload; data loss is then checked on each workload's own
+    volume (its placement's members, the whole volume without one), as each serves only its own data.
     """
     kind = getattr(topo, "kind", "")
     if kind == "generic" and faults.any_failed:
@@ -436,8 +440,8 @@ def failed_hardware(topo: Any, faults: Faults, host_ports: int = 0, ports_per_ad
         raise field_problem("faults", f"every host port of the {host_ports} failed: no path to the storage left")
     per_drive = int(getattr(getattr(topo, "namespaces", None), "per_drive", 1))
     members = frozenset(m for m in range(count * per_drive) if m % count in failed) if count else frozenset()
-    _no_data_loss(topo, members, count * per_drive,
-                  "faults.failed_adapters" if faults.failed_adapters and not faults.failed_drives else "faults.failed_drives")
+    _no_workload_data_loss(topo, members, count * per_drive, placements, sorted(failed),
+                           "faults.failed_adapters" if faults.failed_adapters and not faults.failed_drives else "faults.failed_drives")
     if faults.rebuild is not None and not members:
         raise field_problem("faults.rebuild", "a rebuild needs a failed drive (or adapter) to rebuild onto a replacement")
     return FailedHardware(members, frozenset(failed), frozenset(ports), per_drive)
@@ -453,3 +457,31 @@ def _no_data_loss(topo: object, members: frozenset[int], count: int, field: str)
         _check(layout, count, members)
     except DataLoss as exc:
         raise field_problem(field, f"data loss: {exc} (members are namespaces; member m is on drive m % drives)") from None
+
+
+def _no_workload_data_loss(topo: object, members: frozenset[int], count: int,
+                           placements: Sequence[tuple[str, Sequence[int] | None]] | None, drives: list[int], field: str) -> None:
+    """Data loss on the whole volume (when a workload uses it) and on each placed workload's own volume."""
+    if placements is None or any(placed is None for _, placed in placements):
+        _no_data_loss(topo, members, count, field)
+    for name, placed in placements or ():
+        if placed is not None:
+            _no_placed_data_loss(topo, members, name, placed, drives, field)
+
+
+def _no_placed_data_loss(topo: object, members: frozenset[int], name: str, placed: Sequence[int], drives: list[int],
+                         field: str) -> None:
+    """Data loss on workload ``name``'s own volume: its member i is the whole volume's member ``placed[i]``."""
+    own = frozenset(i for i, m in enumerate(placed) if m in members)
+    if not own:
+        return
+    layout = "jbod" if getattr(topo, "kind", "") == "zvm_edev" else str(getattr(topo, "layout", "jbod"))
+    lost = sorted(placed[i] for i in own)
+    if layout not in REDUNDANT_LAYOUTS:
+        raise field_problem(field, f"data loss: workload {name!r} (placement {list(placed)}) has no redundancy ({layout}): "
+                            f"members {lost} are on the failed drives {drives}")
+    try:
+        _check(layout, len(placed), own)
+    except DataLoss as exc:
+        raise field_problem(field, f"data loss: workload {name!r} (placement {list(placed)}, its member i is the volume's "
+                            f"member placement[i]) loses members {lost} on the failed drives {drives}: {exc}") from None

@@ -109,7 +109,7 @@ class Scenario(StrictModel):
             topo = self.topology
             ports_per_adapter = lookup("san_adapters", topo.host_adapter).ports if topo.kind == "san" else 1
             host_ports = topo.host_adapters * ports_per_adapter if topo.kind == "san" else 0
-            failed_hardware(topo, self.faults, host_ports, ports_per_adapter)
+            failed_hardware(topo, self.faults, host_ports, ports_per_adapter, self.placements())
         return self
 
     @model_validator(mode="after")
@@ -147,6 +147,13 @@ class Scenario(StrictModel):
             if wl.kind == "profile":
                 return i
         return None
+
+    def placements(self) -> list[tuple[str, list[int] | None]] | None:
+        """(name, placement) of each workload when one is placed (each then has its own volume), else None."""
+        named = self.named_workloads()
+        if all(wl.placement is None for _, wl in named):
+            return None
+        return [(name, wl.placement) for name, wl in named]
 
     def named_workloads(self) -> list[tuple[str, Workload]]:
         """(name, workload) pairs; the single ``workload`` is called ``MAIN_WORKLOAD``."""

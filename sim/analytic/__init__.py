@@ -299,7 +299,8 @@ def _compiled(scenario: Scenario, catalog: Catalog, spread: bool = False) -> Com
     layout = volume_layout(topo)
     jobs = (wl.jobs, wl.queue_depth) if isinstance(wl, ClosedWorkload) and (layout == "jbod" or wl.access == "sequential") else None
     key = (id(catalog), _freeze(topo), wl.read_fraction, wl.block_size_kib, _freeze(wl.sizes) if wl.sizes else None, wl.access, jobs,
-           spread, _freeze(scenario.faults) if scenario.faults is not None else None, scenario.device_model)
+           spread, _freeze(scenario.faults) if scenario.faults is not None else None, scenario.device_model,
+           tuple(wl.placement) if wl.placement is not None else None)
     with _cache_lock:
         c = _cache.get(key)
         if c is not None:

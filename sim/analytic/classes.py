@@ -39,17 +39,19 @@ Devices whose reads share the program dies (``shared_dies``) are left to the cla
 ``solve_classes`` also hands each class's route model (``single``'s second value: under ``dies`` the route's die
 loads) and that extra per logical read back, so that ``sim.analytic`` builds each class's die-level tails with
 every class's reads and programs at the shared dies (``TAIL_METHODS``).
+A class keeps its placement and the scenario's faults: its own network spreads its device I/Os over its
+placement's members (its own volume, the members it holds that failed lost: ``sim.analytic.paths.own_volume``),
+so a class placed on other members than another meets it only at what they share (host CPU, adapters).
+A rebuild's background utilization is in every class's own solution; the whole scenario counts it once.
 Known approximations: the queueing extra is the same for a class's reads and writes; concurrency limits
 (queues, write caches) and background work enter only through each class's own solution (but for the
-dies, above); the DES's per-workload placement is not modelled here (every class is spread over all
-members; ``solve_classes`` says so in ``FastResult.notes`` when a workload is placed).
+dies, above).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import replace
 from typing import TypeVar
 
 from models.fast_result import Bounds, FastResult
@@ -438,13 +440,15 @@ def _rate_per_us(wl: Workload) -> float:
 
 
 def alone(scenario: Scenario, wl: Workload, extra_think_us: float = 0.0) -> Scenario:
-    """The scenario with only ``wl`` (its name and placement dropped), closed think time lengthened by ``extra_think_us``."""
-    update: dict[str, object] = {"name": None, "placement": None}
+    """The scenario with only ``wl`` (its name dropped; its placement and the scenario's faults kept), closed think time
+    lengthened by ``extra_think_us``."""
+    update: dict[str, object] = {"name": None}
     if isinstance(wl, ClosedWorkload) and extra_think_us > 0:
         update["think_time_us"] = wl.think_time_us + extra_think_us
     one = wl.model_copy(update=update)
     return Scenario.model_construct(name=scenario.name, description=scenario.description, topology=scenario.topology,
-                                    workload=one, workloads=None, run=scenario.run, device_model=scenario.device_model)
+                                    workload=one, workloads=None, run=scenario.run, device_model=scenario.device_model,
+                                    faults=scenario.faults)
 
 
 Model = TypeVar("Model")
@@ -461,10 +465,15 @@ def solve_classes(scenario: Scenario, single: Callable[[Scenario], tuple[FastRes
     workloads = [wl for _, wl in named]
     demands = Demands()
     dies = Dies()
+    background: dict[str, float] = {}
     for wl in workloads:
         net = network(alone(scenario, wl))
         demands.add_class(net)
         dies.add_class(net, wl.read_fraction)
+        for g in net.groups:
+            if g.background_util > 0:
+                for name in g.names:
+                    background[name] = g.background_util
     extra = interference_us(demands, workloads)
     per: dict[str, FastResult] = {}
     models: dict[str, tuple[Model, float]] = {}
@@ -486,15 +495,7 @@ def solve_classes(scenario: Scenario, single: Callable[[Scenario], tuple[FastRes
             per[name] = _with_extra(per[name], 0.0, wait)
         read_share = per[name].read_iops / per[name].iops if per[name].iops > 0 else 0.0
         models[name] = (model, wait / read_share if read_share > 0 else 0.0)
-    result = combine(per, demands, workloads)
-    placed = [name for name, wl in named if wl.placement is not None]
-    if placed:
-        result = replace(result, notes=(*result.notes, PLACEMENT_NOTE.format(", ".join(placed))))
-    return result, models
-
-
-PLACEMENT_NOTE = ("placement not modelled by the fast path: workload(s) {} placed on some members are spread over all "
-                  "of them here (each class's demands are its own volume over every member); the DES honours placement")
+    return combine(per, demands, workloads, background), models
 
 
 def _with_extra(own: FastResult, extra: float, read_wait: float = 0.0) -> FastResult:
@@ -520,13 +521,19 @@ def _weighted(per: dict[str, FastResult], value: Callable[[FastResult], float], 
     return sum((value(r) * weight(r) for r in per.values() if weight(r) > 0), 0.0) / total
 
 
-def combine(per: dict[str, FastResult], demands: Demands, workloads: list[Workload]) -> FastResult:
+def combine(per: dict[str, FastResult], demands: Demands, workloads: list[Workload],
+            background: dict[str, float] | None = None) -> FastResult:
     """The whole scenario: throughputs summed, latencies weighted by throughput, utilization summed per
-    component, the bottleneck the busiest foreground station, the bounds of the mix."""
+    component (a rebuild's ``background`` utilization, in every class's own, once), the bottleneck the busiest
+    foreground station, the bounds of the mix."""
     utilization: dict[str, float] = {}
     for r in per.values():
         for name, u in r.utilization.items():
-            utilization[name] = min(1.0, utilization.get(name, 0.0) + u)
+            utilization[name] = utilization.get(name, 0.0) + u
+    for name, u in (background or {}).items():
+        if name in utilization:
+            utilization[name] -= (len(per) - 1) * u
+    utilization = {name: min(1.0, max(0.0, u)) for name, u in utilization.items()}
     foreground = [n for n in demands.names if n in utilization] or list(utilization)
     bottleneck = max(foreground, key=lambda n: utilization[n]) if foreground else "none"
     iops = sum((r.iops for r in per.values()), 0.0)

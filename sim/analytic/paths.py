@@ -880,9 +880,32 @@ def _scenario_plan(c: Compiler) -> KindPlan:
     mix = workload_mix(wl)
     v = c.route.volume
     grid = access_grid(mix, wl.access == "sequential")
-    if v.failed:
-        return kind_plan(v.layout, c.members, v.chunk_bytes, mix, grid, v.failed, v.rebuild is not None)
+    members, failed, rebuilding = own_volume(c.scenario, c.route)
+    if failed or members != c.members:
+        return kind_plan(v.layout, members, v.chunk_bytes, mix, grid, failed, rebuilding)
     return kind_plan(v.layout, c.members, v.chunk_bytes, mix, grid)
+
+
+def placed_members(scenario: Scenario, route: AnyRoute) -> tuple[int, ...] | None:
+    """The volume members the workload is placed on (its own volume: member i is the route's member
+    ``placed[i]``), None where it uses the whole volume (no placement, every member in order, or a route
+    with no volume layer)."""
+    placed = scenario.workload.placement
+    if placed is None or not layout(route).uses_volume or list(placed) == list(range(route.volume.members)):
+        return None
+    return tuple(placed)
+
+
+def own_volume(scenario: Scenario, route: AnyRoute) -> tuple[int, frozenset[int], bool]:
+    """(members, failed members, rebuilding) of the volume the workload uses: its placement's own volume, whose
+    member i is the route's member ``placed[i]`` and is lost when that member failed (the DES's ``_placements``),
+    else the route's whole volume."""
+    v = route.volume
+    placed = placed_members(scenario, route)
+    if placed is None:
+        return v.members, v.failed, v.rebuild is not None
+    failed = frozenset([i for i, m in enumerate(placed) if m in v.failed])
+    return len(placed), failed, v.rebuild is not None and bool(failed)
 
 
 def _add_kinds(c: Compiler, child: Callable[[int], ChildKind]) -> int:
@@ -963,8 +986,18 @@ def _member_jobs(scenario: Scenario, members: int, layout: str, spread: bool = F
 # -- the route: a layout's steps as paths ------------------------------------------------------------------
 
 
-def _member_jobs_of(scenario: Scenario, route: AnyRoute, spread: bool) -> tuple[int, ...] | None:
-    return _member_jobs(scenario, route.volume.members, route.volume.layout, spread)
+def _member_jobs_of(scenario: Scenario, route: AnyRoute, spread: bool, placed: tuple[int, ...] | None = None) -> tuple[int, ...] | None:
+    """``_member_jobs`` on the route's volume, or on a placed workload's own volume (its member i the route's
+    ``placed[i]``; the other members take none of its jobs)."""
+    if placed is None:
+        return _member_jobs(scenario, route.volume.members, route.volume.layout, spread)
+    own = _member_jobs(scenario, len(placed), route.volume.layout, spread)
+    if own is None:
+        return None
+    out = [0] * route.volume.members
+    for i, m in enumerate(placed):
+        out[m] = own[i]
+    return tuple(out)
 
 
 def _port_groups(c: Compiler, bank: PortBank) -> tuple[Choice, Choice]:
@@ -1164,9 +1197,25 @@ def _degrade(c: Compiler, route: AnyRoute) -> None:
     v = route.volume
     wl = c.scenario.workload
     mix = workload_mix(wl)
-    c.weights = member_weights(v.layout, v.members, v.chunk_bytes, mix, access_grid(mix, wl.access == "sequential"), v.failed,
-                               v.rebuild is not None)
+    members, failed, rebuilding = own_volume(c.scenario, route)
+    weights = member_weights(v.layout, members, v.chunk_bytes, mix, access_grid(mix, wl.access == "sequential"), failed,
+                             rebuilding)
+    placed = placed_members(c.scenario, route)
+    if placed is not None:  # the placed volume's shares on the members it maps to; the others take none of its I/Os
+        weights = _on_members(weights, placed, v.members)
+    c.weights = weights
     c.background = rebuild_background(route, rebuild_rate(route))
+
+
+def _on_members(weights: MemberWeights, placed: tuple[int, ...], members: int) -> MemberWeights:
+    """``weights`` of a placed volume (member i is the whole volume's ``placed[i]``) over the whole volume's members."""
+    def spread(shares: tuple[float, ...]) -> tuple[float, ...]:
+        out = [0.0] * members
+        for i, m in enumerate(placed):
+            out[m] = shares[i]
+        return tuple(out)
+
+    return spread(weights[0]), spread(weights[1]), spread(weights[2])
 
 
 def compile_route(scenario: Scenario, route: AnyRoute, catalog: Catalog, spread: bool = False) -> Compiler:
@@ -1174,11 +1223,18 @@ def compile_route(scenario: Scenario, route: AnyRoute, catalog: Catalog, spread:
 
     A degraded array (``VolumeSplit.failed``) spreads device I/Os by ``member_weights`` (sequential
     streams as random ones) and carries a rebuild as background utilization (``rebuild_background``).
+    A placed workload (``Workload.placement``) is spread the same way over its own volume's members
+    (the members it holds that failed lost), the others taking none of its I/Os; while its own volume is
+    whole (and no rebuild runs) its jobs or streams stay on its members as ``_member_jobs`` places them on its
+    own volume, failures elsewhere reaching it only through the other workloads (``sim.analytic.classes``).
     """
     lay = layout(route)
-    degraded = bool(route.volume.failed)
-    c = Compiler(scenario, route, _member_jobs_of(scenario, route, spread) if lay.uses_volume and not degraded else None, catalog)
-    if degraded:
+    placed = placed_members(scenario, route)
+    # a placed workload is degraded when its own volume lost a member, or a rebuild loads the drives
+    degraded = bool(route.volume.failed) if placed is None else bool(own_volume(scenario, route)[1]) or route.volume.rebuild is not None
+    jobs = _member_jobs_of(scenario, route, spread, placed) if lay.uses_volume and not degraded else None
+    c = Compiler(scenario, route, jobs, catalog)
+    if degraded or (placed is not None and jobs is None):
         _degrade(c, route)
     cpu = Cpu(c, route.host)
     paths = _Paths(c, cpu, lay)

@@ -578,7 +578,11 @@ def _placed_load(load: Callable[[int], int], placed: list[int]) -> Callable[[int
 
 
 def _placements(scenario: Scenario, whole: Volume, load: Callable[[int], int]) -> list[tuple[Volume, list[int]]] | None:
-    """Each workload's volume and the members it maps to, or None when every workload uses the whole volume."""
+    """Each workload's volume and the members it maps to, or None when every workload uses the whole volume.
+
+    A placed volume loses the members of the whole volume's ``failed`` that it holds (its member i is the
+    whole volume's member ``placed[i]``): mirrors read and write their survivors, RAID-5/6 reconstruct, as
+    the whole volume does (``Volume._plan_degraded``)."""
     workloads = scenario.all_workloads()
     if all(wl.placement is None for wl in workloads):
         return None
@@ -588,7 +592,9 @@ def _placements(scenario: Scenario, whole: Volume, load: Callable[[int], int]) -
             out.append((whole, list(range(whole.members))))
             continue
         placed = list(wl.placement)
-        own = Volume(whole.layout, len(placed), whole.chunk, whole.member_bytes, _placed_load(load, placed), whole.closed_affinity)
+        failed = frozenset(i for i, m in enumerate(placed) if m in whole.failed)
+        own = Volume(whole.layout, len(placed), whole.chunk, whole.member_bytes, _placed_load(load, placed), whole.closed_affinity,
+                     failed, whole.rebuilding and bool(failed))
         out.append((own, placed))
     return out
 

@@ -319,7 +319,7 @@ def describe(scenario: Scenario, catalog: Catalog | None = None) -> AnyRoute:
     if isinstance(topo, Generic):
         return _generic(catalog, topo, meets)
     if isinstance(topo, DirectNvme):
-        return _direct(catalog, topo, access, closed, meets, scenario.faults, scenario.device_model)
+        return _direct(catalog, topo, access, closed, meets, scenario.faults, scenario.device_model, scenario.placements())
     if isinstance(topo, San):
         return _san(catalog, topo, mean_bytes, closed, meets, scenario.faults)
     if isinstance(topo, Exflash):
@@ -337,11 +337,13 @@ def _generic(catalog: Catalog, topo: Generic, meets: bool) -> GenericRoute:
                         reads_meet_programs=meets, stations=stations)
 
 
-def degraded_volume(volume: VolumeSplit, topo: DirectNvme, faults: Faults | None) -> VolumeSplit:
-    """``volume`` with the members a scenario's ``faults`` took away and its rebuild stream (if any)."""
+def degraded_volume(volume: VolumeSplit, topo: DirectNvme, faults: Faults | None,
+                    placements: list[tuple[str, list[int] | None]] | None = None) -> VolumeSplit:
+    """``volume`` with the members a scenario's ``faults`` took away and its rebuild stream (if any); with the
+    workloads' ``placements`` (``Scenario.placements``) data loss is checked on each workload's own volume."""
     if faults is None:
         return volume
-    lost = failed_hardware(topo, faults)
+    lost = failed_hardware(topo, faults, placements=placements)
     rebuild = faults.rebuild
     stream = None
     if rebuild is not None and lost.members:
@@ -354,7 +356,7 @@ def degraded_volume(volume: VolumeSplit, topo: DirectNvme, faults: Faults | None
 
 
 def _direct(catalog: Catalog, topo: DirectNvme, access: str, closed: bool, meets: bool, faults: Faults | None = None,
-            model: str = "auto") -> DirectRoute:
+            model: str = "auto", placements: list[tuple[str, list[int] | None]] | None = None) -> DirectRoute:
     drives, adapters = topo.drives, topo.adapters
     members = drives * topo.namespaces.per_drive
     spec = device_spec(catalog, "drives", topo.drive)
@@ -363,7 +365,7 @@ def _direct(catalog: Catalog, topo: DirectNvme, access: str, closed: bool, meets
     volume = VolumeSplit(topo.layout, members, topo.chunk_kib * 1024, namespace_bytes(topo, spec), closed)
     return DirectRoute(
         host=host_of(catalog, topo.host, DEFAULT_STACK["direct_nvme"]),
-        volume=degraded_volume(volume, topo, faults),
+        volume=degraded_volume(volume, topo, faults, placements),
         reads_meet_programs=meets,
         uplinks=LinkBank(names("adapter{}.uplink", adapters), uplink_gbs(catalog, topo.adapter), (MOD_MOD, drives, adapters)),
         drive_links=LinkBank(names("drive{}.link", drives), gbs, drive_of) if gbs else None,

@@ -1,6 +1,5 @@
 """The multi-class fast path (sim/analytic/classes.py): reads of one workload wait for the programs of
-another's writes on the same flash dies (``Dies``), and a workload's placement, which the fast path does
-not model, is said so in the result (``FastResult.notes``) and by ``flashplan analyze``."""
+another's writes on the same flash dies (``Dies``), and a placed workload loads only its own members."""
 
 from __future__ import annotations
 
@@ -45,16 +44,19 @@ def test_reads_wait_for_the_other_workloads_programs_in_proportion_to_their_rate
     assert extra[40_000.0] == pytest.approx(4 * extra[10_000.0], rel=0.1)
 
 
-def test_a_placed_workload_is_noted_as_not_modelled(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert two(10_000.0).notes == ()
-    placed = two(10_000.0, placement=[0, 1])
-    assert len(placed.notes) == 1 and placed.notes[0].startswith("placement not modelled by the fast path: workload(s) writes")
+def test_a_placed_workload_loads_only_its_members(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The writes placed on members 0 and 1 (a RAID-10 pair on drives 0 and 1) move no bytes to drives 2 and 3,
+    and twice a spread writer's to drives 0 and 1; the result carries no note about placement."""
+    spread, placed = two(10_000.0), two(10_000.0, placement=[0, 1])
+    assert placed.notes == () == spread.notes
+    to_device = [placed.utilization[f"drive{d}.link.to_device"] for d in range(4)]
+    assert to_device[2] == to_device[3] == 0.0
+    assert sum(to_device) == pytest.approx(sum(spread.utilization[f"drive{d}.link.to_device"] for d in range(4)), rel=1e-9)
+    assert to_device[0] == pytest.approx(2 * spread.utilization["drive0.link.to_device"], rel=1e-9)
     path = tmp_path / "placed.json"
     path.write_text(json.dumps({"topology": S1_NVME, "workloads": [READS, writes(10_000.0, placement=[0, 1])]}))
     assert main(["analyze", str(path)]) == 0
-    assert "note: placement not modelled by the fast path" in capsys.readouterr().out
-    assert main(["analyze", str(path), "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["fast"]["notes"][0].startswith("placement not modelled")
+    assert "placement" not in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("k", [1, 2, 4, 8])

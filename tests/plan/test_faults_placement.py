@@ -1,0 +1,221 @@
+"""Failures under ``placement`` (several workloads, each on its own members) through both solvers.
+
+A placed workload has its own volume of the topology's layout over its members; a failed drive takes away
+the members of that volume it holds, so the workload's device I/Os per logical I/O become what
+models.faults.degraded_io_cost gives for its own volume (its members, its failed members), while a workload
+placed on other drives keeps its healthy figures and an unplaced one pays the whole volume's degraded cost.
+A workload whose own volume loses every copy of some data is refused (exit 2) naming it; a failure that loses
+data only where no workload is placed is not data loss.
+
+The drive is the Intel P4510 4 TB (catalog, seed 003) behind one EJ1Y adapter each, with a zero-cost host, as in
+tests/plan/test_faults_solvers.py: a drive's link carries its reads' bytes towards the host and its writes' towards
+the device, so the links' busy shares are the drives' read and write traffic.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from models.faults import degraded_io_cost
+from models.loading import format_validation_error
+from models.scenario import Scenario, load_scenario, scenario_from_data
+from sim.analytic import evaluate
+from sim.cli.flashplan import main
+from sim.des.engine import simulate
+
+SHORT_RUN = {"seed": 3, "warmup_ios": 2_000, "max_ios": 16_000, "min_batches": 5, "target_rel_ci": 0.5}
+
+
+def open_load(name: str, rate: float, read_fraction: float, placement: list[int] | None) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": name, "kind": "open", "rate_iops": rate, "read_fraction": read_fraction, "block_size_kib": 4,
+                           "access": "random"}
+    if placement is not None:
+        out["placement"] = placement
+    return out
+
+
+def scenario(layout: str, drives: int, workloads: list[dict[str, Any]], failed: list[int] | None = None) -> Scenario:
+    data: dict[str, Any] = {
+        "topology": {"kind": "direct_nvme", "drive": "P4510-4TB", "drives": drives, "adapter": "EJ1Y", "adapters": drives,
+                     "layout": layout, "host": {"cpu_us_per_io": 0}},
+        "workloads": workloads, "run": SHORT_RUN}
+    if failed:
+        data["faults"] = {"failed_drives": failed}
+    return scenario_from_data(data)
+
+
+def traffic(utilization: dict[str, float], drives: range, direction: str) -> float:
+    """The busy share of the drive links of ``drives`` towards the host (reads) or the device (writes)."""
+    return sum(utilization[f"drive{d}.link.{direction}"] for d in drives)
+
+
+def drive_busy(utilization: dict[str, float], drive: int) -> float:
+    return sum(u for name, u in utilization.items() if name.startswith(f"drive{drive}."))
+
+
+# -- RAID-5: a placed workload's reads reconstruct within its own volume ---------------------------------------
+
+
+def _raid5(b_placed: bool) -> tuple[Scenario, Scenario]:
+    workloads = [open_load("a", 20_000, 1.0, [0, 1, 2, 3]), open_load("b", 20_000, 1.0, [4, 5, 6, 7] if b_placed else None)]
+    return scenario("raid5", 8, workloads), scenario("raid5", 8, workloads, [0])
+
+
+@pytest.mark.parametrize("b_placed", [True, False])
+def test_fast_path_raid5_read_traffic_follows_each_workloads_degraded_cost(b_placed: bool) -> None:
+    """Drive 0 fails. Workload a (placed on drives 0-3: its own 4-member RAID-5) reads 2(N-1)/N = 1.5 member
+    chunks per read; b, on drives 4-7, is untouched, or, unplaced, pays the 8-member volume's 1.75."""
+    healthy, degraded = (evaluate(s) for s in _raid5(b_placed))
+    own = degraded_io_cost("raid5", 4, frozenset({0})).reads_per_read
+    whole = degraded_io_cost("raid5", 8, frozenset({0})).reads_per_read
+    assert (own, whole) == (pytest.approx(1.5), pytest.approx(1.75))
+    assert drive_busy(degraded.utilization, 0) == 0.0
+    ratio = traffic(degraded.utilization, range(8), "to_host") / traffic(healthy.utilization, range(8), "to_host")
+    if b_placed:
+        assert traffic(degraded.utilization, range(4), "to_host") / traffic(healthy.utilization, range(4), "to_host") == \
+            pytest.approx(own, rel=1e-6)
+        assert traffic(degraded.utilization, range(4, 8), "to_host") == pytest.approx(traffic(healthy.utilization, range(4, 8), "to_host"),
+                                                                                        rel=1e-9)
+        assert ratio == pytest.approx((own + 1.0) / 2, rel=1e-6)
+    else:
+        assert ratio == pytest.approx((own + whole) / 2, rel=1e-6)
+
+
+@pytest.mark.parametrize("b_placed", [True, False])
+def test_des_raid5_read_traffic_follows_each_workloads_degraded_cost(b_placed: bool) -> None:
+    healthy, degraded = (simulate(s) for s in _raid5(b_placed))
+    own = degraded_io_cost("raid5", 4, frozenset({0})).reads_per_read
+    whole = degraded_io_cost("raid5", 8, frozenset({0})).reads_per_read
+    assert drive_busy(degraded.utilization, 0) == 0.0
+    ratio = traffic(degraded.utilization, range(8), "to_host") / traffic(healthy.utilization, range(8), "to_host")
+    if b_placed:
+        assert traffic(degraded.utilization, range(4), "to_host") / traffic(healthy.utilization, range(4), "to_host") == \
+            pytest.approx(own, rel=0.06)
+        assert ratio == pytest.approx((own + 1.0) / 2, rel=0.06)
+    else:
+        assert ratio == pytest.approx((own + whole) / 2, rel=0.06)
+
+
+# -- RAID-10: a lost copy of a placed pair, the other pair's workload unchanged -------------------------------
+
+
+def _mirrors() -> tuple[Scenario, Scenario]:
+    workloads = [open_load("writer", 20_000, 0.0, [0, 1]), open_load("reader", 20_000, 1.0, [2, 3])]
+    return scenario("raid10", 4, workloads), scenario("raid10", 4, workloads, [0])
+
+
+def test_fast_path_raid10_pair_loses_a_copy_and_the_other_pair_is_unchanged() -> None:
+    """Drive 0 fails under the writer's pair: its writes go to the survivor alone (degraded_io_cost: 1 write per
+    write, 2 healthy), drive 0 is idle, and the reader on the other pair keeps its figures."""
+    healthy, degraded = (evaluate(s) for s in _mirrors())
+    cost = degraded_io_cost("raid10", 2, frozenset({0})).writes_per_write / degraded_io_cost("raid10", 2).writes_per_write
+    assert cost == 0.5
+    assert traffic(degraded.utilization, range(2), "to_device") / traffic(healthy.utilization, range(2), "to_device") == \
+        pytest.approx(cost, rel=1e-6)
+    assert drive_busy(degraded.utilization, 0) == 0.0 < drive_busy(healthy.utilization, 0)
+    assert healthy.workloads is not None and degraded.workloads is not None
+    assert degraded.workloads["reader"].latency_mean_us == pytest.approx(healthy.workloads["reader"].latency_mean_us, rel=1e-3)
+    assert degraded.workloads["reader"].iops == healthy.workloads["reader"].iops
+
+
+def test_des_raid10_pair_loses_a_copy_and_the_other_pair_is_unchanged() -> None:
+    healthy, degraded = (simulate(s) for s in _mirrors())
+    assert traffic(degraded.utilization, range(2), "to_device") / traffic(healthy.utilization, range(2), "to_device") == \
+        pytest.approx(0.5, rel=0.06)
+    assert drive_busy(degraded.utilization, 0) == 0.0 < drive_busy(healthy.utilization, 0)
+    assert healthy.workloads is not None and degraded.workloads is not None
+    before, after = healthy.workloads["reader"], degraded.workloads["reader"]
+    for metric in ("iops", "latency_mean_us"):
+        a, b = getattr(before, metric), getattr(after, metric)
+        assert abs(a.value - b.value) <= a.half_width + b.half_width, metric
+
+
+# -- data loss is each workload's -----------------------------------------------------------------------------
+
+
+CROSSED = [open_load("a", 1_000, 0.5, [0, 2]), open_load("b", 1_000, 0.5, [1, 3])]
+"""Workload a mirrors drives 0 and 2, b drives 1 and 3 (the whole volume's pairs would be 0-1 and 2-3)."""
+
+
+def test_losing_both_copies_of_a_placed_pair_exits_2_naming_the_workload(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "lost.json"
+    path.write_text(json.dumps({"topology": {"kind": "direct_nvme", "drives": 4, "layout": "raid10"}, "workloads": CROSSED,
+                                "faults": {"failed_drives": [0, 2]}}))
+    assert main(["simulate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "faults.failed_drives" in err and "data loss" in err and "'a'" in err and "[0, 2]" in err
+    assert "Traceback" not in err
+    assert main(["analyze", str(path)]) == 2
+
+
+def test_a_failure_that_loses_no_workloads_data_is_accepted() -> None:
+    """Drives 0 and 1 would be a whole pair of the 4-member volume, but a and b each keep a copy of theirs."""
+    s = scenario("raid10", 4, CROSSED, [0, 1])
+    fast = evaluate(s)
+    assert fast.stable and drive_busy(fast.utilization, 0) == drive_busy(fast.utilization, 1) == 0.0
+    assert fast.workloads is not None and fast.workloads["a"].iops == pytest.approx(1_000)
+    des = simulate(s)
+    assert drive_busy(des.utilization, 0) == drive_busy(des.utilization, 1) == 0.0 < drive_busy(des.utilization, 2)
+    with pytest.raises(ValidationError) as info:
+        scenario("raid10", 4, [{k: v for k, v in wl.items() if k != "placement"} for wl in CROSSED], [0, 1])
+    assert "faults.failed_drives" in [path for path, _ in format_validation_error(info.value)]
+
+
+# -- the failure states of a consolidation scenario ------------------------------------------------------------
+
+CONSOLIDATED_YAML = """\
+# two workloads on the S1 configuration of examples/consolidation_oltp_batch_backup.yaml (four PM1733 in md
+# RAID-10 on a LinuxONE LPAR), each placed on its own mirror pair; drive 0 (of the oltp pair) failed
+name: S1 RAID-10, oltp and reports on their own pairs, drive 0 failed
+topology:
+  kind: direct_nvme
+  host: {model: LinuxONE-Emperor4-LPAR30, stack: linux_nvme}
+  drive: PM1733-1.92TB
+  drives: 4
+  adapter: IBM-NVMe-Carrier-0448
+  adapters: 4
+  layout: raid10
+  chunk_kib: 256
+workloads:
+  - {name: oltp, kind: open, rate_iops: 20000, read_fraction: 0.7, block_size_kib: 8, access: random, placement: [0, 1]}
+  - {name: reports, kind: open, rate_iops: 20000, read_fraction: 0.7, block_size_kib: 8, access: random, placement: [2, 3]}
+faults:
+  failed_drives: [0]
+run: {seed: 1, warmup_ios: 2000, max_ios: 12000, min_batches: 5, target_rel_ci: 0.5}
+"""
+
+
+def test_simulate_states_differ_as_the_placement_says(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``flashplan simulate --json``: in the degraded state drive 0 is idle, its pair-mate serves the oltp pair's
+    reads alone (degraded_io_cost: one member read per read, from the survivor), the reports pair is as healthy."""
+    path = tmp_path / "placed.yaml"
+    path.write_text(CONSOLIDATED_YAML)
+    assert main(["simulate", str(path), "--json"]) == 0
+    states = json.loads(capsys.readouterr().out)["states"]
+    healthy, degraded = states["healthy"], states["degraded"]
+    assert drive_busy(degraded["utilization"], 0) == 0.0 < drive_busy(healthy["utilization"], 0)
+    read = degraded_io_cost("raid10", 2, frozenset({0})).reads_per_read  # one read per read, all from the survivor
+    assert degraded["utilization"]["drive1.link.to_host"] == pytest.approx(
+        read * traffic(healthy["utilization"], range(2), "to_host"), rel=0.1)
+    before, after = healthy["workloads"]["reports"], degraded["workloads"]["reports"]
+    for metric in ("iops", "latency_mean_us"):
+        (lo_b, hi_b), (lo_a, hi_a) = before[metric]["ci95"], after[metric]["ci95"]
+        assert lo_a <= hi_b and lo_b <= hi_a, metric  # the intervals overlap
+    assert degraded["utilization"]["drive2.link.to_host"] == pytest.approx(healthy["utilization"]["drive2.link.to_host"], rel=0.1)
+
+
+def test_fast_path_placement_on_every_member_in_order_is_no_placement() -> None:
+    """A workload placed on all members in their order has the whole volume as its own: each fast-path state of the
+    consolidation example (its sequential backup included) is the unplaced scenario's to the last digit, with no
+    note, and the degraded state leaves drive 0 idle."""
+    path = "examples/consolidation_oltp_batch_backup.yaml"
+    everywhere = {f"workloads.{i}.placement": [0, 1, 2, 3] for i in range(3)}
+    for faults in ({}, {"faults.failed_drives": [0]}):
+        assert evaluate(load_scenario(path, {**faults, **everywhere})) == evaluate(load_scenario(path, faults))
+    healthy, degraded = (evaluate(load_scenario(path, {**faults, **everywhere})) for faults in ({}, {"faults.failed_drives": [0]}))
+    assert degraded.utilization["drive0.dies"] == 0.0 < healthy.utilization["drive0.dies"]

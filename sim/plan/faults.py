@@ -20,6 +20,7 @@ from typing import Any
 from models.fast_result import FastResult
 from models.result import Result
 from models.scenario import Scenario
+from models.workload import ClosedWorkload
 
 STATES = ("healthy", "degraded", "rebuilding")
 SLO_METRIC = {"mean": "latency_mean_us", "p50": "latency_p50_us", "p95": "latency_p95_us", "p99": "latency_p99_us",
@@ -113,16 +114,35 @@ def evaluate_states(scenario: Scenario) -> dict[str, FastResult]:
     return {name: evaluate(s) for name, s in state_scenarios(scenario)}
 
 
-def fast_rebuild_rate_mbps(scenario: Scenario) -> float | None:
-    """The fast path's rebuild rate per replacement drive (MB/s), None without a rebuild."""
+def fast_rebuild_figures(scenario: Scenario, loaded: FastResult | None = None) -> dict[str, float] | None:
+    """The fast path's rebuild per replacement drive: ``idle_mbps`` (no host I/O: min(cap, the drives at the
+    rebuild's depth)) and ``loaded_mbps`` (md's throttle behind the host's I/O, ``sim.analytic.rebuild``, at the
+    utilization of ``loaded``, the fast path's rebuilding state: evaluated here when not given), with the
+    times to rebuild a drive at each (hours). None without a rebuild."""
+    from sim.analytic import evaluate
     from sim.analytic.paths import rebuild_rate
+    from sim.analytic.rebuild import loaded_rebuild_rate
     from sim.route.describe import describe
 
     route = describe(scenario)
     stream = route.volume.rebuild
     if stream is None:
         return None
-    return rebuild_rate(route) / stream.replacement_drives / 1e6
+    idle = rebuild_rate(route)
+    state = loaded if loaded is not None else evaluate(scenario)
+    wl = scenario.workload
+    population = float(wl.jobs * wl.queue_depth) if isinstance(wl, ClosedWorkload) else math.inf
+    rate = loaded_rebuild_rate(route, state.utilization, wl.mean_bytes(), population)
+    n = stream.replacement_drives
+    return {"idle_mbps": idle / n / 1e6, "loaded_mbps": rate / n / 1e6,
+            "idle_time_h": stream.drive_bytes / (idle / n) / 3600 if idle > 0 else math.inf,
+            "loaded_time_h": stream.drive_bytes / (rate / n) / 3600 if rate > 0 else math.inf}
+
+
+def fast_rebuild_rate_mbps(scenario: Scenario) -> float | None:
+    """The fast path's rebuild rate under the scenario's host load per replacement drive (MB/s), None without a rebuild."""
+    figures = fast_rebuild_figures(scenario)
+    return None if figures is None else figures["loaded_mbps"]
 
 
 def timeline(states: FaultStates, replace_after_h: float = 4.0, points: int = 50) -> list[dict[str, float | str]]:

@@ -323,14 +323,21 @@ raid456, sync IO is stripe(4k) per IO, for other levels, it's RESYNC_PAGES(64k) 
 MD_SYNC_WINDOW_KIB = 128
 """md_do_sync's check window, ``window = 32*(PAGE_SIZE/512)`` sectors with 4 KiB pages: md looks at its speed and
 at the array's idleness once per 128 KiB of sync I/O issued, and issues without waiting in between."""
-MD_THROTTLES = ("legacy", "sync_io_depth")
-DEFAULT_MD_THROTTLE = "legacy"
+MdThrottle = Literal["legacy", "sync_io_depth"]
+MD_THROTTLES: tuple[MdThrottle, ...] = ("legacy", "sync_io_depth")
+DEFAULT_MD_THROTTLE: MdThrottle = "legacy"
 """Kernels without the sync_io_depth patch (merged in 2025 as linux-block commit 03720d82d730): the kernels of the
 distributions in service before then, unless backported. The source of the behaviour is md_do_sync in drivers/md/md.c."""
 PRIORITY_TIME_FACTOR = {"highest": 1.0, "high": 2.0, "medium": 3.5, "low": 6.0, "lowest": 8.0}
 """How much longer a synchronization takes at each priority than at the highest: IBM DS4000 Storage Manager
 help, Enhanced Remote Mirroring (MD_DEFAULTS.md). A hint at how a priority knob scales time (remote
 mirroring, approximate), used only when a scenario gives ``rebuild.priority``; IBM i documents no rate."""
+
+
+def throttle_words(throttle: str) -> str:
+    """How a rebuild yields to host I/O (``Rebuild.throttle``), in the user's words."""
+    return {"legacy": "md throttle: legacy, before sync_io_depth", "sync_io_depth": "md throttle: sync_io_depth"}.get(
+        throttle, "explicit rate, no md throttle")
 
 
 def md_sync_io_kib(layout: str) -> int:
@@ -361,7 +368,7 @@ class Rebuild(StrictModel):
                                        description="md speed_limit_max (KiB/s per member): the cap when no rate_mbps is given")
     priority: Literal["lowest", "low", "medium", "high", "highest"] | None = Field(
         default=None, description="resync priority: rate_mbps is the highest priority's rate, divided by PRIORITY_TIME_FACTOR")
-    md_throttle: Literal["legacy", "sync_io_depth"] = Field(
+    md_throttle: MdThrottle = Field(
         default=DEFAULT_MD_THROTTLE,
         description="md's throttle while the array serves host I/O: legacy (the default: kernels without the 2025 "
                     "sync_io_depth patch, linux-block commit 03720d82d730; md_do_sync drains every sync I/O before "

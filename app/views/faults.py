@@ -121,7 +121,7 @@ def show_failure_states(scenario: Scenario) -> None:
     rebuilding = states.results.get("rebuilding")
     if rebuilding is not None and rebuilding.rebuild is not None:
         rb = rebuilding.rebuild
-        st.markdown(f"**Rebuild** ({throttle_words(rb.throttle)}) of {rb.drive_bytes / 1e12:g} TB per replacement drive: "
+        st.markdown(f"**Rebuild:** ({throttle_words(rb.throttle)}) {rb.drive_bytes / 1e12:g} TB per replacement drive: "
                     f"under this load {fmt(rb.rate_mbps.value)} MB/s, **{_hours(rb.time_s)}**; on an idle array "
                     f"{fmt(rb.idle_rate_mbps)} MB/s, {_hours(rb.idle_time_s)} (cap {rb.cap_mbps:g} MB/s).")
     lowest = states.lowest_margin()

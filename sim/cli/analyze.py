@@ -201,7 +201,7 @@ def cmd_analyze(args: argparse.Namespace, out: Console) -> int:
             data["relative_error"] = relative_errors(fast, des)
         if scenario.slos:
             data["slos"] = slo_verdicts(scenario, fast_figure(fast))
-        rebuild = _rebuild(scenario, fast)
+        rebuild = _rebuild(scenario)
         if rebuild is not None:
             data["rebuild"] = rebuild
         print(dumps_json(data))
@@ -232,7 +232,7 @@ def cmd_analyze(args: argparse.Namespace, out: Console) -> int:
 
 def _print_rebuild(scenario: Scenario, fast: FastResult, des: Result | None, out: Console) -> None:
     """The rebuild under load and idle (fast path; the DES's too with ``--compare``)."""
-    rebuild = _rebuild(scenario, fast)
+    rebuild = _rebuild(scenario)
     if rebuild is None or scenario.faults is None or scenario.faults.rebuild is None:
         return
     out.print(fast_rebuild_line(rebuild, scenario.faults.rebuild.throttle), markup=False, highlight=False)
@@ -240,11 +240,11 @@ def _print_rebuild(scenario: Scenario, fast: FastResult, des: Result | None, out
         out.print("DES " + rebuild_line(des.rebuild), markup=False, highlight=False)
 
 
-def _rebuild(scenario: Scenario, fast: FastResult) -> dict[str, float | None] | None:
+def _rebuild(scenario: Scenario) -> dict[str, float | None] | None:
     """The fast path's rebuild figures of a scenario with a rebuild (JSON-safe: an endless rebuild's time as None)."""
     from sim.plan.faults import fast_rebuild_figures
 
     if scenario.faults is None or scenario.faults.rebuild is None:
         return None
-    figures = fast_rebuild_figures(scenario, fast)
+    figures = fast_rebuild_figures(scenario)
     return None if figures is None else {k: (v if math.isfinite(v) else None) for k, v in figures.items()}

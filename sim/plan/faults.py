@@ -114,26 +114,41 @@ def evaluate_states(scenario: Scenario) -> dict[str, FastResult]:
     return {name: evaluate(s) for name, s in state_scenarios(scenario)}
 
 
-def fast_rebuild_figures(scenario: Scenario, loaded: FastResult | None = None) -> dict[str, float] | None:
+FIXED_POINT_ROUNDS = 6
+"""Rounds of ``fast_rebuild_figures``'s fixed point (the rebuild's rate and the stations' load it adds)."""
+
+
+def fast_rebuild_figures(scenario: Scenario) -> dict[str, float] | None:
     """The fast path's rebuild per replacement drive: ``idle_mbps`` (no host I/O: min(cap, the drives at the
-    rebuild's depth)) and ``loaded_mbps`` (md's throttle behind the host's I/O, ``sim.analytic.rebuild``, at the
-    utilization of ``loaded``, the fast path's rebuilding state: evaluated here when not given), with the
-    times to rebuild a drive at each (hours). None without a rebuild."""
+    rebuild's depth)) and ``loaded_mbps`` (md's throttle behind the host's I/O, ``sim.analytic.rebuild``), with
+    the times to rebuild a drive at each (hours). None without a rebuild.
+
+    The loaded rate and the load the rebuild adds to the stations it shares depend on each other: the rebuilding
+    state is evaluated with the rebuild at a fixed rate (``rate_mbps``: its load, no throttle), the rate under that
+    load taken from the closed form, and the two brought together over ``FIXED_POINT_ROUNDS`` rounds (the mean of
+    the last two rates, which bracket the point when the rounds alternate)."""
     from sim.analytic import evaluate
     from sim.analytic.paths import rebuild_rate
     from sim.analytic.rebuild import loaded_rebuild_rate
     from sim.route.describe import describe
 
+    faults = scenario.faults
     route = describe(scenario)
     stream = route.volume.rebuild
-    if stream is None:
+    if stream is None or faults is None or faults.rebuild is None:
         return None
+    n = stream.replacement_drives
     idle = rebuild_rate(route)
-    state = loaded if loaded is not None else evaluate(scenario)
     wl = scenario.workload
     population = float(wl.jobs * wl.queue_depth) if isinstance(wl, ClosedWorkload) else math.inf
-    rate = loaded_rebuild_rate(route, state.utilization, wl.mean_bytes(), population)
-    n = stream.replacement_drives
+    rates = [idle]
+    for _ in range(FIXED_POINT_ROUNDS):
+        at = max(rates[-1], 1e3) / n / 1e6  # MB/s per drive, for the rate_mbps field (> 0)
+        fixed = scenario.model_copy(update={"faults": faults.model_copy(update={
+            "rebuild": faults.rebuild.model_copy(update={"rate_mbps": at, "priority": None, "depth": 4096})})})
+        state = evaluate(fixed)
+        rates.append(loaded_rebuild_rate(route, state.utilization, wl.mean_bytes(), population) if state.stable else 0.0)
+    rate = min(idle, 0.5 * (rates[-1] + rates[-2]))
     return {"idle_mbps": idle / n / 1e6, "loaded_mbps": rate / n / 1e6,
             "idle_time_h": stream.drive_bytes / (idle / n) / 3600 if idle > 0 else math.inf,
             "loaded_time_h": stream.drive_bytes / (rate / n) / 3600 if rate > 0 else math.inf}

@@ -338,9 +338,11 @@ def _generic(catalog: Catalog, topo: Generic, meets: bool) -> GenericRoute:
                         reads_meet_programs=meets, stations=stations)
 
 
-def degraded_volume(volume: VolumeSplit, topo: DirectNvme, faults: Faults | None, params: FlashParameters | None = None) -> VolumeSplit:
+def degraded_volume(volume: VolumeSplit, topo: DirectNvme, faults: Faults | None, params: FlashParameters | None = None,
+                    link_us_per_byte: float = 0.0) -> VolumeSplit:
     """``volume`` with the members a scenario's ``faults`` took away and its rebuild stream (if any); ``params``
-    (the drives' mechanism) gives the stream's idle rate (``idle_rebuild_bytes_per_s``)."""
+    (the drives' mechanism) and ``link_us_per_byte`` (drive link and uplink) give the stream's idle rate
+    (``idle_rebuild_bytes_per_s``)."""
     if faults is None:
         return volume
     lost = failed_hardware(topo, faults)
@@ -353,7 +355,8 @@ def degraded_volume(volume: VolumeSplit, topo: DirectNvme, faults: Faults | None
         stream = RebuildStream(tuple(sorted(lost.members)), drives, cap, rebuild.floor_bytes_per_s(per_drive) * drives,
                                rebuild.depth, io, volume.member_bytes * per_drive, rebuild.throttle, rebuild.sync_io_depth,
                                max(1, -(-MD_SYNC_WINDOW_KIB * 1024 // io)),
-                               idle_rebuild_bytes_per_s(cap, rebuild.depth, io, params) if params is not None else cap)
+                               idle_rebuild_bytes_per_s(cap, rebuild.depth, io, params, drives, link_us_per_byte)
+                               if params is not None else cap)
     return VolumeSplit(volume.layout, volume.members, volume.chunk_bytes, volume.member_bytes, volume.closed_affinity,
                        lost.members, stream)
 
@@ -367,12 +370,15 @@ def _direct(catalog: Catalog, topo: DirectNvme, access: str, closed: bool, meets
     gbs = pcie_gbs(spec.pcie_generation, spec.pcie_lanes)
     volume = VolumeSplit(topo.layout, members, topo.chunk_kib * 1024, namespace_bytes(topo, spec), closed)
     devices = device_bank(catalog, names("drive{}", drives), spec, access, drive_of, model)
+    uplinks = LinkBank(names("adapter{}.uplink", adapters), uplink_gbs(catalog, topo.adapter), (MOD_MOD, drives, adapters))
+    drive_links = LinkBank(names("drive{}.link", drives), gbs, drive_of) if gbs else None
+    links = uplinks.us_per_byte + (drive_links.us_per_byte if drive_links is not None else 0.0)
     return DirectRoute(
         host=host_of(catalog, topo.host, DEFAULT_STACK["direct_nvme"]),
-        volume=degraded_volume(volume, topo, faults, devices.params),
+        volume=degraded_volume(volume, topo, faults, devices.params, links),
         reads_meet_programs=meets,
-        uplinks=LinkBank(names("adapter{}.uplink", adapters), uplink_gbs(catalog, topo.adapter), (MOD_MOD, drives, adapters)),
-        drive_links=LinkBank(names("drive{}.link", drives), gbs, drive_of) if gbs else None,
+        uplinks=uplinks,
+        drive_links=drive_links,
         nvme_queues=PoolBank(names("drive{}.nvme_queues", drives), topo.nvme_queues.count * topo.nvme_queues.depth, drive_of),
         devices=devices,
         namespaces=PoolBank(namespace_names(drives, members), namespace_depth(topo), (IDENTITY,)),

@@ -203,9 +203,14 @@ class Channel:
         return us_per_byte(self.gbs)
 
 
-def idle_rebuild_bytes_per_s(cap_bytes_per_s: float, depth: int, io_bytes: int, params: FlashParameters) -> float:
+def idle_rebuild_bytes_per_s(cap_bytes_per_s: float, depth: int, io_bytes: int, params: FlashParameters, drives: int = 1,
+                             link_us_per_byte: float = 0.0) -> float:
     """A rebuild's rate with no host I/O (md: the array idle, no throttle): ``depth`` units in flight, each a
-    zero-load read of ``io_bytes`` (the QD1 read latency and the transfer over the read channel) and a cached
-    write (its acknowledgement), never above the cap: min(cap, depth x io / unit time)."""
-    unit_us = params.read_latency_us + io_bytes * us_per_byte(params.read_channel_gbs) + params.write_ack_us
-    return min(cap_bytes_per_s, depth * io_bytes / unit_us * 1e6)
+    zero-load read of ``io_bytes`` (the QD1 read latency and the transfer over the read channel), its trip up and
+    down the links (``link_us_per_byte``: the drive link and the adapter uplink, each way) and a cached write (its
+    acknowledgement); never above the cap, nor above what ``drives`` replacements can be written or a source drive
+    read at their datasheet bandwidths: min(cap, depth x io / unit time, drives x min(read, write bandwidth))."""
+    unit_us = (params.read_latency_us + io_bytes * (us_per_byte(params.read_channel_gbs) + 2.0 * link_us_per_byte)
+               + params.write_ack_us)
+    bandwidth = drives * min(params.read_bw_gbs, params.write_bw_gbs) * 1e9
+    return min(cap_bytes_per_s, depth * io_bytes / unit_us * 1e6, bandwidth)

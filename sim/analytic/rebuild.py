@@ -14,7 +14,9 @@ rebuilding state, with the host's I/O size; a closed workload never has more tha
 service, and the B - 1 units ahead of the last on the station that serialises them most; T_write the
 replacement's cached write (its acknowledgement) and the link transfers towards it, with their waits. The
 rate stays between md's floor (``speed_limit_min``: below it md does not hold back) and the idle rate
-(``RebuildStream.idle_bytes_per_s``). The rebuilding state itself charges the rebuild at its idle rate
+(``RebuildStream.idle_bytes_per_s``). Waits are means: a batch that ends with the slowest of many parallel
+reads (RAID-5: a window of 32 stripes reads every survivor, 288 reads on ten drives) takes longer than this, so
+the fast path is optimistic there (calibration/faults/check.py prints both solvers). The rebuilding state itself charges the rebuild at its idle rate
 (``rebuild_background``), so the stations it shares look busier than at the loaded rate: a bias towards a
 slower rebuild, small where host I/O dominates those stations.
 """
@@ -39,8 +41,8 @@ def _read_stations(route: DirectRoute, m: int, io: float, host_bytes: float) -> 
     p, d = route.devices.params, route.devices.dies
     drive = route.devices.names[instance_of(route.devices.of, m)]
     if d is not None:  # addressed dies: a read waits for its own die (one server at the dies' utilization)
-        out: list[Station] = [(f"{drive}.controller", 1, 1, d.controller_us, d.controller_service_us),
-                              (f"{drive}.dies", 1, d.dies, d.die_read_us + d.transfer_us, d.die_read_us),
+        out: list[Station] = [(f"{drive}.controller", 1, 1, d.controller_service_us, d.controller_service_us),
+                              (f"{drive}.dies", 1, d.dies, d.controller_delay_us + d.die_read_us + d.transfer_us, d.die_read_us),
                               (f"{drive}.read_bw", 1, 1, max(0.0, io - FIRST_READ_BYTES) * us_per_byte(p.read_bw_gbs),
                                max(0.0, host_bytes - FIRST_READ_BYTES) * us_per_byte(p.read_bw_gbs))]
     else:

@@ -28,6 +28,7 @@ so the under-load figures are the PM1733's, not the QLC drive's.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -93,8 +94,10 @@ def _idle(s: Scenario) -> tuple[float, float, float, int]:
     return rb.idle_rate_mbps, rb.cap_mbps, fast["idle_mbps"], rb.drive_bytes
 
 
-def under_load(layout: str, drives: int, capacity_tb: float) -> list[tuple[float, float, float, float]]:
-    """(load fraction, host IOPS, DES rate, fast-path rate) of md's legacy throttle at each ``UNDER_LOAD`` host load."""
+@functools.cache
+def under_load(layout: str, drives: int, capacity_tb: float) -> tuple[tuple[float, int, float, float], ...]:
+    """(load fraction, host IOPS, DES rate, fast-path rate) of md's legacy throttle at each ``UNDER_LOAD`` host load
+    (deterministic: kept for the process)."""
     base = md_scenario(layout, drives, capacity_tb, {})
     xmax = evaluate(base).bounds.x_max_iops
     out = []
@@ -104,7 +107,7 @@ def under_load(layout: str, drives: int, capacity_tb: float) -> list[tuple[float
         fast = fast_rebuild_figures(s)
         assert rb is not None and fast is not None
         out.append((f, round(f * xmax), rb.rate_mbps.value, fast["loaded_mbps"]))
-    return out
+    return tuple(out)
 
 
 def check_records() -> list[Check]:

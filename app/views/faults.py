@@ -55,12 +55,12 @@ def faults_section(data: dict[str, Any], where: Any) -> None:
         rebuild = box.checkbox("A rebuild onto the replacement is in progress", value=faults.get("rebuild") is not None,
                                key=f"{KEY}:rebuild")
         if rebuild:
-            rate = box.number_input("Rebuild cap, MB/s per replacement drive (0: md's default speed_limit_max)", min_value=0.0,
-                                    max_value=100_000.0, value=float((faults.get("rebuild") or {}).get("rate_mbps") or 0.0),
+            rate = box.number_input("Rebuild cap, MB/s per replacement drive, without md's throttle (0: md's limits and throttle)",
+                                    min_value=0.0, max_value=100_000.0, value=float((faults.get("rebuild") or {}).get("rate_mbps") or 0.0),
                                     key=f"{KEY}:rate")
             previous = faults.get("rebuild") or {}
             chosen = previous.get("md_throttle", DEFAULT_MD_THROTTLE)
-            throttle = box.selectbox("md's throttle under host load (md kernels; no effect with a cap above)", MD_THROTTLES,
+            throttle = box.selectbox("md's throttle under host load (used when the cap above is 0)", MD_THROTTLES,
                                      index=MD_THROTTLES.index(chosen), key=f"{KEY}:throttle",
                                      help="legacy (the default): kernels without the 2025 sync_io_depth patch drain every "
                                           "sync I/O before issuing more while the array is busy; sync_io_depth: kernels "

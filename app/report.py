@@ -12,6 +12,7 @@ this run was and why it stopped.
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -21,8 +22,9 @@ import yaml
 
 from app.sizing import PriceFigures
 from models.catalog import load_catalog
+from models.faults import throttle_words
 from models.numbers import format_number as _fmt
-from models.result import Result
+from models.result import RebuildFigures, Result
 from models.scenario import Scenario
 
 METRIC_ROWS = (
@@ -96,6 +98,25 @@ def _headline(m: Result, price: PriceFigures | None, final: bool) -> list[tuple[
     return headline
 
 
+def _hours(seconds: float) -> str:
+    return f"{seconds / 3600:,.2f} h" if math.isfinite(seconds) else "never (no progress)"
+
+
+def _rebuild_section(rb: RebuildFigures | None) -> str:
+    """A rebuild in progress (the scenario's ``faults.rebuild``): its rate and time under this load and on an idle
+    array ("" without a rebuild)."""
+    if rb is None:
+        return ""
+    ci = rb.rate_mbps.ci95
+    rows = [("under this load", _fmt(rb.rate_mbps.value), f"{_fmt(ci[0])} .. {_fmt(ci[1])}", _hours(rb.time_s)),
+            ("idle array", _fmt(rb.idle_rate_mbps), "", _hours(rb.idle_time_s))]
+    return ("<h2>Rebuild</h2>"
+            f"<p>{rb.drive_bytes / 1e12:g} TB to rebuild on each of {rb.replacement_drives} replacement drive(s); "
+            f"{_e(throttle_words(rb.throttle))}; cap {rb.cap_mbps:g} MB/s, floor {rb.floor_mbps:g} MB/s per drive. The time "
+            "under this load is the one a failure sizing should use; the idle time is the best case.</p>"
+            + _table(("state", "MB/s per drive", "95% CI", "time to rebuild"), rows, numeric=(1, 2, 3)))
+
+
 def sizing_report(scenario: Scenario, result: Result, *, price: PriceFigures | None = None,
                   figures: Sequence[go.Figure] = (), calibration: Sequence[dict[str, Any]] = (),
                   calibration_note: str = "", workload_text: str = "", generated: datetime | None = None,
@@ -153,6 +174,7 @@ def sizing_report(scenario: Scenario, result: Result, *, price: PriceFigures | N
                          for key, label, unit in METRIC_ROWS], numeric=(1, 2)))
     for i, fig in enumerate(figures):
         parts.append(fig.to_html(full_html=False, include_plotlyjs=(i == 0), config={"displaylogo": False}))
+    parts.append(_rebuild_section(m.rebuild))
 
     assumptions: list[str] = []
     if price is not None:

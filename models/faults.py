@@ -309,27 +309,57 @@ def md_rebuild_time_range_s(member_bytes: float, device_rate_bytes_per_s: float,
 # -- the scenario's ``faults`` section ---------------------------------------------------------------
 
 MD_SYNC_IO_DEPTH = 32
-"""md's ``sync_io_depth`` default: recovery I/Os in flight while the array serves host I/O (Yu Kuai, "md: add
-a new api sync_io_depth", linux-raid 2025; before it md kept one: see calibration/faults/MD_DEFAULTS.md)."""
-MD_RESYNC_IO_KIB = 64
-"""md's recovery I/O for raid1/raid10 (RESYNC_PAGES, 64 KiB; MD_DEFAULTS.md). Parity levels recover 4 KiB
-stripes that the block layer merges: 64 KiB is taken for them too (an assumption, stated)."""
+"""md's ``sync_io_depth`` default (``static int sysctl_sync_io_depth = 32``): sync I/Os in flight while the array
+serves host I/O, with the 2025 patch (Yu Kuai, "md: add a new api sync_io_depth", linux-raid, v2 2025-04-27; see
+calibration/faults/MD_DEFAULTS.md)."""
+MD_RESYNC_DEPTH = 32
+"""raid1.c / raid10.c ``RESYNC_DEPTH`` (32): resync requests the mirror personality lets in flight at once; the
+model's bound on rebuild I/Os in flight whenever md itself does not throttle (an idle array, or below
+``speed_limit_min``). RAID-4/5/6 are bounded by the stripe cache instead (not modelled: the same 32 is used)."""
+MD_RESYNC_BLOCK_KIB = 64
+"""raid1.c / raid10.c ``RESYNC_BLOCK_SIZE`` (64 KiB): one mirror resync I/O."""
+MD_STRIPE_KIB = 4
+"""raid5.h ``STRIPE_SIZE`` (one 4 KiB page): one RAID-4/5/6 sync I/O (the patch's ``sync_io_within_limit``: "For
+raid456, sync IO is stripe(4k) per IO, for other levels, it's RESYNC_PAGES(64k) per IO")."""
+MD_SYNC_WINDOW_KIB = 128
+"""md_do_sync's check window, ``window = 32*(PAGE_SIZE/512)`` sectors with 4 KiB pages: md looks at its speed and
+at the array's idleness once per 128 KiB of sync I/O issued, and issues without waiting in between."""
+MdThrottle = Literal["legacy", "sync_io_depth"]
+MD_THROTTLES: tuple[MdThrottle, ...] = ("legacy", "sync_io_depth")
+DEFAULT_MD_THROTTLE: MdThrottle = "legacy"
+"""Kernels without the sync_io_depth patch (merged in 2025 as linux-block commit 03720d82d730): the kernels of the
+distributions in service before then, unless backported. The source of the behaviour is md_do_sync in drivers/md/md.c."""
 PRIORITY_TIME_FACTOR = {"highest": 1.0, "high": 2.0, "medium": 3.5, "low": 6.0, "lowest": 8.0}
 """How much longer a synchronization takes at each priority than at the highest: IBM DS4000 Storage Manager
 help, Enhanced Remote Mirroring (MD_DEFAULTS.md). A hint at how a priority knob scales time (remote
 mirroring, approximate), used only when a scenario gives ``rebuild.priority``; IBM i documents no rate."""
 
 
+def throttle_words(throttle: str) -> str:
+    """How a rebuild yields to host I/O (``Rebuild.throttle``), in the user's words."""
+    return {"legacy": "md throttle: legacy, before sync_io_depth", "sync_io_depth": "md throttle: sync_io_depth"}.get(
+        throttle, "explicit rate, no md throttle")
+
+
+def md_sync_io_kib(layout: str) -> int:
+    """md's sync I/O size for ``layout``: one 4 KiB stripe for RAID-4/5/6, 64 KiB for the mirrors."""
+    return MD_STRIPE_KIB if layout in PARITY_LAYOUTS else MD_RESYNC_BLOCK_KIB
+
+
 class Rebuild(StrictModel):
     """A rebuild (md recovery) or resync (IBM i mirror resume) onto replacements of the failed drives.
 
-    The rebuild reads the surviving copies or stripe members and writes each failed drive's
-    replacement (``rebuild_traffic``), ``depth`` rebuild I/Os of ``io_kib`` at a time, no faster than
-    its cap: ``rate_mbps`` (MB/s written to each replacement drive; divided by the
-    ``priority`` factor when one is given), else md's ``speed_limit_max_kib_s`` per member (md(4):
-    a per-device goal; under host load md keeps issuing at ``sync_io_depth`` between
-    ``speed_limit_min`` and ``speed_limit_max``). Host I/O and rebuild I/O share every queue;
-    the achieved rate is an output of the simulation.
+    The rebuild reads the surviving copies or stripe members and writes each failed drive's replacement
+    (``rebuild_traffic``) in sync I/Os of ``io_kib`` (md: a 4 KiB stripe for RAID-4/5/6, 64 KiB for the
+    mirrors), no faster than its cap: ``rate_mbps`` (MB/s written to each replacement drive; divided by the
+    ``priority`` factor when one is given), else md's ``speed_limit_max_kib_s`` per member (md(4): a
+    per-device goal). Without ``rate_mbps`` the rebuild is md's, throttled as md_do_sync (drivers/md/md.c)
+    does it: once per 128 KiB of sync I/O issued md compares its speed with ``speed_limit_min``; above it,
+    if the array saw host I/O since the last look (``is_mddev_idle``), md waits for every sync I/O in flight
+    to finish before it issues more (``md_throttle: legacy``), or does so only once ``sync_io_depth`` sync
+    I/Os are in flight (``md_throttle: sync_io_depth``, the 2025 patch). An idle array, or one below
+    ``speed_limit_min``, runs up to ``depth`` sync I/Os at once (RESYNC_DEPTH). Host I/O and rebuild I/O
+    share every queue; the achieved rate is an output of the simulation.
     """
 
     rate_mbps: float | None = Field(default=None, gt=0, le=100_000, description="cap: MB/s written to each replacement drive")
@@ -339,8 +369,19 @@ class Rebuild(StrictModel):
                                        description="md speed_limit_max (KiB/s per member): the cap when no rate_mbps is given")
     priority: Literal["lowest", "low", "medium", "high", "highest"] | None = Field(
         default=None, description="resync priority: rate_mbps is the highest priority's rate, divided by PRIORITY_TIME_FACTOR")
-    depth: int = Field(default=MD_SYNC_IO_DEPTH, ge=1, le=4096, description="rebuild I/Os in flight (md sync_io_depth)")
-    io_kib: int = Field(default=MD_RESYNC_IO_KIB, ge=4, le=16_384, description="bytes per rebuild I/O")
+    md_throttle: MdThrottle = Field(
+        default=DEFAULT_MD_THROTTLE,
+        description="md's throttle while the array serves host I/O: legacy (the default: kernels without the 2025 "
+                    "sync_io_depth patch, linux-block commit 03720d82d730; md_do_sync drains every sync I/O before "
+                    "issuing more) or sync_io_depth (kernels with it: up to sync_io_depth sync I/Os in flight)")
+    sync_io_depth: int = Field(default=MD_SYNC_IO_DEPTH, ge=1, le=4096,
+                               description="md sync_io_depth (md_throttle: sync_io_depth): sync I/Os in flight under "
+                                           "host load; default 32 (sysctl_sync_io_depth)")
+    depth: int = Field(default=MD_RESYNC_DEPTH, ge=1, le=4096,
+                       description="rebuild I/Os in flight when md does not throttle (idle array, below speed_limit_min) "
+                                   "or with rate_mbps; default 32 (raid1/raid10 RESYNC_DEPTH)")
+    io_kib: int | None = Field(default=None, ge=4, le=16_384,
+                               description="bytes per rebuild I/O; default md's: 4 (a stripe) for raid5/raid6, 64 for mirrors")
 
     @model_validator(mode="after")
     def _consistent(self) -> Rebuild:
@@ -350,6 +391,15 @@ class Rebuild(StrictModel):
         if self.priority is not None and self.rate_mbps is None:
             raise field_problem("priority", "needs rate_mbps (the rate at the highest priority): IBM i documents no resync rate")
         return self
+
+    @property
+    def throttle(self) -> str:
+        """How the rebuild reacts to host I/O: md's ``md_throttle``, or "none" with an explicit ``rate_mbps``."""
+        return "none" if self.rate_mbps is not None else self.md_throttle
+
+    def io_bytes(self, layout: str) -> int:
+        """Bytes per rebuild I/O on ``layout`` (``io_kib``, else md's sync I/O size)."""
+        return (self.io_kib if self.io_kib is not None else md_sync_io_kib(layout)) * KIB
 
     def cap_bytes_per_s(self, members_per_drive: int) -> float:
         """The most bytes per second written to one replacement drive."""

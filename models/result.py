@@ -200,12 +200,24 @@ class RebuildFigures(StrictModel):
     drive_bytes: int = Field(description="bytes to rebuild on each replacement drive")
     time_s: float = Field(description="drive_bytes / rate: the rebuild's duration at the achieved rate")
     replacement_drives: int
+    idle_rate_mbps: float = Field(default=0.0, description="MB/s per replacement drive with no host I/O: min(cap, what "
+                                                            "the drives do at the rebuild's depth)")
+    throttle: str = Field(default="none", description="how the rebuild yields to host I/O: md's md_throttle "
+                                                       "(legacy | sync_io_depth), or none (an explicit rate_mbps)")
+
+    @property
+    def idle_time_s(self) -> float:
+        """drive_bytes / idle rate: the rebuild's duration on an idle array (the best case)."""
+        return self.drive_bytes / (self.idle_rate_mbps * 1e6) if self.idle_rate_mbps > 0 else math.inf
 
     def summary(self) -> dict[str, Any]:
         finite = math.isfinite(self.time_s)
+        idle = self.idle_time_s
         return {"rate_mbps": self.rate_mbps.summary(), "cap_mbps": self.cap_mbps, "floor_mbps": self.floor_mbps,
                 "drive_bytes": self.drive_bytes, "time_s": self.time_s if finite else None,
-                "time_h": self.time_s / 3600 if finite else None, "replacement_drives": self.replacement_drives}
+                "time_h": self.time_s / 3600 if finite else None, "replacement_drives": self.replacement_drives,
+                "throttle": self.throttle, "idle_rate_mbps": self.idle_rate_mbps,
+                "idle_time_h": idle / 3600 if math.isfinite(idle) else None}
 
 
 class Result(RunMetrics):

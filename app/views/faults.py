@@ -1,14 +1,15 @@
 """Failure states on the Size page (issue 22): what fails, the rebuild, and the result of every state.
 
 ``faults_section`` edits the draft's ``faults`` (models/faults.py): failed drives, a failed JBOF adapter
-or SAN host port, a rebuild in progress (a rate cap, or md's default limits) and the latency SLO the
+or SAN host port, a rebuild in progress (a rate cap, or md's default limits and its throttle) and the latency SLO the
 states are judged against. ``show_failure_states`` simulates each state (healthy, degraded, rebuilding:
 ``sim.plan.faults.state_scenarios``) in the app's worker pool (cached) and shows a table per state, the
-rebuild's rate and time, the SLO margins, and a chart of latency and rebuild progress over a failure.
+rebuild's rate and time under the load and idle, the SLO margins, and a chart of latency and rebuild progress over a failure.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pandas as pd
@@ -18,10 +19,15 @@ from plotly.subplots import make_subplots
 
 from app import runner
 from app.views.common import fmt, result_table
+from models.faults import DEFAULT_MD_THROTTLE, MD_THROTTLES, throttle_words
 from models.scenario import Scenario
 from sim.plan.faults import FaultStates, state_scenarios, timeline
 
 KEY = "size:faults"
+
+
+def _hours(seconds: float) -> str:
+    return f"{seconds / 3600:,.2f} h" if math.isfinite(seconds) else "never (no progress)"
 
 
 def _indexes(where: Any, label: str, count: int, chosen: list[int], key: str, help: str) -> list[int]:
@@ -49,10 +55,17 @@ def faults_section(data: dict[str, Any], where: Any) -> None:
         rebuild = box.checkbox("A rebuild onto the replacement is in progress", value=faults.get("rebuild") is not None,
                                key=f"{KEY}:rebuild")
         if rebuild:
-            rate = box.number_input("Rebuild cap, MB/s per replacement drive (0: md's default speed_limit_max)", min_value=0.0,
-                                    max_value=100_000.0, value=float((faults.get("rebuild") or {}).get("rate_mbps") or 0.0),
+            rate = box.number_input("Rebuild cap, MB/s per replacement drive, without md's throttle (0: md's limits and throttle)",
+                                    min_value=0.0, max_value=100_000.0, value=float((faults.get("rebuild") or {}).get("rate_mbps") or 0.0),
                                     key=f"{KEY}:rate")
-            faults["rebuild"] = {"rate_mbps": rate} if rate > 0 else {}
+            previous = faults.get("rebuild") or {}
+            chosen = previous.get("md_throttle", DEFAULT_MD_THROTTLE)
+            throttle = box.selectbox("md's throttle under host load (used when the cap above is 0)", MD_THROTTLES,
+                                     index=MD_THROTTLES.index(chosen), key=f"{KEY}:throttle",
+                                     help="legacy (the default): kernels without the 2025 sync_io_depth patch drain every "
+                                          "sync I/O before issuing more while the array is busy; sync_io_depth: kernels "
+                                          "with it keep up to 32 in flight (calibration/faults/MD_DEFAULTS.md)")
+            faults["rebuild"] = {"rate_mbps": rate} if rate > 0 else {"md_throttle": throttle}
         else:
             faults.pop("rebuild", None)
     else:
@@ -108,8 +121,9 @@ def show_failure_states(scenario: Scenario) -> None:
     rebuilding = states.results.get("rebuilding")
     if rebuilding is not None and rebuilding.rebuild is not None:
         rb = rebuilding.rebuild
-        st.markdown(f"**Rebuild:** {fmt(rb.rate_mbps.value)} MB/s per replacement drive (cap {rb.cap_mbps:g} MB/s): "
-                    f"{rb.drive_bytes / 1e12:g} TB in **{rb.time_s / 3600:,.2f} h**.")
+        st.markdown(f"**Rebuild:** ({throttle_words(rb.throttle)}) {rb.drive_bytes / 1e12:g} TB per replacement drive: "
+                    f"under this load {fmt(rb.rate_mbps.value)} MB/s, **{_hours(rb.time_s)}**; on an idle array "
+                    f"{fmt(rb.idle_rate_mbps)} MB/s, {_hours(rb.idle_time_s)} (cap {rb.cap_mbps:g} MB/s).")
     lowest = states.lowest_margin()
     if lowest is not None:
         st.markdown(f"**Lowest SLO margin:** {lowest[1]:+.1f}% ({lowest[0]}).")

@@ -4,25 +4,31 @@
 and the fast path, with a ``faults`` section (models/faults.py), and compares what the record measured:
 
 * ``faults.solidigm_xiraid.md_idle_rebuild_time``: md RAID-5 over 10 x 61.44 TB, a drive recovered with
-  no host load at md's default limits: predicted time = 61.44 TB / achieved rate. The record documents a
-  conflict (the study must have raised speed_limit_max; the report does not say to what): shown as such.
-* ``faults.solidigm_xiraid.md_rebuild_rate_under_load``: the study's host workload is not in the source,
-  so the check is md's range: the measured rate must lie between md's floor under load (speed_limit_min)
-  and the rate the array reaches idle (the DES at the default cap).
+  no host load at md's default limits: predicted time = 61.44 TB / the idle rate (min(cap, what the drives do),
+  ``RebuildFigures.idle_rate_mbps``). The record documents a conflict (the study must have raised
+  speed_limit_max; the report does not say to what): shown as such.
+* ``faults.solidigm_xiraid.md_rebuild_rate_under_load``: a known gap. The study's host workload is not in the
+  source (the press report says "active workload"; the stored primary ends before its tables), so no load can be
+  taken from it. The check shows, with figures, what md's legacy throttle gives on the record's array under an
+  assumed host load (``UNDER_LOAD``: open Poisson 4 KiB random, 70% reads, at 30%, 60% and 90% of the fast
+  path's capacity of the rebuilding array; ours, not the source's) in the DES and the fast path, and how far
+  10.5 MB/s lies below the slowest of them.
 * ``faults.md_raid10.i8ge_resync_default``: md RAID-10 over 4 drives (~13 TB array) at default limits:
-  the measured ~24 h must not be below the model's idle floor (array bytes / achieved idle rate, the
-  record's own framing of an initial resync).
+  the measured ~24 h must not be below the model's idle floor (array bytes / idle rate, the record's own
+  framing of an initial resync).
 * The xiRAID records (distributed spare zones) and ``i8ge_resync_raised_min`` (speed_limit_max not in the
   stored source) are out of scope / not checkable and are listed with the reason.
 
 Drives: the records' drives (Solidigm D5-P5336 61.44 TB; AWS i8ge instance storage) are not in the catalog.
-The catalog's PM1733 stands in with the record's capacity: every check here is of an md-throttled rebuild,
-which the DES shows runs at md's cap (achieved / cap is printed); the drive's own speed does not bind.
+The catalog's PM1733 stands in with the record's capacity: the idle checks are of md's cap (idle rate / cap is
+printed: 1 means md's limit, not the drive, sets it); under load the stand-in's latencies set the throttled rate,
+so the under-load figures are the PM1733's, not the QLC drive's.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -32,13 +38,20 @@ import yaml
 
 from models.catalog import lookup
 from models.scenario import Scenario, scenario_from_data
-from sim.plan.faults import fast_rebuild_rate_mbps, simulate_states
+from sim.analytic import evaluate
+from sim.des.engine import simulate
+from sim.plan.faults import fast_rebuild_figures
 
 RECORDS = Path(__file__).resolve().parent / "faults.yaml"
 STAND_IN = "PM1733-1.92TB"
 NEAR_IDLE = {"kind": "open", "rate_iops": 10_000, "read_fraction": 0.7, "block_size_kib": 4, "access": "random"}
-"""A host load far below the array's capacity: md would see the array busy, the drives hardly notice it."""
+"""A host load far below the array's capacity (the idle figures do not depend on it)."""
+UNDER_LOAD = (0.3, 0.6, 0.9)
+"""Assumed host loads for the under-load record (the source gives none): open Poisson 4 KiB random, 70% reads, at
+these fractions of the fast path's capacity (Xmax) of the rebuilding array."""
 RUN = {"seed": 1, "warmup_ios": 500, "max_ios": 3_000, "min_batches": 5, "target_rel_ci": 0.5}
+LOADED_RUN = {"seed": 1, "warmup_ios": 5_000, "max_ios": 40_000, "min_batches": 10, "target_rel_ci": 0.05}
+"""The under-load runs: long enough for tens of md's drain cycles at the highest load."""
 
 
 @dataclass
@@ -47,54 +60,77 @@ class Check:
     measured: float
     unit: str
     kind: str
-    """rel (within tolerance), bound (measured >= floor), range (floor <= measured <= ceiling), conflict, out_of_scope."""
+    """rel (within tolerance), bound (measured >= floor), conflict, gap (a known gap, shown with figures), out_of_scope."""
     predicted: float | None = None
     fast_path: float | None = None
     floor: float | None = None
     ceiling: float | None = None
     tolerance: float | None = None
     cap_share: float | None = None
-    """Achieved rebuild rate / its cap in the DES: 1 means md's throttle, not the drive, set the rate."""
+    """Idle rebuild rate / its cap: 1 means md's limit, not the drive, sets the idle rate."""
     passed: bool | None = None
     note: str = ""
 
 
-def md_scenario(layout: str, drives: int, capacity_tb: float, rebuild: dict[str, Any]) -> Scenario:
-    """A direct-NVMe md array of ``drives`` stand-in drives of ``capacity_tb``, drive 0 rebuilding, near-idle host."""
+def md_scenario(layout: str, drives: int, capacity_tb: float, rebuild: dict[str, Any],
+                workload: dict[str, Any] | None = None, run: dict[str, Any] | None = None) -> Scenario:
+    """A direct-NVMe md array of ``drives`` stand-in drives of ``capacity_tb``, drive 0 rebuilding, a near-idle host."""
     spec = lookup("drives", STAND_IN).model_copy(update={"capacity_tb": capacity_tb,
                                                          "description": f"{STAND_IN} standing in at {capacity_tb} TB"})
     return scenario_from_data({
         "name": f"md {layout} x {drives}, {capacity_tb} TB drives, drive 0 rebuilding",
         "topology": {"kind": "direct_nvme", "drive": spec.model_dump(mode="json", exclude_none=True), "drives": drives,
                      "adapter": "EJ1Y", "adapters": (drives + 7) // 8, "layout": layout, "host": {"cpu_us_per_io": 0}},
-        "workload": NEAR_IDLE, "run": RUN, "faults": {"failed_drives": [0], "rebuild": rebuild},
+        "workload": workload or NEAR_IDLE, "run": run or RUN, "faults": {"failed_drives": [0], "rebuild": rebuild},
     })
 
 
-def _rebuild(s: Scenario) -> tuple[float, float, float, int]:
-    """(DES rate MB/s per replacement drive, its cap, fast-path rate, drive bytes) of ``s``'s rebuilding state."""
-    states = simulate_states(s)
-    rb = states.results["rebuilding"].rebuild
+def _idle(s: Scenario) -> tuple[float, float, float, int]:
+    """(idle rate MB/s per replacement drive as the DES reports it, its cap, the fast path's, drive bytes) of ``s``."""
+    rb = simulate(s).rebuild
     assert rb is not None
-    return rb.rate_mbps.value, rb.cap_mbps, fast_rebuild_rate_mbps(s) or 0.0, rb.drive_bytes
+    fast = fast_rebuild_figures(s)
+    assert fast is not None
+    return rb.idle_rate_mbps, rb.cap_mbps, fast["idle_mbps"], rb.drive_bytes
+
+
+@functools.cache
+def under_load(layout: str, drives: int, capacity_tb: float) -> tuple[tuple[float, int, float, float], ...]:
+    """(load fraction, host IOPS, DES rate, fast-path rate) of md's legacy throttle at each ``UNDER_LOAD`` host load
+    (deterministic: kept for the process)."""
+    base = md_scenario(layout, drives, capacity_tb, {})
+    xmax = evaluate(base).bounds.x_max_iops
+    out = []
+    for f in UNDER_LOAD:
+        s = md_scenario(layout, drives, capacity_tb, {}, {**NEAR_IDLE, "rate_iops": round(f * xmax)}, LOADED_RUN)
+        rb = simulate(s).rebuild
+        fast = fast_rebuild_figures(s)
+        assert rb is not None and fast is not None
+        out.append((f, round(f * xmax), rb.rate_mbps.value, fast["loaded_mbps"]))
+    return tuple(out)
 
 
 def check_records() -> list[Check]:
     records = {r["id"]: r for r in yaml.safe_load(RECORDS.read_text())["records"]}
     out: list[Check] = []
     r = records["faults.solidigm_xiraid.md_idle_rebuild_time"]
-    rate, cap, fast, nbytes = _rebuild(md_scenario("raid5", 10, 61.44, {}))
+    rate, cap, fast, nbytes = _idle(md_scenario("raid5", 10, 61.44, {}))
     predicted = nbytes / (rate * 1e6)
     tol = r["tolerance"]["rel"]
     out.append(Check(r["id"], r["measured"], "s", "conflict", predicted, nbytes / (fast * 1e6), tolerance=tol, cap_share=rate / cap,
                      passed=abs(predicted / r["measured"] - 1) <= tol, note=r["conflict"]))
     r = records["faults.solidigm_xiraid.md_rebuild_rate_under_load"]
-    floor = 1_000 * 1024 / 1e6  # md speed_limit_min default, MB/s per member (one member per drive here)
-    out.append(Check(r["id"], r["measured"], "MB/s", "range", rate, fast, floor=floor, ceiling=rate, cap_share=rate / cap,
-                     passed=floor <= r["measured"] <= rate,
-                     note="host workload not in the source: measured must lie between md's floor under load and the idle rate"))
+    sweep = under_load("raid5", 10, 61.44)
+    slowest = min(sweep, key=lambda row: row[2])
+    figures = "; ".join(f"{f:.0%} of Xmax ({iops:,} IOPS): DES {des:.1f}, fast {fp:.1f} MB/s" for f, iops, des, fp in sweep)
+    out.append(Check(r["id"], r["measured"], "MB/s", "gap", slowest[2], slowest[3], floor=min(row[2] for row in sweep),
+                     ceiling=max(row[2] for row in sweep), cap_share=rate / cap,
+                     note=f"known gap: the source gives no host workload. md legacy throttle on the stand-in array under an "
+                          f"assumed 4 KiB 70/30 random load: {figures}; the measured 10.5 MB/s is "
+                          f"{slowest[2] / r['measured']:.1f}x below the slowest (the QLC drives' own latencies under the "
+                          f"study's load, not the stand-in's, would have to make up the difference)"))
     r = records["faults.md_raid10.i8ge_resync_default"]
-    rate, cap, fast, _ = _rebuild(md_scenario("raid10", 4, 6.5, {}))
+    rate, cap, fast, _ = _idle(md_scenario("raid10", 4, 6.5, {}))
     array_bytes = 13e12  # "~13T of disk space" (the PR); the record's note divides the array by the per-device rate
     floor = array_bytes / (rate * 1e6)
     tol = r["tolerance"]["rel"]
@@ -124,8 +160,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{c.record}: {c.kind}: measured {c.measured:,.4g} {c.unit}, DES {shown}, fast "
                   f"{c.fast_path if c.fast_path is None else f'{c.fast_path:,.4g}'}, cap share "
                   f"{c.cap_share if c.cap_share is None else f'{c.cap_share:.3f}'}: {verdict}  ({c.note})")
-    # a documented conflict or an out-of-scope record does not fail the check
-    return 0 if all(c.passed for c in checks if c.kind in ("rel", "bound", "range")) else 1
+    # a documented conflict, a known gap or an out-of-scope record does not fail the check
+    return 0 if all(c.passed for c in checks if c.kind in ("rel", "bound")) else 1
 
 
 if __name__ == "__main__":

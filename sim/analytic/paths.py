@@ -1148,14 +1148,13 @@ def _paged(lay: RouteLayout) -> int | None:
 
 
 def rebuild_rate(route: AnyRoute) -> float:
-    """The fast path's rebuild rate (bytes written per second in all): the cap, unless ``depth`` units of a
-    zero-load read, read transfer and cached write cannot reach it (queueing behind host I/O is left to the DES)."""
+    """The rebuild's idle rate (bytes written per second in all, ``RebuildStream.idle_bytes_per_s``): the cap, unless
+    ``depth`` units of a zero-load read, read transfer and cached write cannot reach it. The rate under host load
+    (md's throttle) is ``sim.analytic.rebuild.loaded_rebuild_rate``."""
     stream = route.volume.rebuild
     if stream is None or not isinstance(route, DirectRoute):
         return 0.0
-    p = route.devices.params
-    unit_us = p.read_latency_us + stream.io_bytes * us_per_byte(p.read_channel_gbs) + p.write_ack_us
-    return min(stream.cap_bytes_per_s, stream.depth * stream.io_bytes / unit_us * 1e6)
+    return stream.idle_bytes_per_s
 
 
 def rebuild_background(route: AnyRoute, written_per_s: float) -> dict[str, float]:

@@ -21,7 +21,7 @@ from models.numbers import format_number as _fmt
 from models.result import Result
 from models.scenario import Scenario
 from sim.analytic import FastResult, evaluate
-from sim.cli.flashplan import device_model_line, load_with_overrides, print_slos
+from sim.cli.flashplan import device_model_line, fast_rebuild_line, load_with_overrides, print_slos, rebuild_line
 from sim.errors import EXIT_OK, EXIT_UNSTABLE
 from sim.plan.slo_check import fast_figure, slo_verdicts
 
@@ -201,6 +201,9 @@ def cmd_analyze(args: argparse.Namespace, out: Console) -> int:
             data["relative_error"] = relative_errors(fast, des)
         if scenario.slos:
             data["slos"] = slo_verdicts(scenario, fast_figure(fast))
+        rebuild = _rebuild(scenario)
+        if rebuild is not None:
+            data["rebuild"] = rebuild
         print(dumps_json(data))
         return EXIT_OK if fast.stable else EXIT_UNSTABLE
     if not fast.stable:  # first, as simulate does: no figure below is a steady state
@@ -221,6 +224,27 @@ def cmd_analyze(args: argparse.Namespace, out: Console) -> int:
             line += "; * = fast path outside the DES 95% CI"
     out.print(line, markup=False)
     _print_notes(scenario, fast, out)
+    _print_rebuild(scenario, fast, des, out)
     if scenario.slos:
         print_slos(slo_verdicts(scenario, fast_figure(fast)), out, "fast path; p99 is the planner's screening estimate")
     return EXIT_OK if fast.stable else EXIT_UNSTABLE
+
+
+def _print_rebuild(scenario: Scenario, fast: FastResult, des: Result | None, out: Console) -> None:
+    """The rebuild under load and idle (fast path; the DES's too with ``--compare``)."""
+    rebuild = _rebuild(scenario)
+    if rebuild is None or scenario.faults is None or scenario.faults.rebuild is None:
+        return
+    out.print(fast_rebuild_line(rebuild, scenario.faults.rebuild.throttle), markup=False, highlight=False)
+    if des is not None and des.rebuild is not None:
+        out.print("DES " + rebuild_line(des.rebuild), markup=False, highlight=False)
+
+
+def _rebuild(scenario: Scenario) -> dict[str, float | None] | None:
+    """The fast path's rebuild figures of a scenario with a rebuild (JSON-safe: an endless rebuild's time as None)."""
+    from sim.plan.faults import fast_rebuild_figures
+
+    if scenario.faults is None or scenario.faults.rebuild is None:
+        return None
+    figures = fast_rebuild_figures(scenario)
+    return None if figures is None else {k: (v if math.isfinite(v) else None) for k, v in figures.items()}

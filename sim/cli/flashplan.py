@@ -29,10 +29,11 @@ from rich.table import Table
 
 from models.catalog import CatalogError, load_catalog
 from models.common import dumps_json
+from models.faults import throttle_words
 from models.loading import format_validation_error
 from models.numbers import format_number as _fmt
 from models.placement import check_placement
-from models.result import IntervalResult, PeakInterval, Result
+from models.result import IntervalResult, PeakInterval, RebuildFigures, Result
 from models.scenario import Scenario, parse_override, read_scenario_data, scenario_from_data
 from models.topology import DirectNvme
 from sim.errors import (
@@ -173,6 +174,28 @@ def print_slos(rows: list[dict[str, Any]], console: Console, solver: str) -> Non
     console.print(table)
 
 
+def _hours(seconds: float) -> str:
+    return f"{seconds / 3600:,.2f} h" if math.isfinite(seconds) else "never (no progress)"
+
+
+def rebuild_line(rb: RebuildFigures) -> str:
+    """The rebuild under the run's host load and on an idle array: rate per replacement drive and time to rebuild it."""
+    tb = rb.drive_bytes / 1e12
+    return (f"rebuild ({throttle_words(rb.throttle)}): under load {_fmt(rb.rate_mbps.value)} MB/s per replacement drive -> "
+            f"{tb:g} TB in {_hours(rb.time_s)}; idle {_fmt(rb.idle_rate_mbps)} MB/s -> {_hours(rb.idle_time_s)} "
+            f"(cap {rb.cap_mbps:g} MB/s, floor {rb.floor_mbps:g} MB/s)")
+
+
+def fast_rebuild_line(figures: dict[str, float | None], throttle: str) -> str:
+    """The fast path's rebuild figures (``sim.plan.faults.fast_rebuild_figures``, an endless time as None) as one line."""
+    def hours(h: float | None) -> str:
+        return _hours(h * 3600 if h is not None else math.inf)
+
+    return (f"rebuild ({throttle_words(throttle)}, fast path): under load {_fmt(figures['loaded_mbps'] or 0.0)} MB/s per "
+            f"replacement drive -> {hours(figures['loaded_time_h'])}; idle {_fmt(figures['idle_mbps'] or 0.0)} MB/s -> "
+            f"{hours(figures['idle_time_h'])}")
+
+
 def print_states(states: FaultStates, console: Console) -> None:
     """``flashplan simulate`` of a scenario with faults: one table per state, the rebuild, the SLO margins."""
     margins = states.margins()
@@ -184,9 +207,7 @@ def print_states(states: FaultStates, console: Console) -> None:
             console.print(f"SLO {statistic} <= {slo_us:g} us: margin {margins[name]:+.1f}%", markup=False, highlight=False)
     rebuilding = states.results.get("rebuilding")
     if rebuilding is not None and rebuilding.rebuild is not None:
-        rb = rebuilding.rebuild
-        console.print(f"\nrebuild: {_fmt(rb.rate_mbps.value)} MB/s per replacement drive (cap {rb.cap_mbps:g} MB/s) -> "
-                      f"{rb.drive_bytes / 1e12:g} TB in {rb.time_s / 3600:,.2f} h", markup=False, highlight=False)
+        console.print("\n" + rebuild_line(rebuilding.rebuild), markup=False, highlight=False)
     lowest = states.lowest_margin()
     if lowest is not None:
         console.print(f"lowest SLO margin: {lowest[1]:+.1f}% ({lowest[0]})", markup=False, highlight=False)

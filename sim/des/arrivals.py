@@ -129,13 +129,19 @@ def arrivals_of(run: RunState, wl: Workload, index: int) -> Source:
 class RebuildArrivals:
     """A rebuild in progress as a second source of I/O (md recovery, IBM i mirror resume).
 
-    ``depth`` workers each run one rebuild unit at a time: read ``io_bytes`` from the unit's sources
-    (``models.faults.rebuild_sources``: the surviving copy, or the rest of the stripe), then write them to
-    the rebuilt member's replacement, through the same device routes as host I/O (queues, links, drives).
-    A worker starts its next unit no sooner than ``depth x io_bytes / cap`` after the last one, so the
-    rebuild never passes its cap; when host I/O slows the units, the rate falls below it (md keeps
-    ``sync_io_depth`` rebuild I/Os in flight under load, MD_DEFAULTS.md). Units take the rebuilt members
-    in turn and walk the stripes, so parity sources rotate. Completion times are kept to measure the rate.
+    Each unit reads ``io_bytes`` from its sources (``models.faults.rebuild_sources``: the surviving copy, or
+    the rest of the stripe), then writes them to the rebuilt member's replacement, through the same device
+    routes as host I/O (queues, links, drives). Units take the rebuilt members in turn and walk the stripes,
+    so parity sources rotate. Completion times are kept to measure the rate.
+
+    Units are issued as md_do_sync (drivers/md/md.c) issues sync I/O: back to back, and once per window of
+    ``window_units`` md looks. Above the floor (speed_limit_min; the rate so far) with host I/O issued or in
+    flight since its last look (``is_mddev_idle``), md waits until every unit in flight has finished before
+    it issues more: always ("legacy"), or once ``sync_io_depth`` units are in flight ("sync_io_depth").
+    Otherwise (an idle array, below the floor, or ``throttle`` "none") at most ``depth`` units run at once.
+    The cap (speed_limit_max, or an explicit rate) is a token bucket of one unit per ``io_bytes / cap``
+    holding up to a burst of max(depth, window) units: the long-run rate never passes it, a window still
+    leaves at once.
     """
 
     def __init__(self, run: RunState, volume: VolumeSplit, stream: RebuildStream, routes: Callable[[int, int], Sequence[Hop]],
@@ -144,8 +150,18 @@ class RebuildArrivals:
         self.volume = volume
         self.stream = stream
         self.routes = routes
-        self.spacing_us = stream.depth * stream.io_bytes / stream.cap_bytes_per_s * 1e6
+        self.unit_us = stream.io_bytes / stream.cap_bytes_per_s * 1e6
+        self.burst_us = (max(stream.depth, stream.window_units) - 1) * self.unit_us
+        self.tat = 0.0
+        """The cap's theoretical arrival time (GCRA): a unit may start once ``tat - burst_us`` is reached."""
         self.units = 0
+        self.in_flight = 0
+        self.last_check = 0
+        self.draining = False
+        self.timer = False
+        self.t0 = 0.0
+        self.host_seen = -1
+        self.free: list[Job] = []
         self.done_at: list[float] = []
         self.split = Split(self.plan, jobs)
         self.route = (self.split, self.finished)
@@ -159,30 +175,65 @@ class RebuildArrivals:
         reads: list[Child] = [(self.routes(m, READ), n, READ, m) for m in rebuild_sources(v.layout, v.members, v.failed, rebuilt, stripe)]
         return [reads, [(self.routes(rebuilt, WRITE), n, WRITE, rebuilt)]]
 
-    def launch(self, job: Job) -> None:
-        if self.run.stopped:
-            return
+    def launch(self, now: float) -> None:
+        job = self.free.pop() if self.free else Job()
+        job.slot = -2
         job.offset = self.units
         self.units += 1
-        job.t0 = self.run.env.now
+        self.in_flight += 1
+        self.tat = max(self.tat, now) + self.unit_us
+        job.t0 = now
         job.route = self.route
         job.step = -1
         advance(job)
 
-    def relaunch(self, event: Ev) -> None:
-        self.launch(event._value)
+    def busy(self) -> bool:
+        """md's ``is_mddev_idle`` negated: host I/O issued since the last look, or still in flight."""
+        run = self.run
+        seen, self.host_seen = self.host_seen, run.issued
+        return run.issued != seen or run.outstanding > 0
+
+    def throttled(self, now: float) -> bool:
+        """md's look once per window: wait for the units in flight to drain before issuing more?"""
+        s = self.stream
+        if s.throttle == "none" or self.in_flight == 0:
+            return False
+        elapsed = now - self.t0
+        if elapsed > 0 and len(self.done_at) * s.io_bytes / elapsed * 1e6 <= s.floor_bytes_per_s:
+            return False  # below speed_limit_min: md does not hold back
+        if s.throttle == "sync_io_depth" and self.in_flight < s.sync_io_depth:
+            return False
+        return self.busy()
+
+    def pump(self) -> None:
+        run, s = self.run, self.stream
+        while not run.stopped and not self.draining and self.in_flight < s.depth:
+            now = run.env.now
+            start = self.tat - self.burst_us
+            if start > now:  # the cap
+                if not self.timer:
+                    self.timer = True
+                    schedule(run.env, start - now, None, self.resume)
+                return
+            self.launch(now)
+            if self.units - self.last_check < s.window_units:
+                continue
+            self.last_check = self.units
+            if self.throttled(now):
+                self.draining = True
+
+    def resume(self, event: Ev) -> None:
+        self.timer = False
+        self.pump()
 
     def finished(self, job: Job) -> None:
-        now = self.run.env.now
-        self.done_at.append(now)
-        wait = job.t0 + self.spacing_us - now
-        if wait > 0.0:
-            schedule(self.run.env, wait, job, self.relaunch)
-        else:
-            self.launch(job)
+        self.done_at.append(self.run.env.now)
+        self.in_flight -= 1
+        self.free.append(job)
+        if self.draining and self.in_flight == 0:
+            self.draining = False
+        self.pump()
 
     def start(self) -> None:
-        for w in range(self.stream.depth):
-            job = Job()
-            job.slot = -2
-            schedule(self.run.env, w * self.spacing_us / self.stream.depth, job, self.relaunch)
+        self.t0 = self.run.env.now
+        self.pump()

@@ -203,4 +203,5 @@ def rebuild_figures(run: RunState, cut: int) -> RebuildFigures | None:
     return RebuildFigures(rate_mbps=Metric(value=rate, ci95=ci), cap_mbps=stream.cap_bytes_per_s / stream.replacement_drives / 1e6,
                           floor_mbps=stream.floor_bytes_per_s / stream.replacement_drives / 1e6, drive_bytes=stream.drive_bytes,
                           time_s=stream.drive_bytes / (rate * 1e6) if rate > 0 else math.inf,
-                          replacement_drives=stream.replacement_drives)
+                          replacement_drives=stream.replacement_drives,
+                          idle_rate_mbps=stream.idle_bytes_per_s / stream.replacement_drives / 1e6, throttle=stream.throttle)

@@ -20,6 +20,7 @@ from typing import Any
 from models.fast_result import FastResult
 from models.result import Result
 from models.scenario import Scenario
+from models.workload import ClosedWorkload
 
 STATES = ("healthy", "degraded", "rebuilding")
 SLO_METRIC = {"mean": "latency_mean_us", "p50": "latency_p50_us", "p95": "latency_p95_us", "p99": "latency_p99_us",
@@ -113,16 +114,50 @@ def evaluate_states(scenario: Scenario) -> dict[str, FastResult]:
     return {name: evaluate(s) for name, s in state_scenarios(scenario)}
 
 
-def fast_rebuild_rate_mbps(scenario: Scenario) -> float | None:
-    """The fast path's rebuild rate per replacement drive (MB/s), None without a rebuild."""
+FIXED_POINT_ROUNDS = 6
+"""Rounds of ``fast_rebuild_figures``'s fixed point (the rebuild's rate and the stations' load it adds)."""
+
+
+def fast_rebuild_figures(scenario: Scenario) -> dict[str, float] | None:
+    """The fast path's rebuild per replacement drive: ``idle_mbps`` (no host I/O: min(cap, the drives at the
+    rebuild's depth)) and ``loaded_mbps`` (md's throttle behind the host's I/O, ``sim.analytic.rebuild``), with
+    the times to rebuild a drive at each (hours). None without a rebuild.
+
+    The loaded rate and the load the rebuild adds to the stations it shares depend on each other: the rebuilding
+    state is evaluated with the rebuild at a fixed rate (``rate_mbps``: its load, no throttle), the rate under that
+    load taken from the closed form, and the two brought together over ``FIXED_POINT_ROUNDS`` rounds (the mean of
+    the last two rates, which bracket the point when the rounds alternate)."""
+    from sim.analytic import evaluate
     from sim.analytic.paths import rebuild_rate
+    from sim.analytic.rebuild import loaded_rebuild_rate
     from sim.route.describe import describe
 
+    faults = scenario.faults
     route = describe(scenario)
     stream = route.volume.rebuild
-    if stream is None:
+    if stream is None or faults is None or faults.rebuild is None:
         return None
-    return rebuild_rate(route) / stream.replacement_drives / 1e6
+    n = stream.replacement_drives
+    idle = rebuild_rate(route)
+    wl = scenario.workload
+    population = float(wl.jobs * wl.queue_depth) if isinstance(wl, ClosedWorkload) else math.inf
+    rates = [idle]
+    for _ in range(FIXED_POINT_ROUNDS):
+        at = max(rates[-1], 1e3) / n / 1e6  # MB/s per drive, for the rate_mbps field (> 0)
+        fixed = scenario.model_copy(update={"faults": faults.model_copy(update={
+            "rebuild": faults.rebuild.model_copy(update={"rate_mbps": at, "priority": None, "depth": 4096})})})
+        state = evaluate(fixed)
+        rates.append(loaded_rebuild_rate(route, state.utilization, wl.mean_bytes(), population) if state.stable else 0.0)
+    rate = min(idle, 0.5 * (rates[-1] + rates[-2]))
+    return {"idle_mbps": idle / n / 1e6, "loaded_mbps": rate / n / 1e6,
+            "idle_time_h": stream.drive_bytes / (idle / n) / 3600 if idle > 0 else math.inf,
+            "loaded_time_h": stream.drive_bytes / (rate / n) / 3600 if rate > 0 else math.inf}
+
+
+def fast_rebuild_rate_mbps(scenario: Scenario) -> float | None:
+    """The fast path's rebuild rate under the scenario's host load per replacement drive (MB/s), None without a rebuild."""
+    figures = fast_rebuild_figures(scenario)
+    return None if figures is None else figures["loaded_mbps"]
 
 
 def timeline(states: FaultStates, replace_after_h: float = 4.0, points: int = 50) -> list[dict[str, float | str]]:

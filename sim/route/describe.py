@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from models.catalog import Catalog, load_catalog, parameter
-from models.faults import Faults, failed_hardware
+from models.faults import MD_SYNC_WINDOW_KIB, Faults, failed_hardware
 from models.hardware import FlashDeviceSpec
 from models.scenario import Scenario
 from models.topology import DirectNvme, Exflash, Generic, HostConfig, San, Topology, ZvmEdev
@@ -39,6 +39,7 @@ from sim.route.elements import (
     ServiceLaw,
     StationBank,
     VolumeSplit,
+    idle_rebuild_bytes_per_s,
 )
 from sim.route.flash import DieLayout, FlashParameters, die_layout, flash_parameters, reads_meet_programs, uses_die_layout
 from sim.route.host import DEFAULT_STACK, ResolvedHost, resolve_host
@@ -337,9 +338,12 @@ def _generic(catalog: Catalog, topo: Generic, meets: bool) -> GenericRoute:
                         reads_meet_programs=meets, stations=stations)
 
 
-def degraded_volume(volume: VolumeSplit, topo: DirectNvme, faults: Faults | None,
+def degraded_volume(volume: VolumeSplit, topo: DirectNvme, faults: Faults | None, params: FlashParameters | None = None,
+                    link_us_per_byte: float = 0.0,
                     placements: list[tuple[str, list[int] | None]] | None = None) -> VolumeSplit:
-    """``volume`` with the members a scenario's ``faults`` took away and its rebuild stream (if any); with the
+    """``volume`` with the members a scenario's ``faults`` took away and its rebuild stream (if any); ``params``
+    (the drives' mechanism) and ``link_us_per_byte`` (drive link and uplink) give the stream's idle rate
+    (``idle_rebuild_bytes_per_s``); with the
     workloads' ``placements`` (``Scenario.placements``) data loss is checked on each workload's own volume."""
     if faults is None:
         return volume
@@ -348,9 +352,13 @@ def degraded_volume(volume: VolumeSplit, topo: DirectNvme, faults: Faults | None
     stream = None
     if rebuild is not None and lost.members:
         per_drive, drives = lost.members_per_drive, len(lost.drives)
-        stream = RebuildStream(tuple(sorted(lost.members)), drives, rebuild.cap_bytes_per_s(per_drive) * drives,
-                               rebuild.floor_bytes_per_s(per_drive) * drives, rebuild.depth, rebuild.io_kib * 1024,
-                               volume.member_bytes * per_drive)
+        io = rebuild.io_bytes(volume.layout)
+        cap = rebuild.cap_bytes_per_s(per_drive) * drives
+        stream = RebuildStream(tuple(sorted(lost.members)), drives, cap, rebuild.floor_bytes_per_s(per_drive) * drives,
+                               rebuild.depth, io, volume.member_bytes * per_drive, rebuild.throttle, rebuild.sync_io_depth,
+                               max(1, -(-MD_SYNC_WINDOW_KIB * 1024 // io)),
+                               idle_rebuild_bytes_per_s(cap, rebuild.depth, io, params, drives, link_us_per_byte)
+                               if params is not None else cap)
     return VolumeSplit(volume.layout, volume.members, volume.chunk_bytes, volume.member_bytes, volume.closed_affinity,
                        lost.members, stream)
 
@@ -363,14 +371,18 @@ def _direct(catalog: Catalog, topo: DirectNvme, access: str, closed: bool, meets
     drive_of = (MOD, drives)
     gbs = pcie_gbs(spec.pcie_generation, spec.pcie_lanes)
     volume = VolumeSplit(topo.layout, members, topo.chunk_kib * 1024, namespace_bytes(topo, spec), closed)
+    devices = device_bank(catalog, names("drive{}", drives), spec, access, drive_of, model)
+    uplinks = LinkBank(names("adapter{}.uplink", adapters), uplink_gbs(catalog, topo.adapter), (MOD_MOD, drives, adapters))
+    drive_links = LinkBank(names("drive{}.link", drives), gbs, drive_of) if gbs else None
+    links = uplinks.us_per_byte + (drive_links.us_per_byte if drive_links is not None else 0.0)
     return DirectRoute(
         host=host_of(catalog, topo.host, DEFAULT_STACK["direct_nvme"]),
-        volume=degraded_volume(volume, topo, faults, placements),
+        volume=degraded_volume(volume, topo, faults, devices.params, links, placements),
         reads_meet_programs=meets,
-        uplinks=LinkBank(names("adapter{}.uplink", adapters), uplink_gbs(catalog, topo.adapter), (MOD_MOD, drives, adapters)),
-        drive_links=LinkBank(names("drive{}.link", drives), gbs, drive_of) if gbs else None,
+        uplinks=uplinks,
+        drive_links=drive_links,
         nvme_queues=PoolBank(names("drive{}.nvme_queues", drives), topo.nvme_queues.count * topo.nvme_queues.depth, drive_of),
-        devices=device_bank(catalog, names("drive{}", drives), spec, access, drive_of, model),
+        devices=devices,
         namespaces=PoolBank(namespace_names(drives, members), namespace_depth(topo), (IDENTITY,)),
         mirror_pairs=topo.layout in MIRROR_PAIRS,
     )

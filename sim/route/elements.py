@@ -156,8 +156,14 @@ class VolumeSplit:
 @dataclass(frozen=True)
 class RebuildStream:
     """Background rebuild I/O (models/faults.py ``Rebuild``): each unit reads ``io_bytes`` from the sources
-    of one rebuilt member (``models.faults.rebuild_sources``), then writes them to the member's replacement.
-    At most ``depth`` units run at once, started no faster than ``cap_bytes_per_s`` bytes written in all."""
+    of one rebuilt member (``models.faults.rebuild_sources``), then writes them to the member's replacement,
+    never faster than ``cap_bytes_per_s`` bytes written in all.
+
+    ``throttle`` is how the stream yields to host I/O: "none" (``depth`` units in flight, an explicit rate),
+    or md's throttle, as md_do_sync runs it: every ``window_units`` units issued md looks at its speed and
+    at the array; above ``floor_bytes_per_s`` with host I/O seen since the last look it waits for every unit
+    in flight to finish before issuing more ("legacy"), or does so only once ``sync_io_depth`` units are in
+    flight ("sync_io_depth"). Otherwise at most ``depth`` units run at once (the personality's resync depth)."""
 
     rebuilt: tuple[int, ...]
     replacement_drives: int
@@ -167,6 +173,22 @@ class RebuildStream:
     io_bytes: int
     drive_bytes: int
     """Bytes each replacement drive receives (its members' capacity): rebuild time = drive_bytes / per-drive rate."""
+    throttle: str = "none"
+    sync_io_depth: int = 0
+    window_units: int = 1
+    idle_bytes_per_s: float = 0.0
+    """The rate on an idle array (``idle_rebuild_bytes_per_s``): both solvers report it beside the rate under load."""
+
+    def busy_depth(self) -> int:
+        """The most units in flight while md throttles a busy array: the units md issues before it looks again
+        (one window, "legacy"), or ``sync_io_depth`` rounded up to whole windows ("sync_io_depth": md only looks
+        once per window); ``depth`` without md's throttle."""
+        if self.throttle == "legacy":
+            return self.window_units
+        if self.throttle == "sync_io_depth":
+            w = self.window_units
+            return -(-self.sync_io_depth // w) * w
+        return self.depth
 
 
 @dataclass(frozen=True)
@@ -179,3 +201,16 @@ class Channel:
     @property
     def us_per_byte(self) -> float:
         return us_per_byte(self.gbs)
+
+
+def idle_rebuild_bytes_per_s(cap_bytes_per_s: float, depth: int, io_bytes: int, params: FlashParameters, drives: int = 1,
+                             link_us_per_byte: float = 0.0) -> float:
+    """A rebuild's rate with no host I/O (md: the array idle, no throttle): ``depth`` units in flight, each a
+    zero-load read of ``io_bytes`` (the QD1 read latency and the transfer over the read channel), its trip up and
+    down the links (``link_us_per_byte``: the drive link and the adapter uplink, each way) and a cached write (its
+    acknowledgement); never above the cap, nor above what ``drives`` replacements can be written or a source drive
+    read at their datasheet bandwidths: min(cap, depth x io / unit time, drives x min(read, write bandwidth))."""
+    unit_us = (params.read_latency_us + io_bytes * (us_per_byte(params.read_channel_gbs) + 2.0 * link_us_per_byte)
+               + params.write_ack_us)
+    bandwidth = drives * min(params.read_bw_gbs, params.write_bw_gbs) * 1e9
+    return min(cap_bytes_per_s, depth * io_bytes / unit_us * 1e6, bandwidth)

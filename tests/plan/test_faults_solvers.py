@@ -278,9 +278,10 @@ def test_planner_keeps_the_slo_with_one_drive_failed() -> None:
 
 
 def test_faults_records_checked_against_the_solvers() -> None:
-    """calibration/faults/check.py: md's default cap sets the idle rebuild (the DES reaches it: cap share 1),
-    the i8ge resync took longer than the model's idle floor, md's under-load rate lies in md's range, and the
-    Solidigm md idle record stays the documented conflict (the study raised speed_limit_max)."""
+    """calibration/faults/check.py: md's default cap sets the idle rebuild (cap share 1), the i8ge resync took
+    longer than the model's idle floor, md's under-load rate is a known gap with figures (the source gives no host
+    load; the model under an assumed load is slower than idle and still far above 10.5 MB/s), and the Solidigm md
+    idle record stays the documented conflict (the study raised speed_limit_max)."""
     from calibration.faults.check import check_records
 
     checks = {c.record: c for c in check_records()}
@@ -289,9 +290,12 @@ def test_faults_records_checked_against_the_solvers() -> None:
     assert idle.kind == "conflict" and idle.passed is False
     assert idle.predicted == pytest.approx(61.44e12 / 204.8e6, rel=0.02)  # 83.3 h at md's default speed_limit_max
     assert idle.cap_share == pytest.approx(1.0, abs=0.02)
-    for rid in ("faults.solidigm_xiraid.md_rebuild_rate_under_load", "faults.md_raid10.i8ge_resync_default"):
-        assert checks[rid].passed, checks[rid]
-        assert checks[rid].fast_path == pytest.approx(checks[rid].predicted, rel=0.02)  # fast path agrees with the DES
+    i8ge = checks["faults.md_raid10.i8ge_resync_default"]
+    assert i8ge.passed and i8ge.fast_path == pytest.approx(i8ge.predicted, rel=0.02)  # both solvers' idle rate
+    loaded = checks["faults.solidigm_xiraid.md_rebuild_rate_under_load"]
+    assert loaded.kind == "gap" and loaded.passed is None and "known gap" in loaded.note
+    assert loaded.floor is not None and loaded.ceiling is not None
+    assert loaded.measured < loaded.floor <= loaded.ceiling < 204.8  # throttled below the cap, above the record
     assert sum(c.kind == "out_of_scope" for c in checks.values()) == 3
 
 
@@ -300,7 +304,7 @@ def test_calibrate_only_faults_runs_the_check(capsys: Any) -> None:
 
     assert main(["calibrate", "--only", "FAULTS", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
-    assert {r["kind"] for r in rows} == {"conflict", "range", "bound", "out_of_scope"}
+    assert {r["kind"] for r in rows} == {"conflict", "gap", "bound", "out_of_scope"}
     assert main(["calibrate", "--only", "FAULTS", "--fit"]) == 2
 
 

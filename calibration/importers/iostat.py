@@ -19,8 +19,21 @@ measured one; on faster hardware the closed load grows, on slower it shrinks).
 iostat cannot tell random from sequential I/O (merges, ``%rrqm``, hint at streams), so
 ``access`` is the caller's choice. Discards (d/s) and flushes (f/s) are not modelled.
 
-The first report of ``iostat`` averages since boot unless ``-y`` was given; it is skipped
-when the file holds more than one report, unless ``keep_first`` is set.
+The first report of ``iostat`` averages since boot unless ``-y`` was given: it is never an
+interval unless ``keep_first`` is set (a file holding only that report is refused). A last
+report holding fewer devices, or fewer values, than the one before was cut off mid-report (the
+capture stopped while iostat wrote it): it is left out, with a note.
+
+``-t`` timestamps must run forward. The time of day is read (``HH:MM:SS``, with ``AM``/``PM``
+when the locale writes them); a step back in time is midnight passing when the date beside the
+time changed, or, for a timestamp without a date, when the step forward across midnight is at
+most MAX_ROLLOVER_GAP_S (an hour). Any other step back is refused naming its line: the file
+joins several captures, or was reordered.
+
+The text is read line by line, twice (the devices, then each report's sums), and each report
+is kept as a few numbers, so memory grows with the devices and the reports, not the lines:
+MAX_DEVICES and MAX_REPORTS bound what one file may hold, and ``-o JSON`` (parsed whole) is
+refused beyond ``calibration.importers.MAX_JSON_VALUES`` values.
 """
 
 from __future__ import annotations
@@ -390,21 +403,41 @@ class IostatReport:
 # ---------------------------------------------------------------------------------------------- reading
 
 
-def _device_row(header: list[str], tokens: list[str]) -> tuple[str, dict[str, float]] | None:
-    """A device line under ``header``: the device and the values flashplan uses by column (None: not a line of
-    that header; every value is checked, the others are not kept)."""
-    if len(tokens) != len(header):
-        return None
-    values = {}
-    try:
-        for col, tok in zip(header, tokens, strict=True):
-            if col != "Device":
-                value = parse_value(tok, col)
-                if col in KEPT_COLUMNS:
+class _Header:
+    """A ``Device`` header line: its columns, where the device name is, and which values are kept."""
+
+    def __init__(self, columns: list[str]):
+        self.columns = columns
+        self.device = columns.index("Device")
+        self.data = [(i, c, c in KEPT_COLUMNS) for i, c in enumerate(columns) if c != "Device"]
+        self.data_columns = frozenset(c for c in columns if c != "Device")
+
+    def row(self, tokens: list[str]) -> tuple[str, dict[str, float]] | None:
+        """A device line under this header: the device and the values flashplan uses by column (None: not a line of
+        that header; every value is checked, the others are not kept)."""
+        if len(tokens) != len(self.columns):
+            return None
+        values = {}
+        try:
+            for i, col, kept in self.data:
+                token = tokens[i]
+                try:
+                    value = float(token)  # the plain notation; parse_value gives the same for every token float() reads
+                except ValueError:
+                    value = parse_value(token, col)
+                else:
+                    if not 0 <= value < math.inf:
+                        raise ValueError(token)
+                if kept:
                     values[col] = value
-    except ValueError:
-        return None
-    return tokens[header.index("Device")], values
+        except ValueError:
+            return None
+        return tokens[self.device], values
+
+
+def _device_row(header: list[str], tokens: list[str]) -> tuple[str, dict[str, float]] | None:
+    """A device line under ``header`` (see ``_Header.row``)."""
+    return _Header(header).row(tokens)
 
 
 _CPU_RE = re.compile(r"[\d.,%]+")
@@ -444,7 +477,7 @@ class _Scan:
             notes.append(f"{self.skipped} line(s) not understood and skipped (line {shown})")
 
     def events(self, lines: Iterable[str]) -> Iterator[_Event]:  # noqa: C901 - one state machine, kept in one place
-        header: list[str] | None = None
+        header: _Header | None = None
         cpu_values_next = False
         current = False  # a report is open
         fresh = True  # it holds nothing yet
@@ -470,20 +503,21 @@ class _Scan:
                 cpu_values_next = False
                 if header is None and _cpu_values(tokens):
                     continue
-            columns = [t.rstrip(":") for t in tokens]
+            columns = [t.rstrip(":") for t in tokens] if "Device" in stripped else []
             if "Device" in columns:
                 if not current or not seen.isdisjoint(columns):
                     yield ("start", None, lineno)
                     current, seen = True, set()
                 fresh = False
-                header = columns
+                header = _Header(columns)
                 continue
             if header is not None and current:
-                row = _device_row(header, tokens)
+                row = header.row(tokens)
                 if row is None:
                     self._skip(lineno)
                 else:
-                    seen.update(c for c in header if c != "Device")
+                    if not header.data_columns <= seen:
+                        seen |= header.data_columns
                     yield ("row", row, lineno)
                 continue
             if _TIME_RE.search(stripped) and len(tokens) <= 4:
@@ -680,6 +714,7 @@ class _Intervals:
         self.raw_reports = 0
         self.last_start: Any = None
         self.last_start_empty = False
+        self.last_without_chosen = False
         self._names: dict[tuple[str, ...], tuple[str, ...]] = {}
 
     def read(self, events: Iterable[_Event]) -> None:
@@ -713,6 +748,7 @@ class _Intervals:
                 self.last_incomplete.add(name)
             else:
                 stats.append(s)
+        self.last_without_chosen = not stats
         if stats:
             names = tuple(s.device for s in stats)
             names = self._names.setdefault(names, names)
@@ -723,13 +759,16 @@ class _Intervals:
         c = self.columns.index
         if self.columns.cut_off():
             label = self.columns.interval(len(c) - 1).label()
-            notes.append(f"the last report ({label}) holds fewer devices or columns than the one before: the capture was "
+            notes.append(f"the last report, {label}, holds fewer devices or columns than the one before: the capture was "
                          "cut off mid-report; it is left out")
             self.columns.pop()
             self.last_incomplete = set()
         self.incomplete |= self.last_incomplete
+        if self.last_without_chosen and len(c) and not self.last_start_empty:
+            notes.append(f"the last report, from {_where(self.last_start)}, holds none of the chosen devices: the capture was cut "
+                         "off mid-report; it is left out")
         if self.last_start_empty and len(c):
-            notes.append(f"the last report ({_where(self.last_start)}) has no device lines: the capture was cut off; it is left out")
+            notes.append(f"the last report, from {_where(self.last_start)}, has no device lines: the capture was cut off; it is left out")
 
 
 def _event_source(data: bytes | str, origin: str) -> Callable[[_Scan], Iterator[_Event]]:

@@ -208,8 +208,6 @@ class Interval:
         }
 
 
-
-
 def profile_interval(interval: Interval, duration_s: float, kind: Literal["open", "closed"]) -> dict[str, Any]:
     """One iostat report as a profile interval (raw data): its rate (or aqu-sz in flight), read share,
     request sizes and label; an idle report is an interval at rate 0."""
@@ -228,8 +226,6 @@ def profile_interval(interval: Interval, duration_s: float, kind: Literal["open"
     if queue is None:
         raise MeasurementFileError([(interval.label(), "no aqu-sz column: a closed profile needs the measured queue size")])
     return {**data, "queue_depth": max(1, round(queue))} if round(queue) >= 1 else {**data, "rate_iops": round(interval.iops, 2)}
-
-
 
 
 def _clock(stamp: str | None) -> tuple[int, str] | None:
@@ -433,11 +429,6 @@ class _Header:
         except ValueError:
             return None
         return tokens[self.device], values
-
-
-def _device_row(header: list[str], tokens: list[str]) -> tuple[str, dict[str, float]] | None:
-    """A device line under ``header`` (see ``_Header.row``)."""
-    return _Header(header).row(tokens)
 
 
 _CPU_RE = re.compile(r"[\d.,%]+")

@@ -399,6 +399,9 @@ def test_limits_refuse_what_the_importer_cannot_hold(monkeypatch: pytest.MonkeyP
         parse_iostat(text)
     monkeypatch.setattr(iostat, "MAX_REPORTS", 5)
     assert len(parse_iostat(text).intervals) == 5
+    monkeypatch.setattr(iostat, "MAX_PROFILE_INTERVALS", 3)
+    with pytest.raises(MeasurementFileError, match="4 reports; a profile holds at most 3 intervals"):
+        parse_iostat(text).profile()
     monkeypatch.setattr(iostat, "MAX_DEVICES", 1)
     with pytest.raises(MeasurementFileError, match="line 10: more than 1 devices"):
         parse_iostat(text.replace("\nsda ", "\nsdb ", 1).replace("\nsda ", "\nsdc ", 1))

@@ -88,23 +88,31 @@ def first_text(data: bytes | str, origin: str) -> str:
     return chr(mb.group(0)[0]) if mb else ""
 
 
-def iter_lines(data: bytes | str, origin: str) -> Iterator[str]:
+OVERLONG = "\x00(a line longer than the importer reads)"
+"""What ``iter_lines`` gives in place of a line longer than its ``max_chars`` (compare with ``is``)."""
+
+
+def iter_lines(data: bytes | str, origin: str, max_chars: int | None = None) -> Iterator[str]:
     """The file's lines one at a time, as ``decode_text(data).splitlines()`` gives them, without holding the
     decoded text: bytes are decoded line by line (a newline byte is never inside a UTF-8 sequence), and a
-    byte that is not UTF-8 is reported by its offset in the file."""
+    byte that is not UTF-8 is reported by its offset in the file. A line of more than ``max_chars``
+    characters (bytes) is neither decoded nor split: OVERLONG stands for it."""
     newline: Any = "\n" if isinstance(data, str) else b"\n"
     pos = 3 if isinstance(data, bytes | bytearray) and data.startswith(_BOM) else 0
     end = len(data)
     while pos <= end:
         cut = data.find(newline, pos)
         stop = end if cut < 0 else cut
-        chunk = data[pos:stop]
-        if not isinstance(chunk, str):
-            try:
-                chunk = bytes(chunk).decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise MeasurementFileError([(origin, f"not UTF-8 text (byte {pos + exc.start} cannot be decoded)")]) from None
-        yield from chunk.splitlines() or [""]
+        if max_chars is not None and stop - pos > max_chars:
+            yield OVERLONG
+        else:
+            chunk = data[pos:stop]
+            if not isinstance(chunk, str):
+                try:
+                    chunk = bytes(chunk).decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise MeasurementFileError([(origin, f"not UTF-8 text (byte {pos + exc.start} cannot be decoded)")]) from None
+            yield from chunk.splitlines() or [""]
         if cut < 0:
             break
         pos = cut + 1
@@ -152,6 +160,7 @@ __all__ = [
     "MAX_FIO_BYTES",
     "MAX_JSON_VALUES",
     "MAX_MEASUREMENT_BYTES",
+    "OVERLONG",
     "MeasurementFileError",
     "build_workload",
     "check_json_size",

@@ -50,7 +50,7 @@ from typing import Any, Literal, overload
 
 from pydantic import ValidationError
 
-from calibration.importers import MeasurementFileError, build_workload, check_json_size, decode_text, first_text, iter_lines
+from calibration.importers import OVERLONG, MeasurementFileError, build_workload, check_json_size, decode_text, first_text, iter_lines
 from models.loading import format_validation_error
 from models.workload import ClosedWorkload, OpenWorkload, ProfileWorkload
 
@@ -79,6 +79,10 @@ name and, within the report being read, its line's kept values (about 1 kB)."""
 MAX_REPORTS = 1_000_000
 """Most reports in one file (11 days of 1-second reports): each is held as about 100 bytes of figures and its
 timestamp, about 200 MB at this limit."""
+
+MAX_LINE_CHARS = 65_536
+"""Longest line read: iostat's widest lines are a few hundred characters; a longer one is skipped as not
+understood without being split (a 200 MB line of short tokens would become billions of bytes of them)."""
 
 MAX_PROFILE_INTERVALS = 100_000
 """Most intervals of a profile workload (``models.workload.ProfileWorkload``)."""
@@ -474,6 +478,9 @@ class _Scan:
         fresh = True  # it holds nothing yet
         seen: set[str] = set()  # data columns of its device lines so far
         for lineno, line in enumerate(lines, 1):
+            if line is OVERLONG:
+                self._skip(lineno)
+                continue
             stripped = line.strip()
             if not stripped:
                 header = None
@@ -769,7 +776,7 @@ def _event_source(data: bytes | str, origin: str) -> Callable[[_Scan], Iterator[
     if not first:
         raise MeasurementFileError([(origin, "file is empty")])
     if first != "{":
-        return lambda scan: scan.events(iter_lines(data, origin))
+        return lambda scan: scan.events(iter_lines(data, origin, MAX_LINE_CHARS))
     text = decode_text(data, origin)
     check_json_size(text, origin, hint=" (import the text output, iostat -x without -o JSON, which is read line by line)")
     try:

@@ -1,7 +1,9 @@
 """Import fio results: the job options become a flashplan workload, the measurements calibration records.
 
 Input is fio 3.x JSON (``--output-format=json`` or ``json+``; text fio printed before the
-JSON, such as warnings captured with ``2>&1``, is skipped). fio reports one entry per job
+JSON, such as warnings captured with ``2>&1``, is skipped: the document is found from its
+``{ "fio version"`` line in one reading). A file over ``MAX_FIO_BYTES``, or JSON of more than
+``MAX_JSON_VALUES`` values (``calibration.importers``), is refused before the JSON is built. fio reports one entry per job
 process, or one per group with ``group_reporting``; entries of one group ran at the same
 time and become one flashplan workload:
 

@@ -15,7 +15,8 @@ Shared here: the error type, text decoding, and writing a workload into a scenar
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import yaml
@@ -46,6 +47,75 @@ def decode_text(data: bytes | str, origin: str) -> str:
     if not text.strip():
         raise MeasurementFileError([(origin, "file is empty")])
     return text
+
+
+MAX_FIO_BYTES = 64 * 1024 * 1024
+"""Largest fio result the fio importer reads: fio's JSON is a few kB per job (tens of kB with ``json+``
+latency bins), so 64 MiB holds thousands of jobs; the whole text and its parsed JSON are held at once."""
+
+MAX_JSON_VALUES = 2_000_000
+"""Most JSON values (array elements and object members) the importers build from one file: about
+140 bytes each once parsed (``json+`` latency bins, the costliest), so at most about 280 MB."""
+
+
+def json_values(text: str, start: int = 0) -> int:
+    """An upper bound on the values ``json.loads(text[start:])`` builds: one per comma and per opening bracket
+    (commas inside strings count too), counted without building anything."""
+    return sum(text.count(ch, start) for ch in ",[{") + 1
+
+
+def check_json_size(text: str, origin: str, start: int = 0, hint: str = "") -> None:
+    """MeasurementFileError when the JSON from ``start`` holds more than MAX_JSON_VALUES values (before it is parsed)."""
+    values = json_values(text, start)
+    if values > MAX_JSON_VALUES:
+        raise MeasurementFileError([(origin, f"the JSON holds about {values:,} values ({len(text) - start:,} characters); "
+                                             f"the importer holds at most {MAX_JSON_VALUES:,}{hint}")])
+
+
+_BOM = b"\xef\xbb\xbf"
+
+
+def first_text(data: bytes | str, origin: str) -> str:
+    """The first non-blank character of the file ('' when there is none), checking type and size as ``decode_text`` does."""
+    if not isinstance(data, bytes | bytearray | str):
+        raise MeasurementFileError([(origin, f"expected bytes or str, got {type(data).__name__}")])
+    if len(data) > MAX_MEASUREMENT_BYTES:
+        raise MeasurementFileError([(origin, f"file is larger than {MAX_MEASUREMENT_BYTES // 2**20} MiB")])
+    if isinstance(data, str):
+        m = re.compile(r"\S").search(data)
+        return m.group(0) if m else ""
+    mb = re.compile(rb"\S").search(data, 3 if data.startswith(_BOM) else 0)
+    return chr(mb.group(0)[0]) if mb else ""
+
+
+OVERLONG = "\x00(a line longer than the importer reads)"
+"""What ``iter_lines`` gives in place of a line longer than its ``max_chars`` (compare with ``is``)."""
+
+
+def iter_lines(data: bytes | str, origin: str, max_chars: int | None = None) -> Iterator[str]:
+    """The file's lines one at a time, as ``decode_text(data).splitlines()`` gives them, without holding the
+    decoded text: bytes are decoded line by line (a newline byte is never inside a UTF-8 sequence), and a
+    byte that is not UTF-8 is reported by its offset in the file. A line of more than ``max_chars``
+    characters (bytes) is neither decoded nor split: OVERLONG stands for it."""
+    newline: Any = "\n" if isinstance(data, str) else b"\n"
+    pos = 3 if isinstance(data, bytes | bytearray) and data.startswith(_BOM) else 0
+    end = len(data)
+    while pos <= end:
+        cut = data.find(newline, pos)
+        stop = end if cut < 0 else cut
+        if max_chars is not None and stop - pos > max_chars:
+            yield OVERLONG
+        else:
+            chunk = data[pos:stop]
+            if not isinstance(chunk, str):
+                try:
+                    chunk = bytes(chunk).decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise MeasurementFileError([(origin, f"not UTF-8 text (byte {pos + exc.start} cannot be decoded)")]) from None
+            yield from chunk.splitlines() or [""]
+        if cut < 0:
+            break
+        pos = cut + 1
 
 
 def build_workload(data: dict[str, Any], origin: str) -> ClosedWorkload | OpenWorkload:
@@ -87,10 +157,17 @@ def to_yaml(data: Mapping[str, Any], header: str = "") -> str:
 
 
 __all__ = [
+    "MAX_FIO_BYTES",
+    "MAX_JSON_VALUES",
     "MAX_MEASUREMENT_BYTES",
+    "OVERLONG",
     "MeasurementFileError",
     "build_workload",
+    "check_json_size",
     "decode_text",
+    "first_text",
+    "iter_lines",
+    "json_values",
     "scenario_data_with_workload",
     "scenario_with_workload",
     "to_yaml",

@@ -1,7 +1,9 @@
 """Import fio results: the job options become a flashplan workload, the measurements calibration records.
 
 Input is fio 3.x JSON (``--output-format=json`` or ``json+``; text fio printed before the
-JSON, such as warnings captured with ``2>&1``, is skipped). fio reports one entry per job
+JSON, such as warnings captured with ``2>&1``, is skipped: the document is found from its
+``{ "fio version"`` line in one reading). A file over ``MAX_FIO_BYTES``, or JSON of more than
+``MAX_JSON_VALUES`` values (``calibration.importers``), is refused before the JSON is built. fio reports one entry per job
 process, or one per group with ``group_reporting``; entries of one group ran at the same
 time and become one flashplan workload:
 
@@ -30,9 +32,18 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
-from calibration.importers import MeasurementFileError, build_workload, decode_text, to_yaml, workload_data
+from calibration.importers import (
+    MAX_FIO_BYTES,
+    MeasurementFileError,
+    build_workload,
+    check_json_size,
+    decode_text,
+    to_yaml,
+    workload_data,
+)
 from models.workload import ClosedWorkload, OpenWorkload
 
 DIRECTIONS = ("read", "write")
@@ -437,22 +448,51 @@ def describe_workload(workload: ClosedWorkload | OpenWorkload) -> str:
 # the JSON
 
 
+_FIO_START_RE = re.compile(r'^[ \t]*\{\s*"fio version"', re.MULTILINE)
+_OBJECT_START_RE = re.compile(r"^[ \t]*\{", re.MULTILINE)
+MAX_JSON_STARTS = 16
+"""Places a fio document may start that are tried (lines opening with ``{ "fio version"``, else with ``{``):
+each try reads at most the rest of the file once, so the import stays linear in the file's size."""
+
+
+def _json_starts(text: str) -> list[int]:
+    """Offsets where fio's JSON may start: the first lines that open an object with "fio version", else the first
+    lines that open an object (at most MAX_JSON_STARTS of them)."""
+    found = list(islice(_FIO_START_RE.finditer(text), MAX_JSON_STARTS)) or list(islice(_OBJECT_START_RE.finditer(text), MAX_JSON_STARTS))
+    return [text.index("{", m.start()) for m in found]
+
+
 def _load_json(text: str, origin: str) -> Any:
-    """fio's JSON document; text before it (warnings fio wrote to the same stream) is skipped."""
+    """fio's JSON document; text before it (warnings fio wrote to the same stream) and after it is skipped.
+
+    The whole text is tried as JSON first, then the places ``_json_starts`` finds; documents of more than
+    MAX_JSON_VALUES values are refused before they are built.
+    """
+    first = re.compile(r"\S").search(text)
+    error: json.JSONDecodeError | None = None
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as first:
-        error = first
+        if first is not None and first.group(0) in "{[":
+            check_json_size(text, origin, first.start())
+            return json.loads(text)
+    except json.JSONDecodeError as exc:
+        error = exc
     except RecursionError:
         raise MeasurementFileError([(origin, "not a fio result: JSON nested too deeply")]) from None
     decoder = json.JSONDecoder()
-    for m in re.finditer(r"^\{", text, re.MULTILINE):
+    for start in _json_starts(text):
+        check_json_size(text, origin, start)
         try:
-            value, _ = decoder.raw_decode(text, m.start())
-        except (json.JSONDecodeError, RecursionError):
+            value, _ = decoder.raw_decode(text, start)
+        except json.JSONDecodeError as exc:
+            error = error or exc
             continue
+        except RecursionError:
+            raise MeasurementFileError([(origin, "not a fio result: JSON nested too deeply")]) from None
         if isinstance(value, dict) and "jobs" in value:
             return value
+    if error is None:
+        raise MeasurementFileError([(origin, "no JSON object in the file (no line starts with '{'); run fio with "
+                                             "--output-format=json")])
     ends_early = error.pos >= len(text.rstrip()) - 1 or text.count("{") > text.count("}")
     hint = " (the file ends early: truncated?)" if ends_early else ""
     raise MeasurementFileError([(origin, f"not valid JSON{hint}: {error.msg} at line {error.lineno} column {error.colno}; "
@@ -665,8 +705,12 @@ def _group_job(entries: list[_Entry], origin: str) -> FioJob:
 
 def parse_fio(data: bytes | str, origin: str = "fio result") -> FioResult:
     """Parse fio's JSON output into one FioJob per job group. Raises MeasurementFileError only."""
+    if isinstance(data, bytes | bytearray | str) and len(data) > MAX_FIO_BYTES:
+        raise MeasurementFileError([(origin, f"file is {len(data):,} bytes; the fio importer reads at most {MAX_FIO_BYTES:,} "
+                                             f"({MAX_FIO_BYTES // 2**20} MiB): a fio result is kB to a few MB")])
     text = decode_text(data, origin)
     doc = _load_json(text, origin)
+    del text
     if not isinstance(doc, dict):
         raise MeasurementFileError([(origin, f"not a fio result: the JSON is a {type(doc).__name__}, not an object")])
     version = doc.get("fio version")

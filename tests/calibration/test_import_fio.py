@@ -449,3 +449,73 @@ def test_bad_input_exits_2_and_writes_nothing(args: list[str], field: str, tmp_p
     assert field in err and "Traceback" not in err
     assert not out_file.exists() and not records_file.exists()
     assert list(tmp_path.iterdir()) == []
+
+
+# --------------------------------------------------------------------------------------------- text before the JSON, size limits
+
+
+def test_text_before_the_json_is_skipped_in_one_reading() -> None:
+    """Log lines that open with ``{`` before the JSON (fio ... 2>&1): the result is the one without them, and the
+    document is found from its ``{ "fio version"`` line, whatever text comes before or after it."""
+    clean = parse_fio(fixture("randread_4k_qd8_libaio.json"))
+    noise = "{io_u error on file /dev/sdb: Input/output error: read offset=3211264, buflen=4096}\n" * 2_000
+    for data in (noise + fixture("randread_4k_qd8_libaio.json").decode(),
+                 noise + fixture("randread_4k_qd8_libaio.json").decode() + "\n{trailing text}\n",
+                 "fio-3.33\n" + json.dumps(raw_json("randread_4k_qd8_libaio.json"), indent=None)):
+        result = parse_fio(data)
+        assert [j.measured for j in result.jobs] == [j.measured for j in clean.jobs]
+        assert [j.workload for j in result.jobs] == [j.workload for j in clean.jobs]
+
+
+def test_text_without_a_json_object_is_refused_once() -> None:
+    with pytest.raises(MeasurementFileError, match="not valid JSON"):
+        parse_fio("{not json\n" * 50_000)
+    with pytest.raises(MeasurementFileError, match=r"no JSON object in the file \(no line starts with '\{'\)"):
+        parse_fio("fio: job startup failed\n" * 1_000)
+
+
+def test_a_document_too_large_to_hold_is_refused_before_it_is_built(monkeypatch: pytest.MonkeyPatch) -> None:
+    import calibration.importers
+    import calibration.importers.fio as fio
+
+    doc = raw_json("randread_4k_qd8_libaio.json")
+    doc["jobs"][0]["junk"] = [0] * 5_000
+    monkeypatch.setattr(calibration.importers, "MAX_JSON_VALUES", 4_000)
+    for text in (json.dumps(doc), "fio: warning\n" + json.dumps(doc, indent=1)):
+        with pytest.raises(MeasurementFileError, match=r"the JSON holds about [\d,]+ values \([\d,]+ characters\); the importer "
+                                                       r"holds at most 4,000"):
+            parse_fio(text)
+    monkeypatch.setattr(fio, "MAX_FIO_BYTES", 1_000)
+    with pytest.raises(MeasurementFileError, match=r"file is [\d,]+ bytes; the fio importer reads at most 1,000"):
+        parse_fio(fixture("randread_4k_qd8_libaio.json"))
+
+
+def _limit_memory() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+
+@pytest.mark.parametrize(("extra", "code", "message"), [
+    (0, 0, ""),  # 10 MB of log lines before the JSON: found in one reading
+    (2_100_000, 2, "the JSON holds about 2,100,"),  # an array past what the importer holds: refused unbuilt
+])
+def test_large_files_import_or_are_refused_under_1_gib(extra: int, code: int, message: str, tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from bench.importers_memory import fio_with_text
+
+    path = tmp_path / "fio.json"
+    if extra:
+        path.write_text(json.dumps(raw_json("randread_4k_qd8_libaio.json"))[:-1] + ', "samples": [' + "0.5," * extra + "0.5]}")
+    else:
+        path.write_text(fio_with_text(10.0))
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-m", "sim.cli.flashplan", "import", "fio", str(path), "--json"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=900, preexec_fn=_limit_memory)  # a hang guard, not a speed test
+    assert proc.returncode == code, proc.stderr[-2000:]
+    assert message in proc.stderr and "Traceback" not in proc.stderr
+    if code == 0:
+        assert json.loads(proc.stdout)["jobs"][0]["name"] == "randread-qd8"

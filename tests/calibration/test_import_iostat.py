@@ -311,3 +311,146 @@ def test_cli_bad_input_exits_2_and_writes_nothing(args: list[str], message: str,
     assert code == 2
     assert message in err and "Traceback" not in err
     assert not target.exists() and list(tmp_path.iterdir()) == []
+
+
+# --------------------------------------------------------------------------------------------- scale, cut-off captures, clocks
+
+
+def test_partitions_are_found_by_the_kernels_naming() -> None:
+    """A disk whose name ends in a digit numbers its partitions after a ``p``: dm-12 and nvme0n12 are devices of their own."""
+    notes: list[str] = []
+    names = ["dm-1", "dm-12", "md1", "md12", "nvme0n1", "nvme0n12", "nvme0n1p1", "sdp", "sdp1", "sdaa", "sda", "sda12", "mmcblk0p1"]
+    assert choose_devices(names, None, notes) == ["dm-1", "dm-12", "md1", "md12", "nvme0n1", "nvme0n12", "sdp", "sdaa", "sda",
+                                                  "mmcblk0p1"]
+    assert any(n.startswith("left out nvme0n1p1, sdp1, sda12 (") for n in notes)
+
+
+def test_a_long_device_list_is_noted_briefly() -> None:
+    notes: list[str] = []
+    names = [f"sd{chr(97 + i // 26)}{chr(97 + i % 26)}" for i in range(300)]
+    chosen = choose_devices(names + [n + "1" for n in names], None, notes)
+    assert chosen == names
+    assert notes == [f"left out {', '.join(n + '1' for n in names[:10])} and 290 more (loop/RAM/optical devices and partitions; "
+                     "name them with --device to include)"]
+
+
+def test_a_capture_cut_off_mid_report_leaves_that_report_out() -> None:
+    text = fixture("iostat_x_t_vda_loop0.txt").decode()
+    banner, rest = text.split("\n\n", 1)
+    reports = rest.split("\n\n\n")
+    # cut after the second report's CPU lines: only the since-boot report has devices
+    with pytest.raises(MeasurementFileError, match="one report, iostat's first, which averages since boot"):
+        parse_iostat(banner + "\n\n" + reports[0] + "\n\n\n" + reports[1].split("Device")[0])
+    assert len(parse_iostat(banner + "\n\n" + reports[0], keep_first=True).candidates) == 1
+    # cut inside the third report's device lines: vda's line is missing or half written
+    whole = parse_iostat(banner + "\n\n" + "\n\n\n".join(reports[:3]))
+    for cut in (reports[2].rsplit("\nvda", 1)[0], reports[2][:-40]):
+        report = parse_iostat(banner + "\n\n" + "\n\n\n".join([*reports[:2], cut]), devices=["vda", "loop0"])
+        assert len(report.intervals) == 2 and len(whole.intervals) == 3
+        assert report.candidates == parse_iostat(banner + "\n\n" + "\n\n\n".join(reports[:2]), devices=["vda", "loop0"]).candidates
+        assert any("report 3 (11/21/26 02:37:09), holds fewer devices or columns than the one before" in n for n in report.notes)
+        alone = parse_iostat(banner + "\n\n" + "\n\n\n".join([*reports[:2], cut]))  # vda only: the last report has none of it
+        assert [iv.index for iv in alone.intervals] == [0, 1]
+        assert any("the last report, from line 21, holds none of the chosen devices" in n for n in alone.notes)
+
+
+def _timed(stamps: list[str]) -> str:
+    """A plain ``iostat -x -t -d`` log with one device and a report at each timestamp."""
+    header = "Device            r/s     rkB/s     w/s     wkB/s  aqu-sz  %util"
+    out = ["Linux 6.1.0 (host) \t11/21/26 \t_x86_64_\t(2 CPU)", ""]
+    for i, stamp in enumerate(stamps):
+        out += [stamp, header, f"sda   {100 + i:.2f}  400.00  10.00  40.00  0.50  3.00", "", ""]
+    return "\n".join(out)
+
+
+def test_timestamps_that_go_back_are_refused_naming_the_line() -> None:
+    with pytest.raises(MeasurementFileError) as err:
+        parse_iostat(_timed([f"11/21/26 10:00:{s}" for s in (20, 25, 15, 30)]), keep_first=True)
+    (field, message), = err.value.problems
+    assert field == "iostat output: line 13" and "'11/21/26 10:00:15' is earlier than '11/21/26 10:00:25' (line 8)" in message
+    with pytest.raises(MeasurementFileError, match="line 13: timestamp"):
+        parse_iostat(_timed(["10:00:20", "10:00:25", "10:00:15"]))
+
+
+@pytest.mark.parametrize("stamps", [
+    ["11/21/26 23:59:40", "11/21/26 23:59:50", "11/22/26 00:00:00", "11/22/26 00:00:10"],  # the date changes at midnight
+    ["23:59:40", "23:59:50", "00:00:00", "00:00:10"],  # no date: a step of 10 s across midnight
+    ["2026-11-21T23:59:40+0100", "2026-11-21T23:59:50+0100", "2026-11-22T00:00:00+0100", "2026-11-22T00:00:10+0100"],  # ISO
+    ["11/21/2026 12:59:40 PM", "11/21/2026 12:59:50 PM", "11/21/2026 01:00:00 PM", "11/21/2026 01:00:10 PM"],  # 12-hour clock
+])
+def test_midnight_passing_keeps_the_sampling_interval(stamps: list[str]) -> None:
+    profile = parse_iostat(_timed(stamps)).profile()
+    assert [iv.duration_s for iv in profile.intervals] == [10.0] * 3
+    assert [iv.label for iv in profile.intervals] == [f"report {i + 1} ({s})" for i, s in enumerate(stamps)][1:]
+
+
+def test_a_step_back_of_more_than_an_hour_without_a_date_is_not_midnight() -> None:
+    with pytest.raises(MeasurementFileError, match="'01:30:00' is earlier than '23:59:50'"):
+        parse_iostat(_timed(["23:59:40", "23:59:50", "01:30:00"]))
+
+
+def test_limits_refuse_what_the_importer_cannot_hold(monkeypatch: pytest.MonkeyPatch) -> None:
+    import calibration.importers
+    import calibration.importers.iostat as iostat
+
+    text = _timed([f"10:00:{s:02d}" for s in range(0, 50, 10)])
+    monkeypatch.setattr(iostat, "MAX_REPORTS", 4)
+    with pytest.raises(MeasurementFileError, match="more than 4 reports; the importer holds at most 4"):
+        parse_iostat(text)
+    monkeypatch.setattr(iostat, "MAX_REPORTS", 5)
+    assert len(parse_iostat(text).intervals) == 5
+    monkeypatch.setattr(iostat, "MAX_PROFILE_INTERVALS", 3)
+    with pytest.raises(MeasurementFileError, match="4 reports; a profile holds at most 3 intervals"):
+        parse_iostat(text).profile()
+    monkeypatch.setattr(iostat, "MAX_DEVICES", 1)
+    with pytest.raises(MeasurementFileError, match="line 10: more than 1 devices"):
+        parse_iostat(text.replace("\nsda ", "\nsdb ", 1).replace("\nsda ", "\nsdc ", 1))
+    monkeypatch.setattr(iostat, "MAX_DEVICES", 2)
+    monkeypatch.setattr(iostat, "MAX_REPORTS", 10)
+    assert len(parse_iostat(fixture("iostat_x_t_json.txt")).intervals) == 10
+    monkeypatch.setattr(calibration.importers, "MAX_JSON_VALUES", 100)
+    with pytest.raises(MeasurementFileError, match=r"the JSON holds about [\d,]+ values .* at most 100 \(import the text output"):
+        parse_iostat(fixture("iostat_x_t_json.txt"))
+
+
+def test_memory_held_grows_with_reports_not_lines() -> None:
+    """A report is held as a few numbers: 1,000 reports of 4 devices cost well under 1 kB each beyond the file itself."""
+    import tracemalloc
+
+    others = "".join(f"{name}   1.00  4.00  1.00  4.00  0.50  3.00\n" for name in ("sdb", "sdc", "sdd"))
+    text = _timed([f"{10 + s // 3600:02d}:{s // 60 % 60:02d}:{s % 60:02d}" for s in range(1_000)]).replace("\nsda ", f"\n{others}sda ")
+    data = text.encode()
+    tracemalloc.start()
+    try:
+        report = parse_iostat(data)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(report.candidates) == 999 and report.devices == ["sdb", "sdc", "sdd", "sda"]
+    assert peak < 1_000 * 400 + 200_000, peak
+
+
+def _limit_memory() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+
+def test_a_san_host_with_thousands_of_paths_imports_under_1_gib(tmp_path: Path) -> None:
+    """5,000 devices (sd paths, partitions, dm maps) in 3 reports: linear work, run in a process capped at 1 GiB."""
+    import os
+    import subprocess
+    import sys
+
+    from bench.importers_memory import device_names, iostat_devices
+
+    path = tmp_path / "san.txt"
+    path.write_text(iostat_devices(5_000, reports=3))
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-m", "sim.cli.flashplan", "import", "iostat", str(path), "--json"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=900, preexec_fn=_limit_memory)  # a hang guard, not a speed test
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    doc = json.loads(proc.stdout)
+    names = device_names(5_000)
+    assert len(doc["all_devices"]) == 5_000 and doc["devices"] == [n for n in names if not n.endswith("1") or n.startswith("dm-")]
+    assert doc["reports"] == 3 and doc["peaks"]["iops"]["devices"] == doc["devices"]

@@ -69,6 +69,15 @@ def _generated_files(tmp: Path) -> dict[str, str]:
     fio_deep = tmp / "fio_deep.json"
     fio_deep.write_text('{"fio version": "fio-3.28", "jobs": ' + "[" * 100_000 + "]" * 100_000 + "}")
     files["fio_deep"] = str(fio_deep)
+    iostat = (ROOT / "tests" / "fixtures" / "iostat" / "iostat_x_t_vda_loop0.txt").read_text()
+    (tmp / "iostat_backwards.txt").write_text(iostat.replace("11/21/26 02:37:10", "11/21/26 02:37:01"))
+    files["iostat_backwards"] = str(tmp / "iostat_backwards.txt")
+    (tmp / "iostat_boot_only.txt").write_text(iostat.split("\n\n\n")[0] + "\n\n\n11/21/26 02:37:08\navg-cpu:  %user\n")
+    files["iostat_boot_only"] = str(tmp / "iostat_boot_only.txt")
+    (tmp / "fio_values.json").write_text(Path(FIO_OK).read_text().rstrip()[:-1] + ', "samples": [' + "0," * 2_500_000 + "0]}")
+    files["fio_values"] = str(tmp / "fio_values.json")
+    (tmp / "iostat_one_line.txt").write_text("12 " * 10_000_000)  # 30 MB, no newline: ten million tokens if split
+    files["iostat_one_line"] = str(tmp / "iostat_one_line.txt")
     huge = tmp / "huge.yaml"
     huge.write_text("# padding\n" * (MAX_DOCUMENT_BYTES // 10 + 10))
     files["huge"] = str(huge)
@@ -167,6 +176,10 @@ def _cases(f: dict[str, str]) -> list[tuple[str, list[str], dict[str, str], str]
         ("iostat_binary", ["import", "iostat", b("iostat_binary.txt")], {}, "iostat_binary.txt"),
         ("iostat_empty", ["import", "iostat", b("iostat_empty.txt"), "--out", f["existing"]], {}, "empty"),
         ("iostat_missing", ["import", "iostat", str(BAD / "missing.txt")], {}, "no such file"),
+        ("iostat_backwards", ["import", "iostat", f["iostat_backwards"], "--profile"], {}, "iostat_backwards.txt: line 30: timestamp"),
+        ("iostat_boot_only", ["import", "iostat", f["iostat_boot_only"]], {}, "averages since boot"),
+        ("iostat_one_long_line", ["import", "iostat", f["iostat_one_line"]], {}, "iostat_one_line.txt: no device lines"),
+        ("fio_too_many_values", ["import", "fio", f["fio_values"]], {}, "the importer holds at most 2,000,000"),
         # environment
         ("db_url_malformed", ["app"], {"FLASHPLAN_DB_URL": "postgresql://admin:hunter2@db:notaport/x"}, "FLASHPLAN_DB_URL"),
         ("catalog_override", ["catalog", "--json"], {"FLASHPLAN_CATALOG_DIR": f["catalog_dir"]}, "duplicate key 'capacity_tb'"),
@@ -230,6 +243,7 @@ def cli_outcomes(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, di
 
 
 CASE_IDS = [c[0] for c in _cases({k: "" for k in ("deep_yaml", "deep_json", "deep_toml", "fio_deep", "huge", "digits", "undecodable_name",
+                                                    "iostat_backwards", "iostat_boot_only", "fio_values", "iostat_one_line",
                                                     "long_name", "catalog_dir", "existing", "existing_csv")})]
 
 

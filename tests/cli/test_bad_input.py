@@ -287,29 +287,71 @@ def test_database_url_is_redacted_and_a_bad_one_is_reported(tmp_path: Path) -> N
     assert lib.url.startswith("sqlite:///")
 
 
+LIBRARY_PROCESSES = 5
+"""Processes that open one new library at the same moment in the concurrency test."""
+LIBRARY_ROUNDS = 8
+"""New libraries they open together, one after another (each round is a fresh chance for the creation race)."""
+
+
 def test_library_saves_under_concurrency_are_retried_or_reported(tmp_path: Path) -> None:
-    """Two processes saving the same name at once: both finish, one row, no raw IntegrityError."""
-    url = f"sqlite:///{tmp_path / 'lib.sqlite'}"
+    """Several processes open one new library at the same moment, then save the same names: every open
+    succeeds (no two CREATE TABLEs collide into an error), every save finishes or is reported as a
+    LibraryError (no raw IntegrityError), one row per name. The processes import first and are released
+    together on a line from the test, once per round, on a fresh library each round."""
     script = (
         "import sys\n"
         "from app.library import Library, LibraryError\n"
         "from models.scenario import load_scenario\n"
-        f"lib = Library({url!r}); sc = load_scenario({MM1!r})\n"
-        "for i in range(40):\n"
+        f"sc = load_scenario({MM1!r})\n"
+        "print('ready', flush=True)\n"
+        "for url in sys.stdin:\n"
         "    try:\n"
-        "        lib.save_scenario(f'deal {i % 5}', sc, overwrite=True)\n"
+        "        lib = Library(url.strip())\n"
         "    except LibraryError as exc:\n"
-        "        print('reported:', exc)\n"
+        "        print('open failed:', exc, flush=True)\n"
+        "        continue\n"
+        "    for i in range(10):\n"
+        "        try:\n"
+        "            lib.save_scenario(f'deal {i % 5}', sc, overwrite=True)\n"
+        "        except LibraryError as exc:\n"
+        "            print('reported:', exc, flush=True)\n"
+        "    print('done', flush=True)\n"
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    procs = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-             for _ in range(2)]
-    for p in procs:
-        _, err = p.communicate(timeout=120)
-        assert p.returncode == 0 and "Traceback" not in err, err[-2000:]
+    procs = [subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=env) for _ in range(LIBRARY_PROCESSES)]
     from app.library import Library
 
-    assert sorted(e.name for e in Library(url).list_scenarios()) == [f"deal {i}" for i in range(5)]
+    failures: list[str] = []
+    try:
+        for p in procs:
+            assert p.stdout is not None
+            if p.stdout.readline().strip() != "ready":
+                failures.append("a process did not start")
+        for round_ in range(LIBRARY_ROUNDS if not failures else 0):
+            url = f"sqlite:///{tmp_path / f'lib{round_}.sqlite'}"
+            for p in procs:  # every process is waiting on its stdin: they start within microseconds of each other
+                assert p.stdin is not None
+                p.stdin.write(url + "\n")
+                p.stdin.flush()
+            for p in procs:
+                assert p.stdout is not None
+                line = p.stdout.readline().strip()
+                while line.startswith("reported:"):
+                    line = p.stdout.readline().strip()
+                if line != "done":
+                    failures.append(f"round {round_}: {line or 'the process ended'}")
+            if failures:
+                break
+            assert sorted(e.name for e in Library(url).list_scenarios()) == [f"deal {i}" for i in range(5)]
+    finally:
+        for p in procs:
+            assert p.stdin is not None
+            p.stdin.close()
+        errors = [p.stderr.read() if p.stderr else "" for p in procs]
+        for p in procs:
+            p.wait(timeout=120)
+    assert not failures and not any("Traceback" in e for e in errors), (failures, [e[-2000:] for e in errors])
 
 
 def test_library_opened_while_another_process_creates_it_retries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -40,6 +40,7 @@ from models.scenario import Scenario
 ROOT = Path(__file__).resolve().parent.parent.parent
 BAD = ROOT / "tests" / "fixtures" / "bad"
 MM1 = str(ROOT / "examples" / "mm1.yaml")
+S1 = str(ROOT / "examples" / "s1_linuxone_nvme_raid10.yaml")
 PLAN = str(ROOT / "examples" / "plan" / "ibmi_oltp.yaml")
 FIO_OK = str(ROOT / "tests" / "fixtures" / "fio" / "randread_4k_qd8_libaio.json")
 MEMORY_LIMIT = 1 << 30
@@ -84,6 +85,23 @@ def _generated_files(tmp: Path) -> dict[str, str]:
     catalog.mkdir()
     (catalog / "drives.yaml").write_text("EX1:\n  capacity_tb: .inf\n  capacity_tb: 3\n")
     files["catalog_dir"] = str(catalog)
+    misnamed = tmp / "catalog_misnamed"
+    misnamed.mkdir()
+    (misnamed / "drive.yaml").write_text("{}\n")
+    files["catalog_misnamed"] = str(misnamed)
+    files["catalog_missing"] = str(tmp / "no-such-catalog")
+    shape = tmp / "catalog_shape"
+    shape.mkdir()
+    (shape / "parameters.yaml").write_text("device_behaviour: 3\nhost_defaults:\n  cores: {value: 0, source: mine}\n")
+    files["catalog_shape"] = str(shape)
+    entry = tmp / "catalog_entry"
+    entry.mkdir()
+    es5f = yaml.safe_load((ROOT / "models" / "catalog" / "drives.yaml").read_text())["ES5F"]
+    (entry / "drives.yaml").write_text(yaml.safe_dump({"ES5F": {**es5f, "capacity_tb": -1}}))
+    files["catalog_entry"] = str(entry)
+    (tmp / "loop_a.yaml").symlink_to(tmp / "loop_b.yaml")
+    (tmp / "loop_b.yaml").symlink_to(tmp / "loop_a.yaml")
+    files["symlink_loop"] = str(tmp / "loop_a.yaml")
     existing = tmp / "existing.yaml"
     existing.write_text("# an earlier result the user keeps\n")
     files["existing"] = str(existing)
@@ -119,6 +137,7 @@ def _cases(f: dict[str, str]) -> list[tuple[str, list[str], dict[str, str], str]
         ("not_utf8", [*sim, b("not_utf8.yaml")], {}, "not UTF-8"),
         ("too_large", [*sim, f["huge"]], {}, "larger than"),
         ("no_such_file", [*sim, str(BAD / "missing.yaml")], {}, "no such file"),
+        ("symlink_loop", [*sim, f["symlink_loop"]], {}, "loop_a.yaml: symlink loop"),
         ("a_directory", [*sim, str(BAD)], {}, "not a file"),
         ("over_long_name", [*sim, f["long_name"]], {}, "x" * 20),
         ("undecodable_name", [*sim, f["undecodable_name"]], {}, "\\udcff\\udcfe.yaml: expected a mapping"),
@@ -170,6 +189,16 @@ def _cases(f: dict[str, str]) -> list[tuple[str, list[str], dict[str, str], str]
         # environment
         ("db_url_malformed", ["app"], {"FLASHPLAN_DB_URL": "postgresql://admin:hunter2@db:notaport/x"}, "FLASHPLAN_DB_URL"),
         ("catalog_override", ["catalog", "--json"], {"FLASHPLAN_CATALOG_DIR": f["catalog_dir"]}, "duplicate key 'capacity_tb'"),
+        ("catalog_dir_missing", ["analyze", S1], {"FLASHPLAN_CATALOG_DIR": f["catalog_missing"]},
+         "no-such-catalog: no such folder; give a folder holding one or more of drives.yaml"),
+        ("catalog_file_misnamed", ["analyze", S1], {"FLASHPLAN_CATALOG_DIR": f["catalog_misnamed"]},
+         "drive.yaml: not a catalog file name; expected drives.yaml"),
+        ("catalog_parameters_shape", ["analyze", S1], {"FLASHPLAN_CATALOG_DIR": f["catalog_shape"]},
+         "parameters.yaml: host_defaults.cores.value: Input should be greater than or equal to 1, got 0"),
+        ("catalog_parameters_shape_mm1", [*sim, MM1], {"FLASHPLAN_CATALOG_DIR": f["catalog_shape"]},
+         "parameters.yaml: device_behaviour: expected a mapping"),
+        ("catalog_entry_names_file", ["analyze", S1], {"FLASHPLAN_CATALOG_DIR": f["catalog_entry"]},
+         "catalog_entry/drives.yaml: ES5F.capacity_tb: Input should be greater than 0, got -1"),
     ]
 
 
@@ -230,7 +259,8 @@ def cli_outcomes(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, di
 
 
 CASE_IDS = [c[0] for c in _cases({k: "" for k in ("deep_yaml", "deep_json", "deep_toml", "fio_deep", "huge", "digits", "undecodable_name",
-                                                    "long_name", "catalog_dir", "existing", "existing_csv")})]
+                                                    "long_name", "catalog_dir", "existing", "existing_csv", "catalog_misnamed",
+                                                    "catalog_missing", "catalog_shape", "catalog_entry", "symlink_loop")})]
 
 
 @pytest.mark.parametrize("case_id", CASE_IDS)

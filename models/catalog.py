@@ -153,7 +153,6 @@ def _overlay(directory: Path, raw: dict[str, dict[str, Any]], origins: dict[tupl
             origins[(section, str(name))] = path
 
 
-
 def read_fitted(path: Path) -> dict[str, Any]:
     """The fitted-parameter file: ``{version, fitted_on, ..., values: {dotted.path: value}}``."""
     data = _read_yaml(path)

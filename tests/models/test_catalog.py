@@ -232,3 +232,17 @@ def test_a_misnamed_file_in_the_override_folder_is_an_error_naming_the_expected_
     assert "drives.yaml, dimms.yaml" in message and "parameters.yaml" in message
     if name == "fitted.yaml":
         assert "FLASHPLAN_FITTED" in message
+
+
+def test_the_generic_x86_linux_host_costs_what_its_source_measured() -> None:
+    """x86-Linux-server's NVMe path length is one core's time over the published per-core libaio rate (608K
+    4 KiB random reads per second, interrupt-driven), and a scenario on it runs the Linux NVMe stack."""
+    host = lookup("hosts", "x86-Linux-server")
+    assert host.cpu_us_per_io["linux_nvme"] == pytest.approx(1e6 / 608_000, abs=0.005)
+    assert "608K IOPS on one core" in host.sources["cpu_us_per_io.linux_nvme"]
+    assert host.cores == parameter("host_defaults.cores") and "ASSUMPTION" in host.sources["cores"]
+    from models.topology import HostConfig
+    from sim.route.host import DEFAULT_STACK, resolve_host
+
+    resolved = resolve_host(HostConfig(model="x86-Linux-server"), DEFAULT_STACK["direct_nvme"])
+    assert resolved.cpu_us_per_io == host.cpu_us_per_io["linux_nvme"] and resolved.cores == host.cores

@@ -159,15 +159,22 @@ class Library:
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
 
     def _create_tables(self) -> None:
-        """Create the tables that are missing; retried when another process creates them at the same moment.
+        """Create the tables that are missing, safely when other processes open the same new library at once.
 
-        Two processes opening one new SQLite library both see no tables and both issue CREATE TABLE: the
-        second gets ``OperationalError`` ("table ... already exists", or "database is locked" while the
-        first holds it). Looking again finds the first one's tables, as a save that collides reads again.
+        On SQLite the check for each table and its CREATE run in one ``BEGIN IMMEDIATE`` transaction: it takes
+        the database's write lock before looking, so a second process waits for the first to commit (up to the
+        connection's 15 s busy timeout) and then finds the tables, instead of both seeing none and both issuing
+        CREATE TABLE. Other databases check and create in one transaction as well. A creation that still fails
+        with ``OperationalError`` ("database is locked" past the timeout, "table ... already exists" from a
+        database without transactional DDL) is tried again, as a save that collides reads again.
         """
         for attempt in range(SAVE_ATTEMPTS):
             try:
-                _Base.metadata.create_all(self.engine)
+                with self.engine.connect() as conn:
+                    if conn.dialect.name == "sqlite":
+                        conn.exec_driver_sql("BEGIN IMMEDIATE")
+                    _Base.metadata.create_all(conn)
+                    conn.commit()
                 return
             except OperationalError:
                 if attempt == SAVE_ATTEMPTS - 1:

@@ -3,8 +3,19 @@
 Each file maps a catalog model name to an entry (see models/hardware.py). Scenario
 files refer to entries by name (``drive: ES5F``); ``load_catalog`` checks every entry
 against its schema, so a broken data file fails loudly at start-up, not mid-run.
-Users can override any entry (including prices) by pointing ``FLASHPLAN_CATALOG_DIR``
-at a folder with files of the same names: its entries replace or extend the built-in ones.
+Users can override any entry (including prices) and any engine parameter by pointing
+``FLASHPLAN_CATALOG_DIR`` at a folder with files of the same names (``OVERRIDE_FILES``). The rule:
+
+* an entry file (``drives.yaml``, ``hosts.yaml``, ...) adds entries, and replaces a built-in entry of the
+  same name whole: an entry's numbers and the sources that cite them go together;
+* ``parameters.yaml`` is merged key by key down to each parameter: setting
+  ``device_behaviour: {service_cv: {value: 0.5, source: "..."}}`` changes that one parameter and keeps
+  every other; each parameter is given whole (``value`` and ``source``).
+
+Overrides are checked by the same models as the built-in catalog (models/hardware.py for entries,
+models/catalog_parameters.py for parameters), and an error names the override file and the field. A
+folder that does not exist, holds none of these files, or holds a file of another name is an error too
+(a misnamed file would otherwise be ignored without a word).
 """
 
 from __future__ import annotations
@@ -19,6 +30,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from models.catalog_parameters import EngineParameters, merge_parameters, override_problems
 from models.hardware import (
     FlashDeviceSpec,
     HostSpec,
@@ -26,9 +38,10 @@ from models.hardware import (
     SanAdapterSpec,
     StorageServerSpec,
 )
-from models.loading import BadInput, format_problems, format_validation_error, read_document
+from models.loading import BadInput, display_path, format_validation_error, missing_reason, read_document
 
 CATALOG_DIR = Path(__file__).parent / "catalog"
+FITTED_FILE = CATALOG_DIR / "fitted.yaml"
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -58,17 +71,31 @@ class Catalog:
         return dict(getattr(self, name))
 
 
-class CatalogError(ValueError):
-    """A catalog data file is missing, malformed or fails its schema."""
+class CatalogError(Exception):
+    """A catalog data file is missing, malformed or fails its schema: (field, message) pairs, each field
+    naming the file. Not a ValueError, so a catalog looked up inside a scenario's validation reports the
+    catalog's own problem, not the scenario field that happened to look it up first."""
+
+    def __init__(self, problems: list[tuple[str, str]]):
+        self.problems = [(str(f), str(m)) for f, m in problems] or [("catalog", "invalid catalog")]
+        super().__init__("; ".join(f"{f}: {m}" for f, m in self.problems))
+
+
+OVERRIDE_FILES = (*(f"{section}.yaml" for section in SECTIONS), "parameters.yaml")
+"""The file names a ``$FLASHPLAN_CATALOG_DIR`` folder may hold."""
+
+
+def _in_file(path: Path, problems: list[tuple[str, str]]) -> CatalogError:
+    """The problems of one file, each field prefixed by the file's name."""
+    shown = display_path(path)
+    return CatalogError([(f"{shown}: {f}" if f not in (shown, "(document)") else shown, m) for f, m in problems])
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:
     try:
         data = read_document(path)
     except BadInput as exc:
-        raise CatalogError("; ".join(format_problems(exc.problems))) from None
-    if not isinstance(data, dict):
-        raise CatalogError(f"{path}: expected a mapping of model name -> entry")
+        raise CatalogError(exc.problems) from None
     return data
 
 
@@ -82,7 +109,48 @@ def _load_dir(directory: Path, into: dict[str, dict[str, Any]]) -> None:
         into.setdefault("parameters", {}).update(_read_yaml(params))
 
 
-FITTED_FILE = CATALOG_DIR / "fitted.yaml"
+def _override_files(directory: Path) -> list[Path]:
+    """The catalog files of a ``$FLASHPLAN_CATALOG_DIR`` folder; CatalogError when the folder is missing,
+    holds none of ``OVERRIDE_FILES``, or holds any other file (hidden files aside)."""
+    where = f"FLASHPLAN_CATALOG_DIR {display_path(directory)}"
+    expected = ", ".join(OVERRIDE_FILES)
+    if not directory.exists():
+        raise CatalogError([(where, f"{missing_reason(directory, 'folder')}; give a folder holding one or more of {expected}")])
+    if not directory.is_dir():
+        raise CatalogError([(where, f"not a folder; give a folder holding one or more of {expected}")])
+    try:
+        names = sorted(name for name in os.listdir(directory) if not name.startswith("."))
+    except OSError as exc:
+        raise CatalogError([(where, f"cannot be listed: {exc.strerror or exc}")]) from None
+    problems = []
+    for name in names:
+        if name == FITTED_FILE.name:
+            problems.append((f"{where}: {display_path(name)}", "fitted values are not read from here; point FLASHPLAN_FITTED at "
+                                                                f"this file, and keep here only {expected}"))
+        elif name not in OVERRIDE_FILES:
+            problems.append((f"{where}: {display_path(name)}", f"not a catalog file name; expected {expected}"))
+    if problems:
+        raise CatalogError(problems)
+    if not names:
+        raise CatalogError([(where, f"the folder is empty; put one or more of {expected} in it")])
+    return [directory / name for name in names]
+
+
+def _overlay(directory: Path, raw: dict[str, dict[str, Any]], origins: dict[tuple[str, str], Path]) -> None:
+    """Lay a user's catalog folder over ``raw`` (the rule in the module docstring), checking parameters.yaml
+    on its own and recording which file each entry came from."""
+    for path in _override_files(directory):
+        data = _read_yaml(path)
+        section = path.stem
+        if section == "parameters":
+            problems = override_problems(data)
+            if problems:
+                raise _in_file(path, problems)
+            raw["parameters"] = merge_parameters(raw.get("parameters", {}), data)
+            continue
+        for name, entry in data.items():
+            raw.setdefault(section, {})[name] = entry
+            origins[(section, str(name))] = path
 
 
 def read_fitted(path: Path) -> dict[str, Any]:
@@ -90,7 +158,7 @@ def read_fitted(path: Path) -> dict[str, Any]:
     data = _read_yaml(path)
     values = data.get("values", {})
     if not isinstance(values, dict):
-        raise CatalogError(f"{path}: 'values' must map dotted paths to numbers")
+        raise CatalogError([(f"{display_path(path)}: values", "must map slash paths to numbers")])
     return data
 
 
@@ -111,7 +179,7 @@ def apply_fitted(raw: dict[str, dict[str, Any]], values: dict[str, Any], origin:
             node[parts[-1]] = {"value": value, "source": f"{origin}: flashplan calibrate --fit"}
             continue
         if len(parts) < 2 or parts[0] not in raw.get(head, {}):
-            raise CatalogError(f"fitted value {path!r}: no catalog entry {head}/{parts[0] if parts else ''}")
+            raise CatalogError([(f"{origin} value {path}", f"no catalog entry {head}/{parts[0] if parts else ''}")])
         node = raw[head][parts[0]]
         for part in parts[1:-1]:
             node = node.setdefault(part, {})
@@ -121,11 +189,13 @@ def apply_fitted(raw: dict[str, dict[str, Any]], values: dict[str, Any], origin:
 @lru_cache(maxsize=8)
 def _load(extra_dir: str | None, fitted: str | None = None) -> Catalog:
     raw: dict[str, dict[str, Any]] = {}
+    origins: dict[tuple[str, str], Path] = {}
     _load_dir(CATALOG_DIR, raw)
+    built_in = {section: set(entries) for section, entries in raw.items()}
     if fitted:
         apply_fitted(raw, read_fitted(Path(fitted)).get("values", {}))
     if extra_dir:
-        _load_dir(Path(extra_dir), raw)
+        _overlay(Path(extra_dir), raw, origins)
     parsed: dict[str, Any] = {}
     for section, cls in SECTIONS.items():
         entries = {}
@@ -133,10 +203,20 @@ def _load(extra_dir: str | None, fitted: str | None = None) -> Catalog:
             try:
                 entries[str(name)] = cls.model_validate(entry)
             except ValidationError as exc:
-                lines = format_problems(format_validation_error(exc, f"{section}.{name}"))
-                raise CatalogError("; ".join(lines)) from None
+                path = origins.get((section, str(name)), CATALOG_DIR / f"{section}.yaml")
+                problems = format_validation_error(exc, str(name))
+                if (section, str(name)) in origins and name in built_in.get(section, {}) \
+                        and any(e["type"] == "missing" for e in exc.errors()):
+                    problems.insert(0, (str(name), f"an entry replaces the built-in {name} whole: copy it from "
+                                                f"models/catalog/{section}.yaml and change what differs"))
+                raise _in_file(path, problems) from None
         parsed[section] = entries
     parsed["parameters"] = raw.get("parameters", {})
+    try:
+        EngineParameters.model_validate(parsed["parameters"])
+    except ValidationError as exc:
+        label = CATALOG_DIR / "parameters.yaml" if not fitted else Path(f"{CATALOG_DIR / 'parameters.yaml'} with {fitted}")
+        raise _in_file(label, format_validation_error(exc)) from None
     return Catalog(**parsed)
 
 

@@ -24,6 +24,7 @@ single formatter of one line per problem that the CLI, the importers and the web
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -77,13 +78,25 @@ def _short(value: Any) -> str:
 # --- files -------------------------------------------------------------------------------------
 
 
+def missing_reason(path: str | os.PathLike[str], kind: str = "file") -> str:
+    """Why ``path`` does not lead to anything: a symlink loop, a symbolic link to nothing, or no such ``kind``."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "symlink loop (a symbolic link on this path leads back to itself)"
+        if os.path.islink(path):
+            return f"symbolic link to a missing {kind} ({display_path(os.readlink(path))})"
+    return f"no such {kind}"
+
+
 def read_bytes(path: str | os.PathLike[str], max_bytes: int = MAX_DOCUMENT_BYTES) -> bytes:
     """The content of a regular file of at most ``max_bytes``; BadInput naming the file otherwise."""
     shown = display_path(path)
     try:
         p = Path(path)
         if not p.exists():
-            raise BadInput([(shown, "no such file")])
+            raise BadInput([(shown, missing_reason(p))])
         if not p.is_file():
             raise BadInput([(shown, "not a file")])
         with p.open("rb") as fh:

@@ -402,6 +402,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     out = Console(width=None if sys.stdout.isatty() else 120)
     try:
+        if os.environ.get("FLASHPLAN_CATALOG_DIR"):
+            load_catalog()  # a user's catalog is checked before any work, whether or not the command looks it up
         return int(args.func(args, out))
     except BadInput as exc:
         _print_lines(format_problems(exc.problems))
@@ -410,7 +412,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _print_lines(format_problems(format_validation_error(exc)))
         return EXIT_BAD_INPUT
     except CatalogError as exc:
-        _print_lines([f"catalog: {exc}"])
+        _print_lines([f"catalog: {line}" for line in format_problems(exc.problems)])
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         _print_lines(["interrupted (nothing half-written: results files are replaced in one step)"])

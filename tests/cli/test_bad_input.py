@@ -40,6 +40,7 @@ from models.scenario import Scenario
 ROOT = Path(__file__).resolve().parent.parent.parent
 BAD = ROOT / "tests" / "fixtures" / "bad"
 MM1 = str(ROOT / "examples" / "mm1.yaml")
+S1 = str(ROOT / "examples" / "s1_linuxone_nvme_raid10.yaml")
 PLAN = str(ROOT / "examples" / "plan" / "ibmi_oltp.yaml")
 FIO_OK = str(ROOT / "tests" / "fixtures" / "fio" / "randread_4k_qd8_libaio.json")
 MEMORY_LIMIT = 1 << 30
@@ -93,6 +94,23 @@ def _generated_files(tmp: Path) -> dict[str, str]:
     catalog.mkdir()
     (catalog / "drives.yaml").write_text("EX1:\n  capacity_tb: .inf\n  capacity_tb: 3\n")
     files["catalog_dir"] = str(catalog)
+    misnamed = tmp / "catalog_misnamed"
+    misnamed.mkdir()
+    (misnamed / "drive.yaml").write_text("{}\n")
+    files["catalog_misnamed"] = str(misnamed)
+    files["catalog_missing"] = str(tmp / "no-such-catalog")
+    shape = tmp / "catalog_shape"
+    shape.mkdir()
+    (shape / "parameters.yaml").write_text("device_behaviour: 3\nhost_defaults:\n  cores: {value: 0, source: mine}\n")
+    files["catalog_shape"] = str(shape)
+    entry = tmp / "catalog_entry"
+    entry.mkdir()
+    es5f = yaml.safe_load((ROOT / "models" / "catalog" / "drives.yaml").read_text())["ES5F"]
+    (entry / "drives.yaml").write_text(yaml.safe_dump({"ES5F": {**es5f, "capacity_tb": -1}}))
+    files["catalog_entry"] = str(entry)
+    (tmp / "loop_a.yaml").symlink_to(tmp / "loop_b.yaml")
+    (tmp / "loop_b.yaml").symlink_to(tmp / "loop_a.yaml")
+    files["symlink_loop"] = str(tmp / "loop_a.yaml")
     existing = tmp / "existing.yaml"
     existing.write_text("# an earlier result the user keeps\n")
     files["existing"] = str(existing)
@@ -128,6 +146,7 @@ def _cases(f: dict[str, str]) -> list[tuple[str, list[str], dict[str, str], str]
         ("not_utf8", [*sim, b("not_utf8.yaml")], {}, "not UTF-8"),
         ("too_large", [*sim, f["huge"]], {}, "larger than"),
         ("no_such_file", [*sim, str(BAD / "missing.yaml")], {}, "no such file"),
+        ("symlink_loop", [*sim, f["symlink_loop"]], {}, "loop_a.yaml: symlink loop"),
         ("a_directory", [*sim, str(BAD)], {}, "not a file"),
         ("over_long_name", [*sim, f["long_name"]], {}, "x" * 20),
         ("undecodable_name", [*sim, f["undecodable_name"]], {}, "\\udcff\\udcfe.yaml: expected a mapping"),
@@ -183,6 +202,16 @@ def _cases(f: dict[str, str]) -> list[tuple[str, list[str], dict[str, str], str]
         # environment
         ("db_url_malformed", ["app"], {"FLASHPLAN_DB_URL": "postgresql://admin:hunter2@db:notaport/x"}, "FLASHPLAN_DB_URL"),
         ("catalog_override", ["catalog", "--json"], {"FLASHPLAN_CATALOG_DIR": f["catalog_dir"]}, "duplicate key 'capacity_tb'"),
+        ("catalog_dir_missing", ["analyze", S1], {"FLASHPLAN_CATALOG_DIR": f["catalog_missing"]},
+         "no-such-catalog: no such folder; give a folder holding one or more of drives.yaml"),
+        ("catalog_file_misnamed", ["analyze", S1], {"FLASHPLAN_CATALOG_DIR": f["catalog_misnamed"]},
+         "drive.yaml: not a catalog file name; expected drives.yaml"),
+        ("catalog_parameters_shape", ["analyze", S1], {"FLASHPLAN_CATALOG_DIR": f["catalog_shape"]},
+         "parameters.yaml: host_defaults.cores.value: Input should be greater than or equal to 1, got 0"),
+        ("catalog_parameters_shape_mm1", [*sim, MM1], {"FLASHPLAN_CATALOG_DIR": f["catalog_shape"]},
+         "parameters.yaml: device_behaviour: expected a mapping"),
+        ("catalog_entry_names_file", ["analyze", S1], {"FLASHPLAN_CATALOG_DIR": f["catalog_entry"]},
+         "catalog_entry/drives.yaml: ES5F.capacity_tb: Input should be greater than 0, got -1"),
     ]
 
 
@@ -244,7 +273,8 @@ def cli_outcomes(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, di
 
 CASE_IDS = [c[0] for c in _cases({k: "" for k in ("deep_yaml", "deep_json", "deep_toml", "fio_deep", "huge", "digits", "undecodable_name",
                                                     "iostat_backwards", "iostat_boot_only", "fio_values", "iostat_one_line",
-                                                    "long_name", "catalog_dir", "existing", "existing_csv")})]
+                                                    "long_name", "catalog_dir", "existing", "existing_csv", "catalog_misnamed",
+                                                    "catalog_missing", "catalog_shape", "catalog_entry", "symlink_loop")})]
 
 
 @pytest.mark.parametrize("case_id", CASE_IDS)
@@ -301,29 +331,71 @@ def test_database_url_is_redacted_and_a_bad_one_is_reported(tmp_path: Path) -> N
     assert lib.url.startswith("sqlite:///")
 
 
+LIBRARY_PROCESSES = 5
+"""Processes that open one new library at the same moment in the concurrency test."""
+LIBRARY_ROUNDS = 8
+"""New libraries they open together, one after another (each round is a fresh chance for the creation race)."""
+
+
 def test_library_saves_under_concurrency_are_retried_or_reported(tmp_path: Path) -> None:
-    """Two processes saving the same name at once: both finish, one row, no raw IntegrityError."""
-    url = f"sqlite:///{tmp_path / 'lib.sqlite'}"
+    """Several processes open one new library at the same moment, then save the same names: every open
+    succeeds (no two CREATE TABLEs collide into an error), every save finishes or is reported as a
+    LibraryError (no raw IntegrityError), one row per name. The processes import first and are released
+    together on a line from the test, once per round, on a fresh library each round."""
     script = (
         "import sys\n"
         "from app.library import Library, LibraryError\n"
         "from models.scenario import load_scenario\n"
-        f"lib = Library({url!r}); sc = load_scenario({MM1!r})\n"
-        "for i in range(40):\n"
+        f"sc = load_scenario({MM1!r})\n"
+        "print('ready', flush=True)\n"
+        "for url in sys.stdin:\n"
         "    try:\n"
-        "        lib.save_scenario(f'deal {i % 5}', sc, overwrite=True)\n"
+        "        lib = Library(url.strip())\n"
         "    except LibraryError as exc:\n"
-        "        print('reported:', exc)\n"
+        "        print('open failed:', exc, flush=True)\n"
+        "        continue\n"
+        "    for i in range(10):\n"
+        "        try:\n"
+        "            lib.save_scenario(f'deal {i % 5}', sc, overwrite=True)\n"
+        "        except LibraryError as exc:\n"
+        "            print('reported:', exc, flush=True)\n"
+        "    print('done', flush=True)\n"
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    procs = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-             for _ in range(2)]
-    for p in procs:
-        _, err = p.communicate(timeout=120)
-        assert p.returncode == 0 and "Traceback" not in err, err[-2000:]
+    procs = [subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=env) for _ in range(LIBRARY_PROCESSES)]
     from app.library import Library
 
-    assert sorted(e.name for e in Library(url).list_scenarios()) == [f"deal {i}" for i in range(5)]
+    failures: list[str] = []
+    try:
+        for p in procs:
+            assert p.stdout is not None
+            if p.stdout.readline().strip() != "ready":
+                failures.append("a process did not start")
+        for round_ in range(LIBRARY_ROUNDS if not failures else 0):
+            url = f"sqlite:///{tmp_path / f'lib{round_}.sqlite'}"
+            for p in procs:  # every process is waiting on its stdin: they start within microseconds of each other
+                assert p.stdin is not None
+                p.stdin.write(url + "\n")
+                p.stdin.flush()
+            for p in procs:
+                assert p.stdout is not None
+                line = p.stdout.readline().strip()
+                while line.startswith("reported:"):
+                    line = p.stdout.readline().strip()
+                if line != "done":
+                    failures.append(f"round {round_}: {line or 'the process ended'}")
+            if failures:
+                break
+            assert sorted(e.name for e in Library(url).list_scenarios()) == [f"deal {i}" for i in range(5)]
+    finally:
+        for p in procs:
+            assert p.stdin is not None
+            p.stdin.close()
+        errors = [p.stderr.read() if p.stderr else "" for p in procs]
+        for p in procs:
+            p.wait(timeout=120)
+    assert not failures and not any("Traceback" in e for e in errors), (failures, [e[-2000:] for e in errors])
 
 
 def test_library_opened_while_another_process_creates_it_retries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -47,6 +47,10 @@ from sim.analytic.queueing import INF, max_of_normal_moments, mva_arrival_fracti
 READ = 0
 WRITE = 1
 
+FILL_RESOLUTION = 1e-3
+"""A limit whose slots fill within this share below the zero-load bound fills because a station inside it saturates
+there (its queue, held in the slots, grows without bound): the bound stays that station's (``capacities``)."""
+
 
 class Group:
     """Identical instances of one component (a station or a concurrency limit) of the DES model.
@@ -494,6 +498,12 @@ class Network:
         """Limit index -> the group indices of its pipeline stations."""
         self.members = 1
         """Volume members (set by the compiler)."""
+        self._finished: tuple[float, int] | None = None
+        """The population and fan-out width ``finish`` last fixed (None before the first)."""
+        self._filled: list[float] | None = None
+        """``capacities``: the limits' capacities at the load where their slots fill (found once per network)."""
+        self.filled_limit = -1
+        """The limit whose slots the last overloaded evaluation found full (its index; -1 when none was)."""
 
     def add_kinds(self, plan: KindPlan, child_of: dict[int, ChildKind],
                   sized: dict[tuple[int, float], ChildKind] | None = None) -> None:
@@ -534,6 +544,7 @@ class Network:
         """
         if not self._structured:
             self._structure()
+        self._finished = (population, max_width)
         for g in self.groups:
             if population == INF or g.background or g.behind_ack:
                 g.population = n = g.limit
@@ -895,10 +906,55 @@ class Network:
         return self._zero_hold.get(g.index, 0.0)
 
     def capacities(self) -> list[float]:
-        """Logical I/Os per us each group can sustain: servers / demand per instance (limits: slots / hold)."""
+        """Logical I/Os per us each group can sustain: servers / demand per instance (limits: slots / hold, and
+        where the hold grows with the load, the throughput at which the slots fill: ``_filling_capacities``)."""
         if not self._structured:
             self._structure()
-        return self._capacities
+        if self._filled is None:
+            if self._finished is None:
+                return self._capacities  # no population fixed yet: the zero-load holds
+            self._filled = self._filling_capacities(self._capacities, *self._finished)
+        return self._filled
+
+    def _filling_capacities(self, caps: list[float], population: float, max_width: int) -> list[float]:
+        """``caps`` with a limit's capacity lowered to the throughput at which its slots fill, where that is below
+        every zero-load capacity.
+
+        A limit's slots are held for its holding time, which includes the waits at the stations and die programs
+        inside it (a z/VM subchannel is held while its channel program's pages wait at the drive's dies, and a read
+        there waits out the programs of the writes): slots / zero-load hold overstates what the slots pass. The
+        slots fill where slots = X x visits x hold(X), with the inner waits at X as the open network has them (any
+        population large enough to fill the slots: the bound of a closed loop as its jobs grow); found by
+        bisection on the network's own verdict (``evaluate`` overloaded), to ``FILL_RESOLUTION`` below the
+        zero-load bound, which it keeps when a limit fills only because a station inside it saturates there.
+        """
+        x0 = min(caps) if caps else INF
+        if not 0.0 < x0 < INF or not any(self._inside.values()):
+            return caps
+        if population != INF:
+            self.finish(INF, max_width)  # the open network: every limit's slots can fill
+        try:
+            hi = x0 * (1.0 - 1e-9)
+            self.filled_limit = -1
+            if not self.evaluate(hi).overloaded:
+                return caps
+            lo = 0.0
+            limit = self.filled_limit
+            while hi - lo > 1e-6 * hi:
+                mid = 0.5 * (lo + hi)
+                self.filled_limit = -1
+                if self.evaluate(mid).overloaded:
+                    hi, limit = mid, self.filled_limit
+                else:
+                    lo = mid
+        finally:
+            if population != INF:
+                self.finish(population, max_width)
+        if lo >= x0 * (1.0 - FILL_RESOLUTION) or limit < 0:
+            return caps
+        out = list(caps)
+        out[limit] = lo
+        return out
 
     # -- evaluation -----------------------------------------------------------------------------
     def evaluate(self, x: float, burstiness: float = 1.0) -> Evaluation:
@@ -997,6 +1053,7 @@ class Network:
                         wait, w2, pw = f_wait, f_w2, f_pw
             if wait == INF:
                 p_wait[i] = 1.0
+                self.filled_limit = i
                 return False
             waits[i] = wait
             wvar[i] = w2 - wait * wait if w2 > wait * wait else 0.0

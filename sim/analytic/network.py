@@ -500,8 +500,10 @@ class Network:
         """Volume members (set by the compiler)."""
         self._finished: tuple[float, int] | None = None
         """The population and fan-out width ``finish`` last fixed (None before the first)."""
+        self._fill: tuple[int, float] | None = None
+        """``capacities``: the limit whose slots fill first and the throughput at which they do (found once per network)."""
         self._filled: list[float] | None = None
-        """``capacities``: the limits' capacities at the load where their slots fill (found once per network)."""
+        """``capacities`` with that limit's capacity at that throughput."""
         self.filled_limit = -1
         """The limit whose slots the last overloaded evaluation found full (its index; -1 when none was)."""
 
@@ -907,18 +909,25 @@ class Network:
 
     def capacities(self) -> list[float]:
         """Logical I/Os per us each group can sustain: servers / demand per instance (limits: slots / hold, and
-        where the hold grows with the load, the throughput at which the slots fill: ``_filling_capacities``)."""
+        where the hold grows with the load, the throughput at which the slots fill: ``_filling_limit``, for a limit
+        the workload's population can fill: more jobs than slots)."""
         if not self._structured:
             self._structure()
+        if self._finished is None:
+            return self._capacities  # no population fixed yet: the zero-load holds
+        if self._fill is None:
+            self._fill = self._filling_limit(self._capacities, *self._finished)
+        limit, rate = self._fill
+        if limit < 0 or self.groups[limit].population <= self.groups[limit].servers:
+            return self._capacities
         if self._filled is None:
-            if self._finished is None:
-                return self._capacities  # no population fixed yet: the zero-load holds
-            self._filled = self._filling_capacities(self._capacities, *self._finished)
+            self._filled = list(self._capacities)
+            self._filled[limit] = rate
         return self._filled
 
-    def _filling_capacities(self, caps: list[float], population: float, max_width: int) -> list[float]:
-        """``caps`` with a limit's capacity lowered to the throughput at which its slots fill, where that is below
-        every zero-load capacity.
+    def _filling_limit(self, caps: list[float], population: float, max_width: int) -> tuple[int, float]:
+        """The limit whose slots fill first as the load grows and the throughput at which they do, where that is below
+        every zero-load capacity in ``caps`` ((-1, inf) where none does).
 
         A limit's slots are held for its holding time, which includes the waits at the stations and die programs
         inside it (a z/VM subchannel is held while its channel program's pages wait at the drive's dies, and a read
@@ -928,16 +937,17 @@ class Network:
         bisection on the network's own verdict (``evaluate`` overloaded), to ``FILL_RESOLUTION`` below the
         zero-load bound, which it keeps when a limit fills only because a station inside it saturates there.
         """
+        none = (-1, INF)
         x0 = min(caps) if caps else INF
         if not 0.0 < x0 < INF or not any(self._inside.values()):
-            return caps
+            return none
         if population != INF:
             self.finish(INF, max_width)  # the open network: every limit's slots can fill
         try:
             hi = x0 * (1.0 - 1e-9)
             self.filled_limit = -1
             if not self.evaluate(hi).overloaded:
-                return caps
+                return none
             lo = 0.0
             limit = self.filled_limit
             while hi - lo > 1e-6 * hi:
@@ -951,10 +961,8 @@ class Network:
             if population != INF:
                 self.finish(population, max_width)
         if lo >= x0 * (1.0 - FILL_RESOLUTION) or limit < 0:
-            return caps
-        out = list(caps)
-        out[limit] = lo
-        return out
+            return none
+        return limit, lo
 
     # -- evaluation -----------------------------------------------------------------------------
     def evaluate(self, x: float, burstiness: float = 1.0) -> Evaluation:

@@ -47,6 +47,10 @@ from sim.analytic.queueing import INF, max_of_normal_moments, mva_arrival_fracti
 READ = 0
 WRITE = 1
 
+FILL_RESOLUTION = 1e-3
+"""A limit whose slots fill within this share below the zero-load bound fills because a station inside it saturates
+there (its queue, held in the slots, grows without bound): the bound stays that station's (``capacities``)."""
+
 
 class Group:
     """Identical instances of one component (a station or a concurrency limit) of the DES model.
@@ -494,6 +498,14 @@ class Network:
         """Limit index -> the group indices of its pipeline stations."""
         self.members = 1
         """Volume members (set by the compiler)."""
+        self._finished: tuple[float, int] | None = None
+        """The population and fan-out width ``finish`` last fixed (None before the first)."""
+        self._fill: tuple[int, float] | None = None
+        """``capacities``: the limit whose slots fill first and the throughput at which they do (found once per network)."""
+        self._filled: list[float] | None = None
+        """``capacities`` with that limit's capacity at that throughput."""
+        self.filled_limit = -1
+        """The limit whose slots the last overloaded evaluation found full (its index; -1 when none was)."""
 
     def add_kinds(self, plan: KindPlan, child_of: dict[int, ChildKind],
                   sized: dict[tuple[int, float], ChildKind] | None = None) -> None:
@@ -534,6 +546,7 @@ class Network:
         """
         if not self._structured:
             self._structure()
+        self._finished = (population, max_width)
         for g in self.groups:
             if population == INF or g.background or g.behind_ack:
                 g.population = n = g.limit
@@ -895,10 +908,61 @@ class Network:
         return self._zero_hold.get(g.index, 0.0)
 
     def capacities(self) -> list[float]:
-        """Logical I/Os per us each group can sustain: servers / demand per instance (limits: slots / hold)."""
+        """Logical I/Os per us each group can sustain: servers / demand per instance (limits: slots / hold, and
+        where the hold grows with the load, the throughput at which the slots fill: ``_filling_limit``, for a limit
+        the workload's population can fill: more jobs than slots)."""
         if not self._structured:
             self._structure()
-        return self._capacities
+        if self._finished is None:
+            return self._capacities  # no population fixed yet: the zero-load holds
+        if self._fill is None:
+            self._fill = self._filling_limit(self._capacities, *self._finished)
+        limit, rate = self._fill
+        if limit < 0 or self.groups[limit].population <= self.groups[limit].servers:
+            return self._capacities
+        if self._filled is None:
+            self._filled = list(self._capacities)
+            self._filled[limit] = rate
+        return self._filled
+
+    def _filling_limit(self, caps: list[float], population: float, max_width: int) -> tuple[int, float]:
+        """The limit whose slots fill first as the load grows and the throughput at which they do, where that is below
+        every zero-load capacity in ``caps`` ((-1, inf) where none does).
+
+        A limit's slots are held for its holding time, which includes the waits at the stations and die programs
+        inside it (a z/VM subchannel is held while its channel program's pages wait at the drive's dies, and a read
+        there waits out the programs of the writes): slots / zero-load hold overstates what the slots pass. The
+        slots fill where slots = X x visits x hold(X), with the inner waits at X as the open network has them (any
+        population large enough to fill the slots: the bound of a closed loop as its jobs grow); found by
+        bisection on the network's own verdict (``evaluate`` overloaded), to ``FILL_RESOLUTION`` below the
+        zero-load bound, which it keeps when a limit fills only because a station inside it saturates there.
+        """
+        none = (-1, INF)
+        x0 = min(caps) if caps else INF
+        if not 0.0 < x0 < INF or not any(self._inside.values()):
+            return none
+        if population != INF:
+            self.finish(INF, max_width)  # the open network: every limit's slots can fill
+        try:
+            hi = x0 * (1.0 - 1e-9)
+            self.filled_limit = -1
+            if not self.evaluate(hi).overloaded:
+                return none
+            lo = 0.0
+            limit = self.filled_limit
+            while hi - lo > 1e-6 * hi:
+                mid = 0.5 * (lo + hi)
+                self.filled_limit = -1
+                if self.evaluate(mid).overloaded:
+                    hi, limit = mid, self.filled_limit
+                else:
+                    lo = mid
+        finally:
+            if population != INF:
+                self.finish(population, max_width)
+        if lo >= x0 * (1.0 - FILL_RESOLUTION) or limit < 0:
+            return none
+        return limit, lo
 
     # -- evaluation -----------------------------------------------------------------------------
     def evaluate(self, x: float, burstiness: float = 1.0) -> Evaluation:
@@ -997,6 +1061,7 @@ class Network:
                         wait, w2, pw = f_wait, f_w2, f_pw
             if wait == INF:
                 p_wait[i] = 1.0
+                self.filled_limit = i
                 return False
             waits[i] = wait
             wvar[i] = w2 - wait * wait if w2 > wait * wait else 0.0

@@ -6,7 +6,8 @@ namespace slot, so the slot's hold grows with the load and the 32 slots of each 
 below Xmax (1.67M IOPS: zero-load holds). The DES says unstable at 850K (it sustains 825K); the fast path used to
 answer stable there: its pipeline blocking estimate stood in for a pool wait that was infinite. (With a write's
 NAND work held as one 686 us program, before the program operations of tPROG, the slots filled near 735K.) Small
-budgets (30,000 I/Os per DES run).
+budgets (30,000 I/Os per DES run). The fast path's bound Xmax is that rate (``Network.capacities``: a limit's slots
+fill where its hold at the load fills them), not slots / zero-load hold.
 """
 
 from __future__ import annotations
@@ -37,12 +38,14 @@ def candidate(rate_iops: float, device_model: str = "dies") -> Scenario:
 
 def test_a_namespace_pool_that_fills_below_xmax_is_unstable_in_both_solvers() -> None:
     """850K IOPS: both solvers unstable at drive*.ns0, the fast path's saturation rate (where the slots fill) within
-    3% of the throughput the DES sustains while its queue grows (828K against 825K); Xmax stays far above."""
+    3% of the throughput the DES sustains while its queue grows (828K against 825K); it is the bound Xmax, set by the
+    namespace, far below the 1.67M IOPS of the zero-load holds."""
     fast = evaluate(candidate(850_000))
     assert not fast.stable
     assert fast.bottleneck.endswith(".ns0")
     assert fast.utilization[fast.bottleneck] == pytest.approx(1.0)
-    assert fast.bounds.x_max_iops > 1.5 * 850_000
+    assert fast.bounds.x_max_iops == pytest.approx(fast.iops, rel=1e-6)
+    assert fast.bounds.bottleneck.endswith(".ns0")
     assert 750_000 < fast.iops < 850_000
     des = simulate(candidate(850_000))
     assert des.validity == "unstable"
@@ -72,18 +75,19 @@ def test_the_pooled_device_model_keeps_the_candidate_stable() -> None:
     assert 0.75 < fast.utilization["drive0.ns0"] < 0.95
 
 
-def test_analyze_names_the_filling_pool_not_xmax() -> None:
-    """`flashplan analyze`'s first line for it: the rate where drive0.ns0's slots fill, not Xmax (which is not exceeded)."""
+def test_analyze_names_the_filling_pool_as_the_bound() -> None:
+    """`flashplan analyze`'s first line for it: the offered rate exceeds Xmax, the rate where drive0.ns0's slots fill."""
     from sim.cli.analyze import unstable_line
 
-    line = unstable_line(evaluate(candidate(850_000)))
-    assert line.startswith("UNSTABLE: the offered rate exceeds the ")
-    assert "drive0.ns0's slots are all held" in line and "exceeds Xmax" not in line
+    fast = evaluate(candidate(850_000))
+    line = unstable_line(fast)
+    assert line.startswith("UNSTABLE: the offered rate exceeds Xmax = ")
+    assert f"{fast.iops:,.0f}" in line and "drive0.ns0" in line
 
 
 def test_a_profile_interval_past_the_filling_pool_counts_its_backlog_from_that_rate() -> None:
-    """A profile interval at 850K: overloaded, its backlog (850K - the rate where the slots fill) x its length, not a
-    negative one from Xmax (which is not exceeded); the 600K interval beside it is stable."""
+    """A profile interval at 850K: overloaded, its backlog (850K - the rate where the slots fill, Xmax) x its length;
+    the 600K interval beside it is stable."""
     from models.workload import ProfileWorkload
     from sim.plan.profile_fast import estimate_interval
 
@@ -98,7 +102,7 @@ def test_a_profile_interval_past_the_filling_pool_counts_its_backlog_from_that_r
     assert over.fast is not None and not over.fast.stable
     expected = (850_000 - over.fast.iops) * 0.5
     assert 0 < expected < 850_000 * 0.5 * 0.1
-    assert f"~{expected:,.0f} I/Os" in over.note and "drive0.ns0's slots fill" in over.note
+    assert f"~{expected:,.0f} I/Os" in over.note and "drive0.ns0" in over.note
 
 
 def test_a_closed_loop_backs_off_where_the_subchannel_floor_fills() -> None:

@@ -96,6 +96,9 @@ def device_model_line(scenario: Scenario) -> str | None:
         return None
     model = "addressed NAND dies behind a controller" if devices.dies is not None else "pooled units"
     how = "the default" if scenario.device_model == "auto" else f"device_model: {scenario.device_model}"
+    if scenario.device_model == "auto" and devices.dies is None and not devices.params.shared_dies:
+        how += (f": the drive's rated read latency {devices.params.read_latency_us:g} us leaves the die model no NAND "
+                f"read time")
     return f"flash device model: {model} ({how}; --set device_model=auto|pooled|dies)"
 
 

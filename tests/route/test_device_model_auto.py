@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Iterator
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any
@@ -61,7 +62,7 @@ def _scenario(device_model: str = "auto") -> Any:
 
 
 @pytest.fixture
-def optane_catalog(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def optane_catalog(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     from sim.analytic import clear_cache
 
     (tmp_path / "drives.yaml").write_text(yaml.safe_dump({"P4800X-375GB": OPTANE}))

@@ -117,20 +117,33 @@ def _rebuild_section(rb: RebuildFigures | None) -> str:
             + _table(("state", "MB/s per drive", "95% CI", "time to rebuild"), rows, numeric=(1, 2, 3)))
 
 
+def _limiting_html(m: Result, fast_bottleneck: str | None) -> str:
+    """The bottleneck sentence (the simulation's), and the fast path's bottleneck where it names another."""
+    from app.words import component_words, limiting_sentence
+
+    limiting = limiting_sentence(m.bottleneck, m.utilization.get(m.bottleneck, float("nan"))).replace("**", "")
+    html = (f"<p>{_e(limiting)} <span class=muted>(model component {_e(m.bottleneck)}: "
+            f"{_e(component_words(m.bottleneck))})</span></p>")
+    if fast_bottleneck:
+        html += (f"<p>The fast path (queueing model) names another bottleneck: {_e(component_words(fast_bottleneck))} "
+                 f"<span class=muted>(model component {_e(fast_bottleneck)})</span>.</p>")
+    return html
+
+
 def sizing_report(scenario: Scenario, result: Result, *, price: PriceFigures | None = None,
                   figures: Sequence[go.Figure] = (), calibration: Sequence[dict[str, Any]] = (),
                   calibration_note: str = "", workload_text: str = "", generated: datetime | None = None,
                   baseline_rows: Sequence[dict[str, Any]] | None = None, baseline_source: str = "",
-                  warnings: Sequence[str] = ()) -> str:
+                  warnings: Sequence[str] = (), fast_bottleneck: str | None = None) -> str:
     """The report as one HTML document (see the module docstring for what it holds).
 
     ``calibration`` rows are ``app.calibration_data.system_summary`` rows (``calibration.report.summary``)
     for the systems that measured this kind of attachment. ``baseline_rows`` (``app.baseline.comparison_rows``) set
     a measurement of this configuration beside the prediction. A result that is not precise is marked as such.
+    ``fast_bottleneck`` is the fast path's bottleneck where it is not the simulation's (both are then named).
     """
     from app.naming import display_name
     from app.validity import badge, is_final, note_of, validity_of
-    from app.words import component_words, limiting_sentence
 
     when = (generated or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
     title = display_name(scenario)
@@ -148,9 +161,7 @@ def sizing_report(scenario: Scenario, result: Result, *, price: PriceFigures | N
     headline = _headline(m, price, is_final(validity))
     parts.append("<div class=headline>" + "".join(f"<div><span class=muted>{_e(k)}</span><b>{_e(v)}</b></div>" for k, v in headline)
                  + "</div>")
-    limiting = limiting_sentence(m.bottleneck, m.utilization.get(m.bottleneck, float("nan"))).replace("**", "")
-    parts.append(f"<p>{_e(limiting)} <span class=muted>(model component {_e(m.bottleneck)}: "
-                 f"{_e(component_words(m.bottleneck))})</span></p>")
+    parts.append(_limiting_html(m, fast_bottleneck))
     if baseline_rows:
         parts.append("<h2>Baseline: measured against predicted</h2>")
         parts.append(f"<p class=muted>Measurement: {_e(baseline_source)}, taken on this configuration with this workload.</p>")

@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from models.bottleneck import consistent_bottleneck
+
 MECHANISM_TAIL_METHODS = ("dies", "dies, closed reads", "pooled")
 """``FastResult.tail_method`` values that come from a queueing mechanism (``sim.analytic.TAIL_METHODS``)."""
 
@@ -41,6 +43,8 @@ class FastResult:
     utilization: dict[str, float]
     """Component name (as in the DES Result.utilization) -> busy servers / servers, or slots in use / slots."""
     bottleneck: str
+    """The most utilized component of ``utilization`` (``models.bottleneck``; a name the table does not have at its top
+    is replaced by the table's ``most_utilized``). Empty when the utilization was not computed."""
     bounds: Bounds
     cpu_us_per_io: float
     stable: bool
@@ -60,6 +64,10 @@ class FastResult:
     ``dies, closed reads`` (a device's closed read loop, ``sim.analytic.dies.closed_read_quantile_us``), ``pooled``
     (one workload on pooled flash devices: service, program and queue waits, ``sim.analytic._pooled_tails``) or
     ``heuristic`` (the pooled model's screening heuristic, ``sim.analytic.heuristic_quantile_us``)."""
+
+    def __post_init__(self) -> None:
+        if self.utilization:
+            object.__setattr__(self, "bottleneck", consistent_bottleneck(self.bottleneck, self.utilization))
 
     @property
     def tails_from_mechanism(self) -> bool:

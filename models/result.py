@@ -5,8 +5,9 @@ from __future__ import annotations
 import math
 from typing import Any, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, ValidationInfo, field_validator
 
+from models.bottleneck import consistent_bottleneck
 from models.common import StrictModel
 from models.scenario import Scenario
 
@@ -226,12 +227,20 @@ class Result(RunMetrics):
     ``utilization`` maps every component (stations: busy servers / servers; concurrency
     limits such as namespace queues, NVMe queues, z/VM subchannels: slots in use / slots)
     to its time-average over the measured window; ``busy`` maps the same names to the
-    fraction of time at least one server or slot was in use (IBM i's "disk busy %").
+    fraction of time at least one server or slot was in use (IBM i's "disk busy %"). ``bottleneck`` is
+    the most utilized component of that table (``models.bottleneck``): a name the table does not have at
+    its top is replaced by the table's ``most_utilized``.
     """
 
     utilization: dict[str, float]
     busy: dict[str, float]
     bottleneck: str
+
+    @field_validator("bottleneck")
+    @classmethod
+    def _most_utilized(cls, value: str, info: ValidationInfo) -> str:
+        utilization = info.data.get("utilization")
+        return consistent_bottleneck(value, utilization) if utilization else value
     stop_reason: str
     validity: Validity = Field(description="precise | cut_short | unstable (see Validity)")
     validity_note: str = Field(default="", description="why the result is cut short or unstable, in the user's words")

@@ -30,6 +30,7 @@ from app.validity import Overload, badge, is_final, note_of, overload, validity_
 from app.views.common import BASELINE_KEY, fmt, library, metric, result_table, show_problems
 from app.views.faults import faults_section, show_failure_states
 from app.words import component_words, limiting_sentence
+from models.bottleneck import solvers_agree
 from models.placement import check_placement
 from models.result import Result
 from models.scenario import Scenario
@@ -46,7 +47,9 @@ def _fast_curve(scenario_json: str) -> tuple[list[dict[str, Any]], dict[str, Any
     scenario = Scenario.model_validate_json(scenario_json)
     rows, base = fast_curve(scenario)
     return rows, {"x_max_iops": float(base.bounds.x_max_iops), "iops": float(base.iops),
-                  "latency_mean_us": float(base.latency_mean_us), "bottleneck": str(base.bottleneck), "stable": bool(base.stable)}
+                  "latency_mean_us": float(base.latency_mean_us), "bottleneck": str(base.bottleneck), "stable": bool(base.stable),
+                  "bound_bottleneck": str(base.bounds.bottleneck),
+                  "utilization": {str(k): float(v) for k, v in base.utilization.items()}}
 
 
 def fast_path(scenario: Scenario) -> tuple[list[dict[str, Any]], dict[str, Any]] | str:
@@ -64,6 +67,15 @@ def overload_of(scenario: Scenario) -> Overload | None:
         return None
     base = fast[1]
     return overload(scenario, base["x_max_iops"], base["bottleneck"])
+
+
+def fast_disagrees(scenario: Scenario, result: Result) -> str | None:
+    """The fast path's bottleneck where it is not the DES's (``models.bottleneck.solvers_agree``), else None."""
+    fast = fast_path(scenario)
+    if isinstance(fast, str):
+        return None
+    base = fast[1]
+    return None if solvers_agree(result.bottleneck, base["utilization"], base["bottleneck"]) else str(base["bottleneck"])
 
 
 def hockey_stick(scenario: Scenario, result: Result, extra: list[tuple[str, Result]]) -> Any:
@@ -107,6 +119,7 @@ def build_report(scenario: Scenario, result: Result, share: float = 1.0, extra: 
     return sizing_report(scenario, result, price=price, figures=[fig_util, fig_curve], calibration=summary,
                          calibration_note=note, workload_text=forms.workload_summary(scenario.workload.model_dump(mode="json")),
                          baseline_rows=base_rows, baseline_source=baseline.source if baseline else "",
+                         fast_bottleneck=fast_disagrees(scenario, result),
                          warnings=[placement.warning()] if placement is not None and not placement.delivered else [])
 
 
@@ -163,7 +176,9 @@ def show_sizing(scenario: Scenario, result: Result, share: float = 1.0, key: str
     price = price_of(scenario, result, share)
     _price_metrics(row, price, result, scenario)
     cores = result.cpu_us_per_io.value * result.iops.value / 1e6
-    st.caption(f"{limiting_sentence(result.bottleneck, result.utilization.get(result.bottleneck, math.nan))}; "
+    other = fast_disagrees(scenario, result)
+    fast_words = f" (the fast path names {component_words(other)})" if other else ""
+    st.caption(f"{limiting_sentence(result.bottleneck, result.utilization.get(result.bottleneck, math.nan))}{fast_words}; "
                f"host CPU {cores:,.2f} cores busy. Run: {result.stop_reason}; {result.simulated_ios:,} I/Os simulated, seed {result.seed}.")
 
     scenario_json = runner.scenario_key(scenario)
@@ -344,7 +359,7 @@ def _fast_estimate(scenario: Scenario, share: float, where: DeltaGenerator) -> N
             at_bound = price_at_bound(scenario, base["x_max_iops"], share)
             bound_price = f"; ${at_bound:,.2f} per KIOPS at that bound" if at_bound is not None else ""
             where.caption(f"Fast-path estimate (queueing model, instant): {fmt(base['iops'])} IOPS at {fmt(base['latency_mean_us'])} us "
-                       f"mean, throughput bound {fmt(base['x_max_iops'])} IOPS (set by {component_words(base['bottleneck'])})"
+                       f"mean, throughput bound {fmt(base['x_max_iops'])} IOPS (set by {component_words(base['bound_bottleneck'])})"
                        f"{bound_price}. Size it runs the simulation.")
 
 

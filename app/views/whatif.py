@@ -22,6 +22,7 @@ from pydantic import ValidationError
 from app import charts, forms, jobs, runner
 from app.validity import badge, is_final
 from app.views.common import BASELINE_KEY, BASELINE_SOURCE, SIZE_SOURCE, load_source, scenario_sources, show_problems
+from models.bottleneck import solvers_agree
 from models.catalog import lookup
 from models.cost import CostError, capex, usd_per_kiops
 from models.scenario import Scenario, ScenarioFileError, format_validation_error, with_overrides
@@ -202,11 +203,41 @@ def des_frame(base: Scenario, points: list[dict[str, Any]]) -> pd.DataFrame:
         except (ValidationError, ScenarioFileError):
             costs.append(None)
     frame["cost_usd"] = [costs[int(p)] if p == p else None for p in frame["point"]]
+    if "bottleneck" in frame.columns:
+        fast = _fast_bottlenecks(base, points)
+        frame[FAST_BOTTLENECK] = [_disagreeing(b, fast[int(p)]) if p == p else None
+                                  for b, p in zip(frame["bottleneck"], frame["point"], strict=True)]
     validity = frame["validity"] if "validity" in frame.columns else [None] * len(frame)
     # $/KIOPS only for a point that reached its precision: a cut-short point's IOPS may be far off (issue 24)
     frame["usd_per_kiops"] = [usd_per_kiops(c, x) if c and x and x == x and is_final(str(v)) else None
                               for c, x, v in zip(frame["cost_usd"], frame.get("iops", [None] * len(frame)), validity, strict=True)]
     return frame
+
+
+FAST_BOTTLENECK = "fast path bottleneck"
+"""The What-if DES table's column for the fast path's bottleneck, filled where it is not the DES's."""
+
+
+def _fast_bottlenecks(base: Scenario, points: list[dict[str, Any]]) -> list[tuple[dict[str, float], str] | None]:
+    """The fast path's utilization and bottleneck at every point (None where it has no answer)."""
+    from sim.analytic import evaluate
+
+    out: list[tuple[dict[str, float], str] | None] = []
+    for point in points:
+        try:
+            fr = evaluate(point_scenario(base, point))
+        except Exception:  # the fast path may not model every point; the DES's answer stands alone there
+            out.append(None)
+            continue
+        out.append((fr.utilization, fr.bottleneck))
+    return out
+
+
+def _disagreeing(des_bottleneck: Any, fast: tuple[dict[str, float], str] | None) -> str | None:
+    """The fast path's bottleneck where it is not the DES's (``models.bottleneck.solvers_agree``), else None."""
+    if fast is None or not isinstance(des_bottleneck, str):
+        return None
+    return None if solvers_agree(des_bottleneck, fast[0], fast[1]) else fast[1]
 
 
 def best_point(frame: pd.DataFrame, metric: str, higher_is_better: bool) -> dict[str, Any] | None:
@@ -316,6 +347,19 @@ def render() -> None:
     show_frame(frame, list(values), solver)
 
 
+def _readable(frame: pd.DataFrame) -> pd.DataFrame:
+    """The table as shown: a result badge first, the bottlenecks in the user's words."""
+    from app.words import component_words
+
+    table = frame.copy()
+    if "validity" in table.columns:
+        table.insert(0, "result", [badge(str(v)) if v == v and v is not None else "" for v in table["validity"]])
+    for column in ("bottleneck", FAST_BOTTLENECK):
+        if column in table.columns:
+            table[column] = [component_words(b) if isinstance(b, str) else b for b in table[column]]
+    return table
+
+
 def show_frame(frame: pd.DataFrame, factors: list[str], solver: str) -> None:
     ok = frame[frame["status"] == "ok"] if "status" in frame.columns else frame
     if ok.empty:
@@ -355,13 +399,6 @@ def show_frame(frame: pd.DataFrame, factors: list[str], solver: str) -> None:
     failed = frame[frame["status"] != "ok"] if "status" in frame.columns else frame.iloc[0:0]
     if not failed.empty:
         st.caption(f"{len(failed)} point(s) left out: " + "; ".join(str(e) for e in failed["error"].head(3)))
-    table = frame.copy()
-    if "validity" in table.columns:
-        table.insert(0, "result", [badge(str(v)) if v == v and v is not None else "" for v in table["validity"]])
-    if "bottleneck" in table.columns:
-        from app.words import component_words
-
-        table["bottleneck"] = [component_words(b) if isinstance(b, str) else b for b in table["bottleneck"]]
-    st.dataframe(table, hide_index=True, width="stretch")
+    st.dataframe(_readable(frame), hide_index=True, width="stretch")
     st.download_button("Download CSV", data=frame.to_csv(index=False), file_name="what-if.csv", mime="text/csv",
                        key="whatif:csv", icon=":material/download:")

@@ -72,6 +72,7 @@ from statistics import NormalDist
 
 from pydantic import BaseModel
 
+from models.bottleneck import most_utilized
 from models.catalog import Catalog, load_catalog, parameter
 from models.fast_result import MECHANISM_TAIL_METHODS, Bounds, FastResult
 from models.hardware import FlashDeviceSpec
@@ -103,9 +104,6 @@ from sim.route.flash import FIRST_READ_BYTES, DieLayout, program_operations, wri
 
 __all__ = ["TAIL_METHODS", "Bounds", "DiePoint", "FastResult", "clear_cache", "die_level_closed", "die_level_quantile_us",
            "die_qd1_quantile_us", "evaluate", "heuristic_quantile_us", "with_tails"]
-
-P_WAIT_CANDIDATE = 1e-3
-"""A concurrency limit counts as a bottleneck candidate once I/Os wait for it this often (the DES: once any did)."""
 
 
 def _op_visits(net: Network, g: Group) -> list[float]:
@@ -1091,15 +1089,15 @@ def _pooled_utilization(util: dict[str, float], aggregate: dict[str, list[float]
 
 
 def _utilization(c: Compiler, ev: Evaluation, x: float, x_max: float, caps: list[float], stable: bool) -> tuple[dict[str, float], str]:
-    """Utilization of every component (DES names) and the bottleneck (largest utilization among candidates)."""
+    """Utilization of every component (DES names) and the bottleneck: the table's most utilized component
+    (``models.bottleneck.most_utilized``, the concurrency limits named after a station they tie with)."""
     net = c.net
     util: dict[str, float] = {}
     aggregate: dict[str, list[float]] = {}
     rotating: dict[tuple[str, ...], list[float]] = {}
-    best_name, best_u = "none", -1.0
+    limits: set[str] = set()
     saturated = x >= x_max * (1 - 1e-9)
     at_bound = x_max * (1 + 1e-9)
-    p_wait = ev.p_wait
     reported, display_of = c.reported_slots, c.display
     component = c.component if c.rotating else None
     for g, cap in zip(net.groups, caps, strict=True):
@@ -1126,7 +1124,7 @@ def _utilization(c: Compiler, ev: Evaluation, x: float, x_max: float, caps: list
         else:
             for name in names:
                 util[name] = u
-        if u > best_u and (not g.pool or p_wait[g.index] >= P_WAIT_CANDIDATE or full):
-            best_name, best_u = display or names[0], u
+        if g.pool:
+            limits.update((display,) if display else names)
     _pooled_utilization(util, aggregate, rotating, c.idle_names)
-    return util, best_name
+    return util, most_utilized(util, limits=limits)

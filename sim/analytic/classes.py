@@ -54,6 +54,7 @@ import math
 from collections.abc import Callable
 from typing import TypeVar
 
+from models.bottleneck import most_utilized
 from models.fast_result import Bounds, FastResult
 from models.scenario import Scenario
 from models.workload import BurstyWorkload, ClosedWorkload, OpenWorkload, Workload
@@ -524,8 +525,9 @@ def _weighted(per: dict[str, FastResult], value: Callable[[FastResult], float], 
 def combine(per: dict[str, FastResult], demands: Demands, workloads: list[Workload],
             background: dict[str, float] | None = None) -> FastResult:
     """The whole scenario: throughputs summed, latencies weighted by throughput, utilization summed per
-    component (a rebuild's ``background`` utilization, in every class's own, once), the bottleneck the busiest
-    foreground station, the bounds of the mix."""
+    component (a rebuild's ``background`` utilization, in every class's own, once), the bottleneck the most utilized
+    component (``models.bottleneck.most_utilized``; the foreground stations named before the rest they tie with),
+    the bounds of the mix."""
     utilization: dict[str, float] = {}
     for r in per.values():
         for name, u in r.utilization.items():
@@ -535,7 +537,8 @@ def combine(per: dict[str, FastResult], demands: Demands, workloads: list[Worklo
             utilization[name] -= (len(per) - 1) * u
     utilization = {name: min(1.0, max(0.0, u)) for name, u in utilization.items()}
     foreground = [n for n in demands.names if n in utilization] or list(utilization)
-    bottleneck = max(foreground, key=lambda n: utilization[n]) if foreground else "none"
+    stations = set(demands.names)
+    bottleneck = most_utilized(utilization, limits=[n for n in utilization if n not in stations])
     iops = sum((r.iops for r in per.values()), 0.0)
     stable = all(r.stable for r in per.values()) and all(utilization[n] < 1.0 for n in foreground)
     think = [wl.think_time_us + wl.app_us_per_io if isinstance(wl, ClosedWorkload) else 0.0 for wl in workloads]

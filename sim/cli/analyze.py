@@ -16,6 +16,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from models.bottleneck import solvers_agree
 from models.common import dumps_json
 from models.numbers import format_number as _fmt
 from models.result import Result
@@ -219,7 +220,8 @@ def cmd_analyze(args: argparse.Namespace, out: Console) -> int:
     out.print(util)
     line = f"bottleneck: {fast.bottleneck}"
     if des is not None:
-        line += f" (DES: {des.bottleneck}); DES stop: {des.stop_reason}"
+        same = solvers_agree(des.bottleneck, fast.utilization, fast.bottleneck)
+        line += f" ({'the DES agrees' if same else f'DES: {des.bottleneck}'}); DES stop: {des.stop_reason}"
         if any(not getattr(des, key).contains(getattr(fast, key)) for key, _, _ in COMPARED):
             line += "; * = fast path outside the DES 95% CI"
     out.print(line, markup=False)

@@ -27,6 +27,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
+from models.bottleneck import both_words
 from models.catalog import CatalogError, load_catalog
 from models.common import dumps_json
 from models.faults import throttle_words
@@ -97,7 +98,21 @@ def device_model_line(scenario: Scenario) -> str | None:
         return None
     model = "addressed NAND dies behind a controller" if devices.dies is not None else "pooled units"
     how = "the default" if scenario.device_model == "auto" else f"device_model: {scenario.device_model}"
+    if scenario.device_model == "auto" and devices.dies is None and not devices.params.shared_dies:
+        how += (f": the drive's rated read latency {devices.params.read_latency_us:g} us leaves the die model no NAND "
+                f"read time")
     return f"flash device model: {model} ({how}; --set device_model=auto|pooled|dies)"
+
+
+def bottleneck_words(result: Result) -> str:
+    """The DES's bottleneck (the most utilized component of its table, ``models.bottleneck``), followed by the fast
+    path's where the two solvers disagree (a steady scenario: a profile has no one fast-path answer)."""
+    from sim.analytic import evaluate
+
+    if result.scenario.profile_index() is not None:
+        return result.bottleneck
+    fast = evaluate(result.scenario)
+    return both_words(result.bottleneck, fast.utilization, fast.bottleneck)
 
 
 def print_result(result: Result, console: Console, top: int = 8) -> None:
@@ -127,7 +142,7 @@ def print_result(result: Result, console: Console, top: int = 8) -> None:
     for name, u in sorted(result.utilization.items(), key=lambda kv: -kv[1])[:top]:
         util.add_row(name, f"{u:6.1%}", f"{result.busy[name]:6.1%}")
     console.print(util)
-    console.print(f"bottleneck: {result.bottleneck}", markup=False)
+    console.print(f"bottleneck: {bottleneck_words(result)}", markup=False)
     model = device_model_line(result.scenario)
     if model is not None:
         console.print(model, markup=False, highlight=False)

@@ -174,7 +174,7 @@ def _print_failure_states(w: Any, req: Any, out: Console) -> None:
         rebuild = (f", rebuild {d.rebuild.rate_mbps.value:,.0f} MB/s per drive: {d.rebuild.time_s / 3600:,.2f} h"
                    if d.rebuild is not None else "")
         out.print(f"  {name}: DES {slo.statistic} {_ci(metric)} us at {d.iops.value:,.0f} IOPS, SLO margin "
-                  f"{state.margin_pct(req):+.1f}%{rebuild} (bottleneck {d.bottleneck})", markup=False)
+                  f"{state.margin_pct(req):+.1f}%{rebuild} (bottleneck {state.bottleneck_words})", markup=False)
 
 
 def _ranked_table(result: Any, show: int) -> Table:
@@ -197,7 +197,7 @@ def _ranked_table(result: Any, show: int) -> Table:
             latency = "-"
         table.add_row(f"{i}{'*' if c.verified else ''}", c.label, _money(c.capex_usd), f"{c.usable_tb:.2f}",
                       _money(c.usd_per_kiops), f"{_num(c.headroom_pct(t))}%", latency,
-                      c.bottleneck or "-")
+                      c.bottleneck_words or "-")
     return table
 
 
@@ -231,7 +231,7 @@ def _print_plan(result: Any, out: Console, show: int) -> None:
         f"winner: {w.label}: ${w.capex_usd:,.0f}, {w.usable_tb:.2f} TB usable (${w.usd_per_usable_tb:,.0f}/TB, "
         f"${_money(w.usd_per_kiops)}/KIOPS), DES {slo.statistic} latency "
         f"{_ci(w.des.latency_mean_us if slo.statistic == 'mean' else w.des.latency_p99_us)} us at "
-        f"{w.des.iops.value:,.0f} IOPS, headroom {_num(w.headroom_pct(t))}% over the target, bottleneck {w.bottleneck}",
+        f"{w.des.iops.value:,.0f} IOPS, headroom {_num(w.headroom_pct(t))}% over the target, bottleneck {w.bottleneck_words}",
         markup=False,
     )
     _print_failure_states(w, req, out)

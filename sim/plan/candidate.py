@@ -7,6 +7,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from models.bottleneck import both_words, solvers_agree
 from models.cost import Capex, usd_per_kiops, usd_per_usable_tb
 from models.requirements import Requirements
 from models.result import Result
@@ -62,9 +63,18 @@ class Candidate:
 
     @property
     def bottleneck(self) -> str | None:
+        """The DES's bottleneck once it ran, else the fast path's (each the most utilized component of its own
+        table, ``models.bottleneck``)."""
         if self.des is not None:
             return self.des.bottleneck
         return self.fast.bottleneck if self.fast else None
+
+    @property
+    def bottleneck_words(self) -> str | None:
+        """``bottleneck``, followed by the fast path's where the DES ran and the two solvers disagree."""
+        if self.des is not None and self.fast is not None:
+            return both_words(self.des.bottleneck, self.fast.utilization, self.fast.bottleneck)
+        return self.bottleneck
 
     def headroom_pct(self, target_iops: float) -> float | None:
         """How much more than the target the configuration sustains, in percent (fast-path bound)."""
@@ -83,6 +93,8 @@ class Candidate:
             "usd_per_usable_tb": _finite(self.usd_per_usable_tb),
             "headroom_pct": _finite(self.headroom_pct(target_iops)),
             "bottleneck": self.bottleneck,
+            "bottleneck_solvers_agree": (solvers_agree(self.des.bottleneck, self.fast.utilization, self.fast.bottleneck)
+                                         if self.des is not None and self.fast is not None else None),
         }
         if detail:
             out["capex"] = self.capex.as_dict()
@@ -147,6 +159,14 @@ class FailureState:
         else:
             return None
         return margin_pct(slo.us, value)
+
+    @property
+    def bottleneck_words(self) -> str | None:
+        """The DES's bottleneck, followed by the fast path's where the two disagree (None before either ran)."""
+        if self.des is not None:
+            fast = self.fast
+            return both_words(self.des.bottleneck, fast.utilization if fast else None, fast.bottleneck if fast else None)
+        return self.fast.bottleneck if self.fast is not None else None
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"faults": self.scenario.faults.model_dump(mode="json", exclude_none=True) if self.scenario.faults else None}

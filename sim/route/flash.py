@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from models.catalog import parameter
 from models.hardware import FlashDeviceSpec
+from models.loading import BadInput
 from sim.route.links import us_per_byte
 
 FIRST_READ_BYTES = 4096
@@ -119,9 +120,12 @@ def uses_die_layout(device_model: str, spec: FlashDeviceSpec) -> bool:
     x1.70 measured, pooled x1.0) and keep the S1, S2 and S5 records; on the DIMM no die count serves seed 002
     (its QD16 knee needs at least 62 dies, its 16 KiB reads fewer than the 24 the rating-depth rule gives), and
     under dies nine of its records go outside that the pooled model meets (`calibrate --device-model dies`).
+    ``auto`` also keeps pooled a drive the die layout cannot represent (``die_read_room_us`` not positive: a
+    storage-class-memory drive whose rated QD1 read latency is below the layout's fixed controller cost and host
+    transfer, such as the Intel Optane P4800X at 8.9 us): its medium has no NAND read time to derive dies from.
     """
     if device_model == "auto":
-        return not spec.behaviour.shared_dies
+        return not spec.behaviour.shared_dies and die_read_room_us(spec) > 0
     return device_model == "dies"
 
 
@@ -302,14 +306,25 @@ def dies_for(busy: float, rating_qd: int) -> float:
     return busy * (q - 1.0) / (q - busy)
 
 
+def die_read_room_us(spec: FlashDeviceSpec) -> float:
+    """The die read time tR the layout would give a device (``DieLayout``): its rated QD1 read latency less the
+    4 KiB host transfer and the controller's fixed cost; not positive where the die layout cannot represent it."""
+    return spec.read_latency_us - host_transfer_us(spec) - float(parameter("device_behaviour.controller_fixed_us"))
+
+
 def die_layout(spec: FlashDeviceSpec) -> DieLayout:
-    """The die count, die read time, channels and controller ceiling of a device (rules in ``DieLayout``)."""
+    """The die count, die read time, channels and controller ceiling of a device (rules in ``DieLayout``).
+
+    A device whose read latency leaves no die read time (``die_read_room_us``) is bad input for the ``dies``
+    model: ``BadInput`` naming ``device_model``, the read latency the model needs and the device's."""
     transfer = host_transfer_us(spec)
     controller = float(parameter("device_behaviour.controller_fixed_us"))
-    t_read = spec.read_latency_us - transfer - controller
+    t_read = die_read_room_us(spec)
     if t_read <= 0:
-        raise ValueError(f"{spec.description}: read_latency_us {spec.read_latency_us} leaves no die read time after the "
-                         f"{transfer:.2f} us host transfer and the {controller} us controller cost")
+        raise BadInput([("device_model", (
+            f"'dies' needs a device whose read_latency_us is above {transfer + controller:.2f} us (the "
+            f"{controller:g} us controller cost and the {transfer:.2f} us host transfer of the die model); "
+            f"{spec.description} has read_latency_us {spec.read_latency_us:g}: use device_model 'auto' or 'pooled'"))])
     channels = int(parameter("device_behaviour.channels"))
     rating_qd = int(parameter("device_behaviour.rating_queue_depth"))
     busy = spec.read_kiops * 1e3 * t_read * 1e-6

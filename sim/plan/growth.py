@@ -14,7 +14,8 @@
    does not, up to ``des_steps`` more DES runs walk and bisect a bracket around g (the DES is the
    reference; the fast-path p99 is a screening estimate) and the DES bracket is reported.
    Each DES run is run to its verdict (``sim.des.batching``: near capacity it covers the queue's
-   relaxation time or says it could not; a saturated load is ``unstable``, a sure "breaks").
+   relaxation time or says it could not; a saturated load is ``unstable``, a sure "breaks"), and an
+   open load the fast path finds past the route's capacity is unstable too (``sim.plan.capacity_check``).
 3. Which answer is trusted: both breaking points are shown side by side (``Growth.des_factor`` beside
    ``Growth.factor``). The DES is the reference when it confirmed the fast path's point, or when its
    bracket is closed by runs that reached a verdict (the low end precise, the high end precise or
@@ -40,6 +41,7 @@ from models.loading import BadInput, format_validation_error
 from models.result import Metric, Result
 from models.scenario import Scenario
 from sim.analytic import evaluate
+from sim.plan.capacity_check import cross_checked
 from sim.plan.planner import p99_estimate_us
 from sim.plan.profile_fast import evaluate_profile
 
@@ -317,7 +319,8 @@ def breaking_point(scenario: Scenario, slo_p99_us: float, max_factor: float = 10
         simulate = run_des
 
     def check(g: float) -> DesCheck:
-        result = simulate(scaled(scenario, g))
+        grown = scaled(scenario, g)
+        result = cross_checked(grown, simulate(grown))
         d = DesCheck(g, des_p99(result), result.validity, result.validity_note)
         growth.des.append(d)
         return d

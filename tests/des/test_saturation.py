@@ -5,7 +5,9 @@ an open Poisson load at fractions of its capacity - the fast path's throughput b
 route - under the default run settings. At 1.0 and 1.05 of the bound the run is ``unstable`` (or, at
 exactly 1.0, at most ``cut_short``: a queue at capacity is null-recurrent and a finite run cannot
 always tell it from one just below), never ``precise``. At 0.7 the default run agrees with a run
-ten times as precise. The relaxation-time rule and the trend test are checked against M/M/1 theory.
+twice as precise (bounded by I/Os, not wall time); on z/VM the DES saturates below the fast path's
+bound (its subchannels), so there both runs are unstable. The relaxation-time rule and the trend
+test are checked against M/M/1 theory.
 """
 
 from __future__ import annotations
@@ -75,7 +77,7 @@ def test_never_precise_at_or_above_capacity(kind: str, fraction: float) -> None:
 def test_below_capacity_the_default_run_agrees_with_a_longer_one(kind: str) -> None:
     scenario, _ = at_capacity_fraction(kind, 0.7)
     short = simulate(scenario)
-    long = simulate(with_overrides(scenario, {"run.target_rel_ci": 0.007, "run.max_ios": 400_000}))
+    long = simulate(with_overrides(scenario, {"run.target_rel_ci": 0.01, "run.max_ios": 200_000, "run.max_wall_s": 3_600}))
     assert (short.validity == "unstable") == (long.validity == "unstable"), (kind, short.validity_note, long.validity_note)
     if long.validity != "unstable":
         assert short.validity == "precise"

@@ -70,20 +70,33 @@ def print_growth(name: str, g: Growth, rate: float | None, start: dt.date | None
         p = d.p99
         ci = f"95% CI {_fmt(p.ci95[0])} .. {_fmt(p.ci95[1])}" if p.has_ci else "no CI"
         say(f"  DES at x{d.factor:.4g}: p99 {_fmt(p.value)} us ({ci}, {d.validity}): {d.verdict(g.slo_p99_us)}")
-    best = g.best_factor
-    if g.des and not g.confirmed:
+    _print_answer(g, rate, start, say)
+
+
+def _print_answer(g: Growth, rate: float | None, start: dt.date | None, say: Any) -> None:
+    """The DES and fast-path breaking points side by side, the trusted one with why, and its date."""
+    des = g.des_factor
+    if g.des:
         lo, hi = g.des_bracket
-        say(f"  DES bracket: x{_fmt(lo) if lo else '?'} .. x{_fmt(hi) if hi else '?'}"
-            + (f"; breaking point x{best:.4g}" if best and lo and hi else "; raise --des-steps to close it"))
-    elif g.confirmed:
-        say(f"  breaking point x{g.factor:.4g} confirmed by the DES (the SLO lies within its 95% interval)")
-    if rate is not None and start is not None and best is not None:
-        years = g.years(rate)
-        date = g.breaks_on(rate, start)
-        if years is not None and years < 0:
-            say(f"  at {rate:.0%} a year: already broken (the SLO breaks at x{best:.4g}, below today's load)")
-        elif date is not None:
-            say(f"  at {rate:.0%} a year from {start.isoformat()}: breaks after {years:.2f} years, on {date.isoformat()}")
+        bracket = f"bracket x{_fmt(lo) if lo else '?'} .. x{_fmt(hi) if hi else '?'}"
+        des_text = f"x{des:.4g} ({bracket})" if des is not None and not g.confirmed else (
+            f"x{des:.4g} (confirmed: the SLO lies within the 95% interval)" if des is not None else f"open ({bracket})")
+        say(f"  breaking point: DES {des_text}; fast path x{g.factor:.4g}")
+    best = g.best_factor
+    if best is None:
+        return
+    say(f"  trusted: {'DES' if g.trusted == 'des' else 'fast path'} x{best:.4g} - {g.trusted_because}")
+    if rate is None or start is None:
+        return
+    years = g.years(rate)
+    if years is None:
+        return
+    if years < 0:
+        say(f"  at {rate * 100:.4g}% a year: already broken (the SLO breaks at x{best:.4g}, below today's load)")
+    else:
+        when = g.date_words(rate, start)
+        say(f"  at {rate * 100:.4g}% a year from {start.isoformat()}: breaks after {years:,.2f} years, "
+            + (f"on {when}" if g.breaks_on(rate, start) is not None else when))
 
 
 def cmd_growth(args: argparse.Namespace, out: Console) -> int:

@@ -4,20 +4,35 @@ result can be trusted (the result half of ``sim.des.engine.Run``).
 
 Validity (``models.result.Validity``):
 
-* ``unstable``: an open (or bursty) workload offers more than a component can serve. The
-  test is the utilization law with the engine's own station data: over the measured window a
-  component's utilization is U_i = X * D_i (X the measured throughput, D_i its busy time per
-  I/O), so the load the workload *offers* it is rho_i = lambda * D_i = U_i * lambda / X, with
-  lambda the workload's mean arrival rate. With X taken at the upper end of its 95% interval
-  (so noise cannot make a stable run look overloaded), rho_i >= ``SATURATED_RHO`` marks the
-  run unstable and names the component. A stable queue has X = lambda, so rho_i = U_i < 1; an
-  overloaded one has U_i -> 1 and X < lambda. At rho within 1% of 1 a finite run cannot tell a
-  queue at capacity from one past it: both are reported unstable. A backlog beyond
-  ``sim.des.engine.UNSTABLE_BACKLOG`` stops the run early and is unstable too. A closed workload
-  (a fixed number of I/Os in flight) cannot be unstable.
+* ``unstable``: an open (or bursty) workload offers a resource as much as it can serve, by the
+  run's own evidence (the module ``sim.plan.capacity_check`` adds the fast path's bound of the same
+  route where both solvers are at hand). Two tests, either enough:
+
+  - the utilization law with the engine's own meter data: over the measured window a resource's
+    utilization is U_i = X * D_i (X the measured throughput, D_i its busy time per I/O over its
+    servers; a pool of c servers, such as a drive's dies, is busy server time / (c x window)), so
+    the load the workload *offers* it is rho_i = lambda * D_i = U_i * lambda / X, with lambda the
+    workload's mean arrival rate, and U_i itself where the run kept up (X >= lambda:
+    ``sim.des.batching.offered_load``). With X taken at the upper end of its 95% interval (so noise
+    cannot make a stable run look overloaded), rho_i >= ``sim.des.batching.SATURATED_RHO`` marks the run unstable
+    and names the resource. A stable queue has X = lambda, so rho_i = U_i < 1; an overloaded one
+    has U_i -> 1 and X < lambda. At rho within 1% of 1 a finite run cannot tell a queue at capacity
+    from one past it: both are reported unstable. The resources are the pools of servers (stations,
+    a drive's dies) and the concurrency limits an I/O waited for (``sim.des.batching.competing``).
+  - the backlog rising: the I/Os in flight, batch by batch over the steady window, trend upwards
+    (Mann-Kendall z >= ``sim.des.stats.TREND_Z``, one-sided p = 0.001) and the Theil-Sen line
+    through them rises by at least ``sim.des.batching.RISE`` of their mean over the window - a queue that grows for
+    as long as the run lasts, whichever resource holds it.
+
+  The run stops as soon as either holds at two checks a quarter of the run apart (``BatchMeans.overload``), and a
+  backlog beyond ``sim.des.engine.UNSTABLE_BACKLOG`` stops it at once.
+  A closed workload (a fixed number of I/Os in flight) cannot be unstable.
 * ``precise``: the steady batches give IOPS and mean latency to ``run.target_rel_ci`` - the
-  precision rule stopped the run, or a budget did after the precision was reached.
-* ``cut_short``: a budget (I/Os or wall time) ended the run before that precision.
+  precision rule stopped the run, or a budget did after the precision was reached; for an open
+  workload the steady window also covered the relaxation time of its most loaded resource and its
+  backlog did not rise (``sim.des.batching``).
+* ``cut_short``: a budget (I/Os or wall time) ended the run before that precision, or before the
+  run covered the relaxation time near capacity (the note says which, and how long a run needs).
 """
 
 from __future__ import annotations
@@ -26,32 +41,17 @@ import math
 from bisect import bisect_left
 from typing import TYPE_CHECKING
 
+from models.bottleneck import most_utilized
 from models.result import METRIC_KEYS, Metric, RebuildFigures, Result, WorkloadResult
-from models.workload import BurstyWorkload, OpenWorkload, Workload
-from sim.des.components import Station
+from sim.des.batching import RELAXATION_TIMES, SATURATED_RHO, competing, offered_load, offered_rate, workload_rate
+from sim.des.components import Pool, SubchannelPool
 from sim.des.stats import estimate, t_half_width
 
 if TYPE_CHECKING:
     from sim.des.batching import BatchMeans
     from sim.des.run_state import RunState
 
-SATURATED_RHO = 0.99
-"""Offered load (fraction of a component's capacity) from which a run is reported unstable."""
-
-
-def workload_rate(wl: Workload) -> float:
-    """A workload's mean arrival rate (I/O per second); 0 for a closed workload."""
-    if isinstance(wl, OpenWorkload):
-        return float(wl.rate_iops)
-    if isinstance(wl, BurstyWorkload):
-        return float(wl.mean_rate_iops)
-    return 0.0
-
-
-def offered_rate(run: RunState) -> float:
-    """The workloads' mean arrival rate (I/O per second, summed); 0 when every workload is closed."""
-    return sum(workload_rate(wl) for wl in run.scenario.all_workloads())
-
+__all__ = ["SATURATED_RHO", "assemble", "offered_rate", "saturated", "workload_rate"]
 
 def offered_with_closed(run: RunState, per_workload: dict[str, WorkloadResult] | None) -> float:
     """The rate the run offers the path: the open workloads' arrival rates plus what the closed ones
@@ -77,9 +77,49 @@ def saturated(run: RunState, iops: Metric, utilization: dict[str, float], candid
         return name, math.inf
     pool = candidates or utilization
     name = max(pool, key=lambda k: pool[k])
-    if pool[name] * lam / x_high < SATURATED_RHO:
+    if offered_load(pool[name], lam, x_high) < SATURATED_RHO:
         return None
-    return name, pool[name] * lam / iops.value  # reported: the point estimate of the offered load
+    return name, offered_load(pool[name], lam, iops.value)  # reported: the point estimate of the offered load
+
+
+def _verdict(run: RunState, batching: BatchMeans, hot: tuple[str, float] | None, bottleneck: str) -> tuple[str, str, str]:
+    """(validity, its note, the bottleneck to report) of a run that produced batches."""
+    reason = run.stop_reason
+    rise = batching.backlog_rising() if hot is None and not reason.startswith("unstable") else None
+    if hot is not None:
+        name, rho = hot
+        load = f"{rho:.0%} of its capacity" if math.isfinite(rho) else "more than its capacity"
+        return "unstable", (f"offered load {offered_rate(run):,.0f} IOPS meets or exceeds the capacity of {name} "
+                            f"({load}): the queue grows for as long as the run lasts"), name
+    if reason.startswith("unstable"):
+        return "unstable", (f"offered load {offered_rate(run):,.0f} IOPS: {reason.removeprefix('unstable: ')} "
+                            f"(busiest: {bottleneck})"), bottleneck
+    if rise is not None:
+        z, start, end = rise
+        return "unstable", (f"offered load {offered_rate(run):,.0f} IOPS: the I/Os in flight rose from {start:,.0f} to "
+                            f"{end:,.0f} across the measured window (Mann-Kendall z = {z:.1f}); the queue grows for as long "
+                            f"as the run lasts (busiest: {bottleneck})"), bottleneck
+    if reason.startswith("precision") or batching.precise():
+        return "precise", "", bottleneck
+    target = run.scenario.run.target_rel_ci
+    relax = batching.relaxation()
+    if relax is not None and relax[3] < RELAXATION_TIMES * relax[2]:
+        name, rho, tau, window = relax
+        need = RELAXATION_TIMES * tau * 1e-6 * offered_rate(run) if math.isfinite(tau) else math.inf
+        more = f"about {need:,.0f} measured I/Os" if math.isfinite(need) else "a run longer than any budget"
+        return "cut_short", (f"{reason}; near capacity ({name} offered {rho:.1%} of it) the queue relaxes over "
+                             f"{tau / 1e3:,.3g} ms, and the measured {window / 1e3:,.3g} ms cover less than the "
+                             f"{RELAXATION_TIMES:g} relaxation times a precise answer needs ({more})"), bottleneck
+    if batching.rising():
+        return "cut_short", (f"{reason}; the I/Os in flight still rose across the batches (Mann-Kendall z = "
+                             f"{batching.in_flight_trend():.1f}): the run may not have reached its steady state"), bottleneck
+    return "cut_short", f"{reason}; the 95% intervals are wider than run.target_rel_ci={target:g}", bottleneck
+
+
+def _limits(run: RunState) -> list[str]:
+    """The concurrency limits (slots) among the run's meters: named after a station they tie with
+    (``models.bottleneck.most_utilized``)."""
+    return [m.name for m in run.model.meters if isinstance(m, (Pool, SubchannelPool))]
 
 
 def _unmeasured(run: RunState, batching: BatchMeans, wall: float) -> Result:
@@ -99,7 +139,7 @@ def _unmeasured(run: RunState, batching: BatchMeans, wall: float) -> Result:
     unstable = run.stop_reason.startswith("unstable")
     return Result(
         **{key: nan for key in METRIC_KEYS},
-        utilization=utilization, busy=busy, bottleneck=max(utilization, key=lambda k: utilization[k]) if utilization else "none",
+        utilization=utilization, busy=busy, bottleneck=most_utilized(utilization, limits=_limits(run)),
         stop_reason=run.stop_reason, validity="unstable" if unstable else "cut_short", validity_note=note,
         simulated_ios=run.completed, measured_ios=0, issued_ios=run.issued, in_flight_ios=run.outstanding, batches=0,
         simulated_seconds=run.env.now * 1e-6, wall_seconds=wall, seed=s.seed, scenario=run.scenario,
@@ -126,22 +166,12 @@ def assemble(run: RunState, batching: BatchMeans, wall: float) -> Result:
         metrics[key] = Metric(value=v, ci95=(lo, hi))
     per_workload = workload_results(run) if run.tallies else None
     utilization, busy = batching.occupancy()
-    # stations always compete; a concurrency limit only if an I/O ever waited for it
-    candidates = {m.name: utilization[m.name] for m in run.model.meters
-                  if isinstance(m, Station) or m.waited}
-    bottleneck = max(candidates, key=lambda k: candidates[k]) if candidates else "none"
+    # pools of servers (stations, a drive's dies) always compete; a concurrency limit only if an I/O ever waited for it
+    candidates = competing(run.model.meters, utilization)
+    bottleneck = most_utilized(utilization, limits=_limits(run))
     reason = run.stop_reason
     hot = saturated(run, metrics["iops"], utilization, candidates, offered_with_closed(run, per_workload))
-    if reason.startswith("unstable") or hot is not None:
-        name, rho = hot if hot is not None else (bottleneck, math.inf)
-        load = f"{rho:.0%} of its capacity" if math.isfinite(rho) else "more than its capacity"
-        validity, note = "unstable", (f"offered load {offered_rate(run):,.0f} IOPS meets or exceeds the capacity of {name} "
-                                      f"({load}): the queue grows for as long as the run lasts")
-        bottleneck = name
-    elif reason.startswith("precision") or batching.precise():
-        validity, note = "precise", ""
-    else:
-        validity, note = "cut_short", f"{reason}; the 95% intervals are wider than run.target_rel_ci={run.scenario.run.target_rel_ci:g}"
+    validity, note, bottleneck = _verdict(run, batching, hot, bottleneck)
     return Result(
         **metrics,
         utilization=utilization,

@@ -19,8 +19,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from models.scenario import Scenario
-from models.workload import BurstyWorkload, ClosedWorkload, Workload
-from sim.des.stats import BATCH_METRICS, NBUCKETS, Batch, estimate, histogram, mser_truncation
+from models.workload import BurstyWorkload, ClosedWorkload, OpenWorkload, Workload
+from sim.des.components import Meter, Station
+from sim.des.dies import DieArray
+from sim.des.stats import BATCH_METRICS, NBUCKETS, TREND_Z, Batch, estimate, histogram, mann_kendall_z, mser_truncation, sen_slope
 
 if TYPE_CHECKING:
     from sim.des.run_state import RunState
@@ -28,6 +30,55 @@ if TYPE_CHECKING:
 MAX_BATCHES = 32
 CONFIRM_FACTOR = 1.25
 DEFAULT_BATCH_IOS = 1_000
+RELAXATION_TIMES = 10.0
+"""Relaxation times of the most loaded resource the steady window of an open workload covers before the run may
+say precise: the initial state's weight falls as exp(-t / tau), under 1% after 5 tau; 10 leave room for the
+error in the rho the run estimates."""
+SATURATED_RHO = 0.99
+"""Offered load (fraction of a resource's capacity) from which a run is reported unstable (``sim.des.assembly``)."""
+RISE = 0.5
+"""How much the in-flight count must rise over the steady window (a fraction of its mean, on the Theil-Sen line)
+for a significant upward trend (``TREND_Z``) to count as a growing queue: a stable queue near capacity wanders,
+it does not climb by half its own mean in one run."""
+STOP_TREND_Z = 2.33
+"""Mann-Kendall z (one-sided p = 0.01) of the in-flight batch means above which the stop rule waits for more batches."""
+
+
+def workload_rate(wl: Workload) -> float:
+    """A workload's mean arrival rate (I/O per second); 0 for a closed workload."""
+    if isinstance(wl, OpenWorkload):
+        return float(wl.rate_iops)
+    if isinstance(wl, BurstyWorkload):
+        return float(wl.mean_rate_iops)
+    return 0.0
+
+
+def offered_rate(run: RunState) -> float:
+    """The workloads' mean arrival rate (I/O per second, summed); 0 when every workload is closed."""
+    return sum(workload_rate(wl) for wl in run.scenario.all_workloads())
+
+
+def offered_load(utilization: float, lam: float, x: float) -> float:
+    """The load an open workload of rate ``lam`` offers a resource the run measured at ``utilization`` with
+    throughput ``x``: rho = U x lambda / X by the utilization law (U = X x D, rho = lambda x D) where the run fell
+    behind its arrivals (X < lambda), and U itself where it kept up (X >= lambda: a write cache draining, or closed
+    workloads beside the open one adding to X)."""
+    if not x > 0:
+        return math.inf
+    return utilization * max(1.0, lam / x)
+
+
+def serves(meter: Meter) -> bool:
+    """Whether ``meter`` is a pool of servers whose busy time is work (a station, a drive's dies), rather than a
+    concurrency limit whose slots are held while the work is done elsewhere."""
+    return isinstance(meter, (Station, DieArray))
+
+
+def competing(meters: list[Meter], utilization: dict[str, float]) -> dict[str, float]:
+    """The resources that compete for the bottleneck and the unstable rule, with their utilization: every pool of
+    servers (``serves``), and a concurrency limit only if an I/O ever waited for it. A pool of c servers has
+    utilization = busy server time / (c x window): ``BatchMeans.occupancy``."""
+    return {m.name: utilization[m.name] for m in meters if serves(m) or m.waited}
 
 
 def default_batch_ios(scenario: Scenario) -> int:
@@ -75,6 +126,8 @@ class BatchMeans:
         self._cut: tuple[tuple[int, int], int] = ((-1, -1), 0)
         self._precision_met_at: int | None = None
         self._pause_met_at: int | None = None
+        self._hot_at: int | None = None
+        self._pause_hot_at: int | None = None
         """The precision rule's state for ``run.pause_min_batches`` (``check_stop``)."""
         self.b_ios = 0
         self.b_rlats: list[float] = []
@@ -187,10 +240,15 @@ class BatchMeans:
         return [own[cut:] for own in self.workload_batches]
 
     def occupancy(self) -> tuple[dict[str, float], dict[str, float]]:
-        """Utilization and busy fraction of every meter over the steady batches."""
+        """Utilization and busy fraction of every meter over the steady batches. Utilization is the busy server
+        (or held slot) time over capacity x window: for a pool of c servers, busy server time / (c x window)."""
         cut = self.truncation()
-        t0, area0, busy0 = self.marks[cut]
-        t1, area1, busy1 = self.marks[len(self.batches)] if len(self.marks) > len(self.batches) else self.meter_mark()
+        end = self.marks[len(self.batches)] if len(self.marks) > len(self.batches) else self.meter_mark()
+        return self._between(self.marks[cut], end)
+
+    def _between(self, start: tuple[float, list[float], list[float]],
+                 end: tuple[float, list[float], list[float]]) -> tuple[dict[str, float], dict[str, float]]:
+        (t0, area0, busy0), (t1, area1, busy1) = start, end
         window = t1 - t0
         util: dict[str, float] = {}
         busy: dict[str, float] = {}
@@ -198,6 +256,90 @@ class BatchMeans:
             util[m.name] = min(1.0, (area1[i] - area0[i]) / (m.capacity * window)) if window > 0 else 0.0
             busy[m.name] = min(1.0, (busy1[i] - busy0[i]) / window) if window > 0 else 0.0
         return util, busy
+
+    # -- how near capacity ---------------------------------------------------------
+    def relaxation(self) -> tuple[str, float, float, float] | None:
+        """(resource, the load offered to it rho, its relaxation time tau in us, the steady window in us) of the
+        competing resource with the longest tau (module docstring), over the steady batches whose closing marks are
+        taken (so no meter is read here); None for a closed workload or before two such batches. tau is infinite
+        at rho >= 1."""
+        lam = offered_rate(self.run)
+        cut = self.truncation()
+        last = min(len(self.batches), len(self.marks) - 1)
+        if lam <= 0 or last - cut < 2:
+            return None
+        steady = self.batches[cut:last]
+        x = BATCH_METRICS["iops"](_total(steady))
+        util, _ = self._between(self.marks[cut], self.marks[last])
+        window = self.marks[last][0] - self.marks[cut][0]
+        pool = competing(self.run.model.meters, util) or util
+        worst: tuple[str, float, float, float] | None = None
+        for name, u in pool.items():
+            rho = offered_load(u, lam, x)
+            tau = (u / x * 1e6) / (1 - math.sqrt(rho)) ** 2 if rho < 1 else math.inf
+            if worst is None or tau > worst[2]:
+                worst = (name, rho, tau, window)
+        return worst
+
+    def relaxed(self) -> bool:
+        """Whether the steady window covers ``RELAXATION_TIMES`` relaxation times (always, for a closed workload)."""
+        r = self.relaxation()
+        return r is None or r[3] >= RELAXATION_TIMES * r[2]
+
+    def in_flight_trend(self) -> float:
+        """Mann-Kendall z of the I/Os in flight over the steady batches (0 for a closed workload): positive when
+        the backlog rises across the run."""
+        if offered_rate(self.run) <= 0:
+            return 0.0
+        return mann_kendall_z([BATCH_METRICS["mean_outstanding_ios"](b) for b in self.steady_batches()])
+
+    def rising(self) -> bool:
+        """Whether the I/Os in flight rise across the steady batches (z >= ``STOP_TREND_Z``)."""
+        return self.in_flight_trend() >= STOP_TREND_Z
+
+    def backlog_rising(self) -> tuple[float, float, float] | None:
+        """(Mann-Kendall z, in-flight at the start and at the end of the steady window on the Theil-Sen line) when
+        the I/Os in flight of an open workload climb across the steady batches: z >= ``TREND_Z`` and a rise of at
+        least ``RISE`` of their mean; else None."""
+        z = self.in_flight_trend()
+        if z < TREND_Z:
+            return None
+        steady = self.steady_batches()
+        flight = [BATCH_METRICS["mean_outstanding_ios"](b) for b in steady]
+        mids, t = [], 0.0
+        for b in steady:
+            mids.append(t + b.duration_s / 2)
+            t += b.duration_s
+        slope = sen_slope(mids, flight)
+        mean = sum(flight) / len(flight)
+        start, end = mean - slope * t / 2, mean + slope * t / 2
+        if not end - start >= RISE * mean:
+            return None
+        return z, max(0.0, start), end
+
+    def overload(self) -> str | None:
+        """Why an open workload is past what the route can serve, by the steady batches whose closing marks are
+        taken (no meter is read): a competing resource offered ``SATURATED_RHO`` of its capacity or more at the top
+        of the throughput's 95% interval (``sim.des.assembly``), or the backlog rising; None when neither holds."""
+        lam = offered_rate(self.run)
+        cut = self.truncation()
+        last = min(len(self.batches), len(self.marks) - 1)
+        if lam <= 0 or last - cut < 2:
+            return None
+        steady = self.batches[cut:last]
+        x, _, x_high = estimate(steady, "iops")
+        util, _ = self._between(self.marks[cut], self.marks[last])
+        pool = competing(self.run.model.meters, util) or util
+        name = max(pool, key=lambda k: pool[k])
+        if offered_load(pool[name], lam, x_high if math.isfinite(x_high) else x) >= SATURATED_RHO:
+            return (f"unstable: {name} is offered {offered_load(pool[name], lam, x):.0%} of its capacity "
+                    f"({completions(steady):,} I/Os measured); the queue grows for as long as the run lasts")
+        rise = self.backlog_rising()
+        if rise is not None:
+            z, start, end = rise
+            return (f"unstable: the I/Os in flight rose from {start:,.0f} to {end:,.0f} across the measured window "
+                    f"(Mann-Kendall z = {z:.1f}); the queue grows for as long as the run lasts")
+        return None
 
     # -- the stop rule -------------------------------------------------------------
     def precise(self) -> bool:
@@ -211,7 +353,11 @@ class BatchMeans:
             v, lo, hi = estimate(steady, key)
             if not v or not math.isfinite(lo) or (hi - lo) / 2 / abs(v) > s.target_rel_ci:
                 return False
-        return self.workloads_precise(s.target_rel_ci)
+        return self.workloads_precise(s.target_rel_ci) and self.settled()
+
+    def settled(self) -> bool:
+        """An open workload's run has covered its relaxation time and its backlog does not rise (module docstring)."""
+        return self.relaxed() and not self.rising()
 
     def workloads_precise(self, target: float) -> bool:
         """Whether every workload of a consolidated run has its own IOPS and mean latency to ``target``
@@ -223,17 +369,39 @@ class BatchMeans:
                     return False
         return True
 
+    def _stop_overloaded(self, batches: int) -> bool:
+        """Stop (or pause, for ``ScreenedRun``) an open workload's run once ``overload`` has held from one check to
+        a further quarter of the run: the verdict is unstable, and no length of run would make it precise."""
+        run = self.run
+        pause = run.pause_min_batches
+        if batches < run.scenario.run.min_batches and not 0 < pause <= batches:
+            return False
+        why = self.overload()
+        if 0 < pause <= batches:
+            self._pause_hot_at, held = _confirmed(self._pause_hot_at, why is not None, run.completed)
+            if held and why is not None:
+                run.pause(why)
+        if batches >= run.scenario.run.min_batches:
+            self._hot_at, held = _confirmed(self._hot_at, why is not None, run.completed)
+            if held and why is not None:
+                run.stop(why)
+                return True
+        return False
+
     def check_stop(self) -> None:
         run = self.run
         s = run.scenario.run
         steady = self.steady_batches()
         pause = run.pause_min_batches
+        # an overloaded run's leading batches drift, and MSER keeps cutting them: its verdict counts every batch
+        if self._stop_overloaded(len(self.batches)):
+            return
         if len(steady) >= s.min_batches or 0 < pause <= len(steady):
             rel = []
             for key in ("iops", "latency_mean_us"):
                 v, lo, hi = estimate(steady, key)
                 rel.append((hi - lo) / 2 / abs(v) if v else math.inf)
-            met = max(rel) <= s.target_rel_ci and self.workloads_precise(s.target_rel_ci)
+            met = max(rel) <= s.target_rel_ci and self.workloads_precise(s.target_rel_ci) and self.settled()
             # Stopping the first time the interval looks narrow enough favours runs whose variance estimate
             # happens to be low (sequential-stopping bias): the precision is confirmed after a further quarter
             # of the run (``_confirmed``) before the run stops.
@@ -249,6 +417,15 @@ class BatchMeans:
                     run.stop(f"precision reached: relative 95% half-width <= {s.target_rel_ci:g}")
                     return
         run.check_budgets()
+
+
+def completions(batches: list[Batch]) -> int:
+    return sum(b.ios for b in batches)
+
+
+def _total(batches: list[Batch]) -> Batch:
+    """The completions and time of ``batches`` together (what the throughput needs)."""
+    return Batch(duration_s=sum(b.duration_s for b in batches), ios=sum(b.ios for b in batches))
 
 
 def _confirmed(met_at: int | None, met: bool, completed: int) -> tuple[int | None, bool]:

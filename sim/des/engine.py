@@ -8,7 +8,10 @@ it draws the operation, size and address, sends the I/O down the route and count
 
 The run stops when the precision rule is met, or when ``run.max_ios`` completions or
 ``run.max_wall_s`` seconds are spent ("budget: ..."). An open workload whose backlog keeps
-growing past what any queue could hold stops as "unstable".
+growing past what any queue could hold stops as "unstable", and so does one whose busiest resource
+is offered its capacity or whose I/Os in flight climb across the batches, once that has held for a
+quarter of the run (``sim.des.batching.BatchMeans.overload``). Near capacity the precision rule waits
+for the queue's relaxation time (``sim.des.batching``).
 """
 
 from __future__ import annotations

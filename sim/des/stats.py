@@ -311,3 +311,40 @@ class WorkloadTally:
         b.cpu_busy_us = cpu_share_us
         b.outstanding_area_s = (self.area_now(now) - self.area_start) * 1e-6
         return b
+
+
+TREND_Z = 3.09
+"""One-sided standard-normal quantile of p = 0.001: a Mann-Kendall z at or above it is a rising trend that noise in
+independent batch means shows about once in a thousand runs."""
+
+
+def mann_kendall_z(series: list[float]) -> float:
+    """The Mann-Kendall trend statistic of ``series`` as a standard-normal z (Mann, Econometrica 13, 1945; Kendall,
+    *Rank Correlation Methods*, 1975): S = sum over i < j of sign(x_j - x_i), Var S = n(n-1)(2n+5)/18 less the tie
+    correction, z = (S - sign S) / sqrt(Var S). Positive when the values rise with their order; 0 for fewer than 4."""
+    n = len(series)
+    if n < 4:
+        return 0.0
+    s = 0
+    for i in range(n - 1):
+        xi = series[i]
+        for xj in series[i + 1:]:
+            s += (xj > xi) - (xj < xi)
+    ties: dict[float, int] = {}
+    for x in series:
+        ties[x] = ties.get(x, 0) + 1
+    var = (n * (n - 1) * (2 * n + 5) - sum(t * (t - 1) * (2 * t + 5) for t in ties.values() if t > 1)) / 18
+    if s == 0 or var <= 0:
+        return 0.0
+    return (s - (1 if s > 0 else -1)) / math.sqrt(var)
+
+
+def sen_slope(times: list[float], series: list[float]) -> float:
+    """The Theil-Sen slope of ``series`` against ``times``: the median of the pairwise slopes (Sen, JASA 63, 1968);
+    robust to a few outlying batches. 0 for fewer than two distinct times."""
+    slopes = sorted((series[j] - series[i]) / (times[j] - times[i])
+                    for i in range(len(series)) for j in range(i + 1, len(series)) if times[j] != times[i])
+    if not slopes:
+        return 0.0
+    mid = len(slopes) // 2
+    return slopes[mid] if len(slopes) % 2 else (slopes[mid - 1] + slopes[mid]) / 2

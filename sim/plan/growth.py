@@ -13,8 +13,17 @@
    95% interval is compared with the SLO: "confirmed" when the interval holds the SLO. When it
    does not, up to ``des_steps`` more DES runs walk and bisect a bracket around g (the DES is the
    reference; the fast-path p99 is a screening estimate) and the DES bracket is reported.
-3. Date: with a growth rate r per year the load is (1 + r)^t times today's after t years, so the
-   SLO breaks after t = ln(g) / ln(1 + r) years.
+   Each DES run is run to its verdict (``sim.des.batching``: near capacity it covers the queue's
+   relaxation time or says it could not; a saturated load is ``unstable``, a sure "breaks"), and an
+   open load the fast path finds past the route's capacity is unstable too (``sim.plan.capacity_check``).
+3. Which answer is trusted: both breaking points are shown side by side (``Growth.des_factor`` beside
+   ``Growth.factor``). The DES is the reference when it confirmed the fast path's point, or when its
+   bracket is closed by runs that reached a verdict (the low end precise, the high end precise or
+   unstable); otherwise (the bracket left open, or bounded by a run cut short) the fast path's point
+   is used, and ``Growth.trusted_because`` says why.
+4. Date: with a growth rate r per year the load is (1 + r)^t times today's after t years, so the
+   SLO breaks after t = ln(g) / ln(1 + r) years; a date past the calendar's last (9999-12-31) is
+   given as years only (``Growth.breaks_on`` is None, ``date_words`` says "beyond year 9999").
 
 For an M/M/1 queue the p99 of the response time is ln(100) / (mu - lambda), so the breaking rate
 is mu - ln(100) / SLO: tests/plan/test_growth.py checks the search against it.
@@ -32,6 +41,7 @@ from models.loading import BadInput, format_validation_error
 from models.result import Metric, Result
 from models.scenario import Scenario
 from sim.analytic import evaluate
+from sim.plan.capacity_check import cross_checked
 from sim.plan.planner import p99_estimate_us
 from sim.plan.profile_fast import evaluate_profile
 
@@ -98,6 +108,13 @@ class DesCheck:
     factor: float
     p99: Metric
     validity: str
+    note: str = ""
+    """The run's validity note (why it was cut short or is unstable)."""
+
+    @property
+    def reached_verdict(self) -> bool:
+        """Whether the run answered for its load: precise, or unstable (a sure "breaks")."""
+        return self.validity in ("precise", "unstable")
 
     def verdict(self, slo: float) -> str:
         v, (lo, hi) = self.p99.value, self.p99.ci95
@@ -108,7 +125,8 @@ class DesCheck:
         return "breaks" if v > slo else "holds"
 
     def as_dict(self, slo: float) -> dict[str, Any]:
-        return {"factor": self.factor, "p99_us": self.p99.summary(), "validity": self.validity, "verdict": self.verdict(slo)}
+        return {"factor": self.factor, "p99_us": self.p99.summary(), "validity": self.validity, "verdict": self.verdict(slo),
+                "validity_note": self.note}
 
 
 @dataclass
@@ -127,15 +145,53 @@ class Growth:
 
     @property
     def confirmed(self) -> bool:
-        return bool(self.des) and self.des[0].verdict(self.slo_p99_us) == "at the SLO"
+        return bool(self.des) and self.des[0].verdict(self.slo_p99_us) == "at the SLO" and self.des[0].validity == "precise"
+
+    @property
+    def des_factor(self) -> float | None:
+        """The DES's breaking multiplier: the fast-path factor when the DES confirmed it, the geometric middle of the
+        DES bracket when it is closed, else None (no DES run, or the bracket left open)."""
+        if self.confirmed:
+            return self.factor
+        lo, hi = self.des_bracket
+        if self.des and lo is not None and hi is not None:
+            return math.sqrt(lo * hi)
+        return None
+
+    def _bounding(self) -> list[DesCheck]:
+        """The DES runs at the ends of the DES bracket."""
+        lo, hi = self.des_bracket
+        return [d for d in self.des if d.factor in (lo, hi)]
+
+    @property
+    def trusted(self) -> str:
+        """"des" or "fast": whose breaking point the answer (``best_factor``, the date) takes (module docstring)."""
+        if self.des_factor is None:
+            return "fast"
+        return "des" if all(d.reached_verdict for d in self._bounding()) else "fast"
+
+    @property
+    def trusted_because(self) -> str:
+        """Why the answer takes ``trusted``'s breaking point."""
+        if self.factor is None:
+            return self.note
+        if not self.des:
+            return "fast path only: no DES run (--no-verify, or nothing to verify)"
+        if self.confirmed:
+            return "the DES confirms the fast path: the SLO lies within the 95% interval of its p99 at the fast path's point"
+        if self.des_factor is None:
+            return "the DES bracket is still open (raise --des-steps to close it): the fast path's point is used"
+        short = [d for d in self._bounding() if not d.reached_verdict]
+        if short:
+            d = short[0]
+            return (f"the DES run at x{d.factor:.4g} was {d.validity.replace('_', ' ')} ({d.note or 'no verdict'}): "
+                    f"the fast path's point is used")
+        return "the DES is the reference, and its bracket is closed by runs that reached a verdict"
 
     @property
     def best_factor(self) -> float | None:
-        """The DES bracket's geometric middle when the DES moved the answer, else the fast-path factor."""
-        lo, hi = self.des_bracket
-        if self.des and not self.confirmed and lo is not None and hi is not None:
-            return math.sqrt(lo * hi)
-        return self.factor
+        """The trusted breaking multiplier: the DES's when ``trusted`` is "des", else the fast path's."""
+        return self.des_factor if self.trusted == "des" else self.factor
 
     def years(self, rate_per_year: float) -> float | None:
         f = self.best_factor
@@ -144,10 +200,20 @@ class Growth:
         return math.log(f) / math.log1p(rate_per_year)
 
     def breaks_on(self, rate_per_year: float, start: dt.date) -> dt.date | None:
+        """The date the SLO breaks; None when there is no breaking point or the date lies outside the calendar
+        (years 1 .. 9999: ``date_words``)."""
         years = self.years(rate_per_year)
         if years is None:
             return None
-        return start + dt.timedelta(days=years * DAYS_PER_YEAR)
+        return date_after(start, years)
+
+    def date_words(self, rate_per_year: float, start: dt.date) -> str:
+        """The breaking date as text: ISO, or "beyond year 9999" (before year 1: "before year 1")."""
+        date = self.breaks_on(rate_per_year, start)
+        if date is not None:
+            return date.isoformat()
+        years = self.years(rate_per_year)
+        return "before year 1" if years is not None and years < 0 else "beyond year 9999"
 
     def as_dict(self, rate_per_year: float | None = None, start: dt.date | None = None) -> dict[str, Any]:
         def num(v: float | None) -> float | None:
@@ -157,16 +223,30 @@ class Growth:
             "slo_p99_us": self.slo_p99_us, "today_p99_estimate_us": num(self.today_p99_us),
             "breaking_factor_fast": self.factor, "max_factor": self.max_factor,
             "growth_pct": (self.best_factor - 1) * 100 if self.best_factor is not None else None,
-            "breaking_factor": self.best_factor, "des_confirmed": self.confirmed,
+            "breaking_factor": self.best_factor, "breaking_factor_des": self.des_factor, "trusted": self.trusted,
+            "trusted_because": self.trusted_because, "des_confirmed": self.confirmed,
             "des": [d.as_dict(self.slo_p99_us) for d in self.des],
             "des_bracket": list(self.des_bracket), "fast_curve": [[g, num(p)] for g, p in sorted(self.evaluations)],
             "note": self.note,
         }
         if rate_per_year is not None and start is not None:
             date = self.breaks_on(rate_per_year, start)
-            out.update(rate_per_year=rate_per_year, start=start.isoformat(), years=self.years(rate_per_year),
-                       breaks_on=date.isoformat() if date else None)
+            years = self.years(rate_per_year)
+            out.update(rate_per_year=rate_per_year, start=start.isoformat(), years=num(years),
+                       breaks_on=date.isoformat() if date else None,
+                       breaks_on_words=self.date_words(rate_per_year, start) if years is not None else None)
         return out
+
+
+def date_after(start: dt.date, years: float) -> dt.date | None:
+    """``start`` plus ``years`` (of 365.25 days); None when that leaves the calendar (before year 1, after 9999)."""
+    days = years * DAYS_PER_YEAR
+    if not math.isfinite(days) or abs(days) > (dt.date.max - dt.date.min).days:
+        return None
+    try:
+        return start + dt.timedelta(days=days)
+    except OverflowError:
+        return None
 
 
 def _bracket(p99: Callable[[float], float], slo: float, max_factor: float) -> tuple[float, float] | None:
@@ -239,8 +319,9 @@ def breaking_point(scenario: Scenario, slo_p99_us: float, max_factor: float = 10
         simulate = run_des
 
     def check(g: float) -> DesCheck:
-        result = simulate(scaled(scenario, g))
-        d = DesCheck(g, des_p99(result), result.validity)
+        grown = scaled(scenario, g)
+        result = cross_checked(grown, simulate(grown))
+        d = DesCheck(g, des_p99(result), result.validity, result.validity_note)
         growth.des.append(d)
         return d
 

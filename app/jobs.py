@@ -22,9 +22,9 @@ def warm() -> str:
 
 def simulate_json(scenario_json: str) -> str:
     """Worker: simulate a scenario given as JSON, return the Result as JSON."""
-    from sim.des.engine import simulate
+    from sim.plan.capacity_check import simulate_checked
 
-    return simulate(Scenario.model_validate_json(scenario_json)).model_dump_json()
+    return simulate_checked(Scenario.model_validate_json(scenario_json)).model_dump_json()
 
 
 def sweep_point_json(base_json: str, factors_json: str) -> str:

@@ -193,8 +193,9 @@ def cmd_analyze(args: argparse.Namespace, out: Console) -> int:
     des: Result | None = None
     if args.compare:
         from sim.des.engine import simulate
+        from sim.plan.capacity_check import cross_checked
 
-        des = simulate(scenario)
+        des = cross_checked(scenario, simulate(scenario), fast)
     if args.json:
         data: dict[str, Any] = {"fast": fast.summary()}
         if des is not None:

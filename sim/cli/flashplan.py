@@ -283,11 +283,12 @@ def _interval_table(intervals: list[IntervalResult], peak_interval: PeakInterval
 
 def cmd_simulate(args: argparse.Namespace, out: Console) -> int:
     from sim.des.engine import simulate
+    from sim.plan.capacity_check import cross_checked
 
     scenario = load_with_overrides(args.file, args.set or [])
     if scenario.faults is not None:
         return _simulate_states(scenario, args, out)
-    result = simulate(scenario)
+    result = cross_checked(scenario, simulate(scenario))
     if isinstance(scenario.topology, DirectNvme):
         warning = check_placement(scenario.topology).warning()
         if warning:  # the figures are right; the protection the layout promises is not there

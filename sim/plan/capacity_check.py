@@ -8,8 +8,9 @@ solver's evidence. ``cross_checked`` marks such a DES Result unstable too, namin
 bottleneck and both figures, so a run too short to see a slowly growing queue is not taken as an answer.
 
 The check sits here, above both solvers: ``sim.des`` and ``sim.analytic`` never import each other.
-It costs one fast-path evaluation (milliseconds). Where it is used: ``sim.plan.growth`` (every DES run of
-a growth query); other callers can wrap ``simulate`` with ``simulate_checked``.
+It costs one fast-path evaluation (milliseconds). Every DES answer goes through it: ``flashplan simulate``
+and ``analyze --compare``, sweeps, the planner's verification and failure states, consolidation, growth and
+the web app's simulation jobs (``simulate_checked``).
 """
 
 from __future__ import annotations

@@ -25,6 +25,7 @@ from models.slo import verdict
 from sim.analytic import FastResult, evaluate
 from sim.des.engine import simulate
 from sim.plan.candidate import scenario_data
+from sim.plan.capacity_check import cross_checked
 from sim.plan.planner import EXTRA_DES_RUNS, P99_SCREEN_SLACK, NoFeasiblePlan, _topologies
 from sim.plan.slo_check import des_figure, fast_figure, slo_verdicts
 
@@ -135,7 +136,7 @@ def screen(c: ConsolidatedCandidate, req: ConsolidationRequirements) -> None:
 
 def verify(c: ConsolidatedCandidate) -> None:
     """The DES on a screened candidate: every objective kept by the point estimate, and a stable run."""
-    c.des = simulate(c.scenario)
+    c.des = cross_checked(c.scenario, simulate(c.scenario))
     c.des_verdicts = slo_verdicts(c.scenario, des_figure(c.des))
     missed = _missed(c.des_verdicts, measured=True)
     if c.des.validity == "unstable":

@@ -100,10 +100,11 @@ class FaultStates:
 def simulate_states(scenario: Scenario) -> FaultStates:
     """Simulate every state of ``scenario`` with the DES (same seed and budgets in each)."""
     from sim.des.engine import simulate
+    from sim.plan.capacity_check import cross_checked
 
     out = FaultStates(scenario)
     for name, s in state_scenarios(scenario):
-        out.results[name] = simulate(s)
+        out.results[name] = cross_checked(s, simulate(s))
     return out
 
 

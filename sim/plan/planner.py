@@ -51,6 +51,7 @@ from models.scenario import Scenario
 from sim.analytic import FastResult, evaluate, with_tails
 from sim.des.engine import simulate
 from sim.plan.candidate import Candidate, FailureState, scenario_data
+from sim.plan.capacity_check import cross_checked
 from sim.plan.screen import Progress, Verification, cpu_seconds, screen_all, verify_in_order
 from sim.route.host import DEFAULT_STACK, IBMI_STACK
 
@@ -354,7 +355,7 @@ def _screen(c: Candidate, req: Requirements) -> None:
 
 def _verify(c: Candidate, req: Requirements) -> None:
     """Run the DES on a screened candidate and judge it against the SLO."""
-    result = simulate(c.scenario)
+    result = cross_checked(c.scenario, simulate(c.scenario))
     c.des = result
     slo = req.latency_slo
     metric = result.latency_mean_us if slo.statistic == "mean" else result.latency_p99_us
@@ -544,7 +545,7 @@ def _verify_failures(c: Candidate, req: Requirements) -> None:
     """Simulate every failure state of a verified candidate; the SLO must hold in each (else stage ``DES``)."""
     slo = req.latency_slo
     for name, state in c.failure_states.items():
-        result = state.des = simulate(state.scenario)
+        result = state.des = cross_checked(state.scenario, simulate(state.scenario))
         metric = result.latency_mean_us if slo.statistic == "mean" else result.latency_p99_us
         if result.validity == "unstable":
             c.stage, c.rejection = "DES", f"DES, {name}: unstable ({result.validity_note})"

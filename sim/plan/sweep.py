@@ -425,10 +425,10 @@ def run_point(scenario_data: dict[str, Any]) -> dict[str, Any]:
     This is what a local worker process or a Dask worker executes: it takes plain data and
     returns plain data, so it pickles by reference to ``sim.plan.sweep.run_point``.
     """
-    from sim.des.engine import simulate
+    from sim.plan.capacity_check import simulate_checked
 
     try:
-        result = simulate(Scenario.model_validate(scenario_data))
+        result = simulate_checked(Scenario.model_validate(scenario_data))
     except Exception as exc:
         return {"status": "error", "error": f"{type(exc).__name__}: {' '.join(str(exc).split())}"}
     row: dict[str, Any] = {"status": "ok", "error": None}

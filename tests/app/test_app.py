@@ -32,7 +32,7 @@ from models.catalog import lookup
 from models.presets import PRESETS
 from models.scenario import MAX_SCENARIO_BYTES, RunSettings, Scenario, ScenarioFileError, load_scenario, with_overrides
 from models.topology import DirectNvme
-from tests.conftest import EXAMPLES, ROOT
+from tests.conftest import EXAMPLES, HANG_S, ROOT
 
 MAIN = str(ROOT / "app" / "main.py")
 QUICK_LABEL = next(iter(forms.PRECISIONS))
@@ -40,7 +40,7 @@ SMALL_RUN = {"target_rel_ci": 0.05, "max_wall_s": 10.0, "max_ios": 150_000, "war
 TINY_CALIBRATION = {"run.max_ios": 20_000, "run.max_wall_s": 120.0, "run.target_rel_ci": 0.05, "run.warmup_ios": 1_000}
 """A quick calibration set that stops on its I/O budget: a 1 s wall limit cut runs short on a loaded machine
 (the records then had no prediction, and the test failed in CI while a calibration ran beside it)."""
-TIMEOUT = 120
+TIMEOUT = HANG_S
 
 
 @pytest.fixture(autouse=True)

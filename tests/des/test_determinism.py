@@ -114,7 +114,7 @@ def test_same_seed_identical_in_a_fresh_interpreter() -> None:
     for hash_seed in ("0", "4242"):
         env = {**os.environ, "PYTHONHASHSEED": hash_seed}
         proc = subprocess.run([sys.executable, "-c", code], input=payload, capture_output=True, text=True,
-                              cwd=ROOT, env=env, timeout=300, check=False)
+                              cwd=ROOT, env=env, timeout=600, check=False)
         assert proc.returncode == 0, proc.stderr[-2000:]
         there = json.loads(proc.stdout)
         for n in names:

@@ -40,9 +40,10 @@ browser:
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 	  $$SUDO apt-get update && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }
 
-# two test processes; the tests marked slow run first (tests/conftest.py) so they overlap the short ones
+# two test processes handed the tests 4 at a time as they finish, the tests marked slow first (tests/conftest.py):
+# the long ones run beside the short ones on both processes, none alone at the end
 test: $(STAMP) native lint typecheck browser
-	$(BIN)/pytest -n 2 -q --durations=10
+	$(BIN)/pytest -n 2 --maxschedchunk 4 -q --durations=10
 
 # engine, sweep (Dask 2 vs 1 workers), analytic fast path, planner and events-per-I/O benchmarks; each prints its figures
 bench: $(STAMP) native

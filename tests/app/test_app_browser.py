@@ -86,8 +86,14 @@ def test_every_page_in_a_real_browser(app_url: str) -> None:
             # the seeds' comparison: NVMe RAID-10 against FCP LUNs on a DS8950F
             go(page, "Compare", "Compare configurations")
             page.get_by_role("button", name="Compare", exact=True).click()
-            page.get_by_text("better price-performance").first.wait_for()
+            page.get_by_text(re.compile(r"^Conditions: ")).first.wait_for()
             idle(page)
+            # the app's Quick precision stops at 10 s of wall time: on a loaded machine a result may be cut short,
+            # and a cut-short result is not compared on price-performance (it says so instead)
+            if page.locator('[data-testid="stAlert"]').filter(has_text="cut short").count():
+                page.get_by_text("no price-performance: not compared").first.wait_for()
+            else:
+                page.get_by_text("better price-performance").first.wait_for()
             assert plotly_rendered(page) >= 1
             shots.append(screenshot(page, "compare"))
 

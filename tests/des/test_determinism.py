@@ -84,6 +84,7 @@ def summary_json(result: Result) -> str:
     return json.dumps(data, sort_keys=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(SCENARIOS))
 def test_same_seed_gives_identical_summary(name: str) -> None:
     sc = scenario(name)
@@ -95,6 +96,7 @@ def test_same_seed_gives_identical_summary(name: str) -> None:
     assert first.seed == second.seed == RUN["seed"]
 
 
+@pytest.mark.slow
 def test_same_seed_identical_in_a_fresh_interpreter() -> None:
     """Bit-identical across processes and PYTHONHASHSEED values (no dependence on set/dict hash order or ids)."""
     names = ["direct-raid10-namespaces", "direct-raid5-bursty-mixed-sizes", "san-fcp"]
@@ -128,6 +130,7 @@ def test_with_overrides_same_seed_is_identical() -> None:
     assert summary_json(simulate(sc)) == summary_json(simulate(same))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(SCENARIOS))
 def test_other_seed_differs_but_agrees(name: str) -> None:
     a = simulate(scenario(name, seed=11))

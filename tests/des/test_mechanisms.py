@@ -65,6 +65,7 @@ def test_sustained_writes_are_limited_by_nand_programs(model: str) -> None:
     assert res.utilization[{"pooled": "drive0.program_units", "auto": "drive0.dies"}[model]] > 0.97
 
 
+@pytest.mark.slow
 def test_bandwidth_cap_for_large_reads() -> None:
     topo = direct(drives=1, layout="jbod", host={"stack": "none"}, namespaces={"per_drive": 1, "queue_depth": 256})
     res = run(topo, closed(1, qd=64, kib=1024, access="sequential"))
@@ -82,6 +83,7 @@ def test_jbof_uplink_is_shared_by_its_drives() -> None:
     assert two.mbps.value > 1.6 * res.mbps.value
 
 
+@pytest.mark.slow
 def test_mirrored_writes_go_to_both_copies() -> None:
     topo = direct(drives=4, host={"stack": "none"}, namespaces={"per_drive": 1, "queue_depth": 4096})
     r0 = run({**topo, "layout": "raid0"}, closed(4, qd=256, read_fraction=0.0))
@@ -92,6 +94,7 @@ def test_mirrored_writes_go_to_both_copies() -> None:
     assert reads10.iops.value == pytest.approx(reads0.iops.value, rel=0.06)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", MODELS)
 def test_raid5_small_writes_pay_read_modify_write(model: str) -> None:
     from models.catalog import lookup

@@ -153,6 +153,7 @@ def test_an_overloaded_open_load_says_unstable_not_a_price() -> None:
 
 # -- 3. placement --------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_raid5_over_namespaces_of_one_drive_is_not_shown_as_protected() -> None:
     topo = DirectNvme(drive="ES5F", drives=8, adapter="EJ1Y", adapters=1, layout="raid5", namespaces={"per_drive": 4})
     placement = check_placement(topo)

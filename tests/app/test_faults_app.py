@@ -25,6 +25,7 @@ def small_runs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setitem(forms.PRECISIONS, label, SMALL_RUN)
 
 
+@pytest.mark.slow
 def test_size_page_shows_every_failure_state_with_the_rebuild() -> None:
     at = AppTest.from_file(MAIN, default_timeout=HANG_S)
     at.run()

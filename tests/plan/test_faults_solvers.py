@@ -249,6 +249,7 @@ def test_simulate_json_reports_every_state_strictly(tmp_path: Any, capsys: Any) 
 # -- the planner: the SLO must hold with one drive failed ----------------------------------------------
 
 
+@pytest.mark.slow
 def test_planner_keeps_the_slo_with_one_drive_failed() -> None:
     """LinuxONE YCSB at 6,000 MB/s (+20%): three PM1733 in RAID-5 carry it healthy, but degraded (every read of
     the lost drive's chunks reads both others) their carriers saturate; with ``survive.drive`` the planner

@@ -278,6 +278,7 @@ def test_planner_keeps_the_slo_with_one_drive_failed() -> None:
 # -- the FAULTS records, checked against the solvers ------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_faults_records_checked_against_the_solvers() -> None:
     """calibration/faults/check.py: md's default cap sets the idle rebuild (cap share 1), the i8ge resync took
     longer than the model's idle floor, md's under-load rate is a known gap with figures (the source gives no host

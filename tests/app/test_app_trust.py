@@ -134,6 +134,7 @@ def test_a_cut_short_sweep_point_is_hollow_and_not_the_best() -> None:
 
 # -- 2. overload ---------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_an_overloaded_open_load_says_unstable_not_a_price() -> None:
     data = example("s1_linuxone_nvme_raid10.yaml")
     data["workload"] = {"kind": "open", "rate_iops": 5_000_000.0, "read_fraction": 0.9, "block_size_kib": 8, "access": "random"}
@@ -276,6 +277,7 @@ def test_fast_path_never_prints_inf() -> None:
 
 # -- 6. the paper's comparison -------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_compare_reproduces_the_papers_setup_and_states_its_conditions() -> None:
     from app.views.common import calibrated_think_us
 

@@ -33,14 +33,17 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-# the web app's browser test drives Debian's chromium (/usr/bin/chromium) with Playwright
+# the web app's browser tests drive Debian's chromium (/usr/bin/chromium; chromium or chromium-browser on the PATH
+# otherwise, as tests/browser/server.py looks for it) with Playwright; installed once from apt, only when none is found
 browser:
-	@test -x /usr/bin/chromium || { \
+	@test -x /usr/bin/chromium || command -v chromium >/dev/null || command -v chromium-browser >/dev/null || { \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 	  $$SUDO apt-get update && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }
 
+# two test processes handed the tests 4 at a time as they finish, the tests marked slow first (tests/conftest.py):
+# the long ones run beside the short ones on both processes, none alone at the end
 test: $(STAMP) native lint typecheck browser
-	$(BIN)/pytest -n 2 -q
+	$(BIN)/pytest -n 2 --maxschedchunk 4 -q --durations=10
 
 # engine, sweep (Dask 2 vs 1 workers), analytic fast path, planner and events-per-I/O benchmarks; each prints its figures
 bench: $(STAMP) native

@@ -5,7 +5,8 @@ inline error, a sizing shows its metrics and plotly charts, the scenario is save
 opened again from the library, two configurations are compared, a what-if sweep and a
 plan run, the calibration page opens. A screenshot of each page is saved under
 test-artifacts/screenshots/. ``make test`` installs chromium when it is missing; without
-it this test fails rather than skips.
+it this test fails rather than skips. Each check waits for what the page shows (bounded by
+tests/browser/server.py's ``HANG_MS``, a guard against a hung app only), never for a time.
 """
 
 from __future__ import annotations
@@ -17,15 +18,14 @@ import pytest
 
 from tests.browser.server import (
     CHROMIUM,
-    CHROMIUM_ARGS,
     SCREENSHOTS,
     go,
     idle,
+    launch,
     plotly_rendered,
     screenshot,
     set_number,
     set_text,
-    streamlit_server,
 )
 
 
@@ -33,19 +33,17 @@ def _number(text: str) -> float:
     return float(re.sub(r"[^0-9.]", "", text.split()[0]))
 
 
-def test_every_page_in_a_real_browser(tmp_path: Path) -> None:
+@pytest.mark.slow
+def test_every_page_in_a_real_browser(app_url: str) -> None:
     assert CHROMIUM.exists(), "Debian's chromium is missing: `make test` installs it (apt-get install chromium)"
     from playwright.sync_api import expect, sync_playwright
 
     (SCREENSHOTS / "failure.png").unlink(missing_ok=True)
-    env = {"FLASHPLAN_DB_URL": f"sqlite:///{tmp_path / 'library.sqlite'}", "FLASHPLAN_APP_WORKERS": "2"}
     shots: list[Path] = []
-    with streamlit_server(env, tmp_path / "streamlit.log") as url, sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+    with sync_playwright() as pw:
+        browser, page = launch(pw)
         try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.set_default_timeout(30_000)
-            page.goto(url)
+            page.goto(app_url)
             page.get_by_role("heading", name="Size a configuration").wait_for()
             idle(page)
 
@@ -57,18 +55,18 @@ def test_every_page_in_a_real_browser(tmp_path: Path) -> None:
             expect(page.get_by_role("button", name="Size it")).to_be_disabled()  # waits for the rerun, as a user would
             shots.append(screenshot(page, "size-invalid-input"))
             set_number(page, "Drives", 4)
-            assert error.count() == 0
+            expect(error).to_have_count(0)
 
             # a sizing: metrics with their intervals, the utilization chart and the latency curve
             set_text(page, "Scenario name", "Browser test option")
             page.get_by_role("button", name="Size it").click()
             metrics = page.locator('[data-testid="stMetric"]')
-            metrics.first.wait_for(timeout=90_000)
+            metrics.first.wait_for()
             idle(page)
             iops = metrics.filter(has_text="IOPS").first.locator('[data-testid="stMetricValue"]').inner_text()
             assert _number(iops) > 0
-            assert page.get_by_text(re.compile(r"^95% CI ")).count() >= 4
-            assert plotly_rendered(page) >= 2
+            expect(page.get_by_text(re.compile(r"^95% CI ")).nth(3)).to_be_visible()  # at least 4
+            assert plotly_rendered(page, at_least=2) >= 2
             shots.append(screenshot(page, "size"))
 
             # save it, find it in the library, open it again
@@ -78,18 +76,24 @@ def test_every_page_in_a_real_browser(tmp_path: Path) -> None:
             idle(page)
             page.get_by_text("Saved as 'Browser test option'").first.wait_for()
             go(page, "Scenario library", "Scenario library")
-            assert page.get_by_role("combobox", name="Scenario", exact=True).input_value() == "Browser test option"
+            expect(page.get_by_role("combobox", name="Scenario", exact=True)).to_have_value("Browser test option")
             shots.append(screenshot(page, "library"))
             page.get_by_role("button", name="Open on the Size page").click()
             page.get_by_role("heading", name="Size a configuration").wait_for()
             idle(page)
-            assert page.get_by_role("textbox", name="Scenario name", exact=True).input_value() == "Browser test option"
+            expect(page.get_by_role("textbox", name="Scenario name", exact=True)).to_have_value("Browser test option")
 
             # the seeds' comparison: NVMe RAID-10 against FCP LUNs on a DS8950F
             go(page, "Compare", "Compare configurations")
             page.get_by_role("button", name="Compare", exact=True).click()
-            page.get_by_text("better price-performance").first.wait_for(timeout=90_000)
+            page.get_by_text(re.compile(r"^Conditions: ")).first.wait_for()
             idle(page)
+            # the app's Quick precision stops at 10 s of wall time: on a loaded machine a result may be cut short,
+            # and a cut-short result is not compared on price-performance (it says so instead)
+            if page.locator('[data-testid="stAlert"]').filter(has_text="cut short").count():
+                page.get_by_text("no price-performance: not compared").first.wait_for()
+            else:
+                page.get_by_text("better price-performance").first.wait_for()
             assert plotly_rendered(page) >= 1
             shots.append(screenshot(page, "compare"))
 
@@ -104,7 +108,7 @@ def test_every_page_in_a_real_browser(tmp_path: Path) -> None:
             # the planner's default requirements (IBM i OLTP)
             go(page, "Plan", "Plan")
             page.get_by_role("button", name="Plan", exact=True).click()
-            page.get_by_text("Cheapest configuration that meets the requirements").first.wait_for(timeout=90_000)
+            page.get_by_text("Cheapest configuration that meets the requirements").first.wait_for()
             idle(page)
             shots.append(screenshot(page, "plan"))
 

@@ -38,6 +38,7 @@ def saved_profile() -> int:
     return Library(os.environ["FLASHPLAN_DB_URL"]).save_scenario("tiny profile", scenario)
 
 
+@pytest.mark.slow
 def test_a_profile_is_replayed_with_latency_over_time_and_a_growth_date() -> None:
     entry = saved_profile()
     at = AppTest.from_file(MAIN, default_timeout=TIMEOUT)

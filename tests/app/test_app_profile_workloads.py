@@ -38,6 +38,7 @@ def test_a_profile_among_workloads_is_listed_for_load_over_time_only() -> None:
     assert not holds_profile({"workloads": [{"kind": "open"}]}) and not holds_profile({"workload": {"kind": "closed"}})
 
 
+@pytest.mark.slow
 def test_the_example_is_offered_on_the_page() -> None:
     at = AppTest.from_file(MAIN, default_timeout=TIMEOUT)
     at.run()
@@ -51,6 +52,7 @@ def test_the_example_is_offered_on_the_page() -> None:
     assert at.button(key="timeline:replay") is not None
 
 
+@pytest.mark.slow
 def test_a_replay_draws_every_workload_over_time() -> None:
     scenario = scenario_from_data({
         "name": "tiny mixed profile",

@@ -134,6 +134,7 @@ def test_a_cut_short_sweep_point_is_hollow_and_not_the_best() -> None:
 
 # -- 2. overload ---------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_an_overloaded_open_load_says_unstable_not_a_price() -> None:
     data = example("s1_linuxone_nvme_raid10.yaml")
     data["workload"] = {"kind": "open", "rate_iops": 5_000_000.0, "read_fraction": 0.9, "block_size_kib": 8, "access": "random"}
@@ -153,6 +154,7 @@ def test_an_overloaded_open_load_says_unstable_not_a_price() -> None:
 
 # -- 3. placement --------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_raid5_over_namespaces_of_one_drive_is_not_shown_as_protected() -> None:
     topo = DirectNvme(drive="ES5F", drives=8, adapter="EJ1Y", adapters=1, layout="raid5", namespaces={"per_drive": 4})
     placement = check_placement(topo)
@@ -275,6 +277,7 @@ def test_fast_path_never_prints_inf() -> None:
 
 # -- 6. the paper's comparison -------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_compare_reproduces_the_papers_setup_and_states_its_conditions() -> None:
     from app.views.common import calibrated_think_us
 

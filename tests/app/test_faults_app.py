@@ -11,6 +11,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from app import forms
+from tests.conftest import HANG_S
 
 MAIN = str(Path(__file__).resolve().parent.parent.parent / "app" / "main.py")
 SMALL_RUN = {"target_rel_ci": 0.05, "max_wall_s": 60.0, "max_ios": 12_000, "warmup_ios": 2_000}
@@ -24,8 +25,9 @@ def small_runs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setitem(forms.PRECISIONS, label, SMALL_RUN)
 
 
+@pytest.mark.slow
 def test_size_page_shows_every_failure_state_with_the_rebuild() -> None:
-    at = AppTest.from_file(MAIN, default_timeout=180)
+    at = AppTest.from_file(MAIN, default_timeout=HANG_S)
     at.run()
     at.multiselect(key="size:faults:drives").set_value([1])
     at.run()
@@ -52,7 +54,7 @@ def test_size_page_shows_every_failure_state_with_the_rebuild() -> None:
 
 
 def test_a_data_loss_is_shown_not_simulated() -> None:
-    at = AppTest.from_file(MAIN, default_timeout=180)
+    at = AppTest.from_file(MAIN, default_timeout=HANG_S)
     at.run()
     at.multiselect(key="size:faults:drives").set_value([0, 1])
     at.run()

@@ -14,10 +14,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.browser.server import CHROMIUM, CHROMIUM_ARGS, go, idle, set_number, streamlit_server
+from tests.browser.server import HANG_MS, go, idle, launch, set_number, streamlit_server
 
 
-def _timed(page: Any, click: Any, wait: Any, timeout_ms: float = 180_000) -> float:
+def _timed(page: Any, click: Any, wait: Any, timeout_ms: float = HANG_MS) -> float:
     start = time.monotonic()
     click()
     wait.first.wait_for(timeout=timeout_ms)
@@ -31,9 +31,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         env = {"FLASHPLAN_DB_URL": f"sqlite:///{Path(tmp) / 'library.sqlite'}"}
         with streamlit_server(env, Path(tmp) / "streamlit.log") as url, sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.set_default_timeout(60_000)
+            browser, page = launch(pw)
             page.goto(url)
             page.get_by_role("heading", name="Size a configuration").wait_for()
             idle(page)

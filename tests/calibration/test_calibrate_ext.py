@@ -39,6 +39,7 @@ def _calibrate(capsys: pytest.CaptureFixture[str], tmp_path: Path, *extra: str) 
     return code, _strict(out.out), out.err
 
 
+@pytest.mark.slow
 def test_gate_records_run_every_ext_record_under_the_files_device_model() -> None:
     ext = gate_records("EXT")
     assert [r.id for r in ext] == [r.id for r in load_ext_records()]
@@ -52,6 +53,7 @@ def test_gate_records_run_every_ext_record_under_the_files_device_model() -> Non
     assert not any(r.system == "EXT" for r in gate_records("S3"))
 
 
+@pytest.mark.slow
 def test_calibrate_only_ext_reports_every_record_and_passes_with_the_known_gap(capsys: pytest.CaptureFixture[str],
                                                                                 tmp_path: Path) -> None:
     code, rows, err = _calibrate(capsys, tmp_path, "--results", str(tmp_path / "ext.json"))

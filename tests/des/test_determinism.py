@@ -84,6 +84,7 @@ def summary_json(result: Result) -> str:
     return json.dumps(data, sort_keys=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(SCENARIOS))
 def test_same_seed_gives_identical_summary(name: str) -> None:
     sc = scenario(name)
@@ -95,6 +96,7 @@ def test_same_seed_gives_identical_summary(name: str) -> None:
     assert first.seed == second.seed == RUN["seed"]
 
 
+@pytest.mark.slow
 def test_same_seed_identical_in_a_fresh_interpreter() -> None:
     """Bit-identical across processes and PYTHONHASHSEED values (no dependence on set/dict hash order or ids)."""
     names = ["direct-raid10-namespaces", "direct-raid5-bursty-mixed-sizes", "san-fcp"]
@@ -114,7 +116,7 @@ def test_same_seed_identical_in_a_fresh_interpreter() -> None:
     for hash_seed in ("0", "4242"):
         env = {**os.environ, "PYTHONHASHSEED": hash_seed}
         proc = subprocess.run([sys.executable, "-c", code], input=payload, capture_output=True, text=True,
-                              cwd=ROOT, env=env, timeout=300, check=False)
+                              cwd=ROOT, env=env, timeout=600, check=False)
         assert proc.returncode == 0, proc.stderr[-2000:]
         there = json.loads(proc.stdout)
         for n in names:
@@ -128,6 +130,7 @@ def test_with_overrides_same_seed_is_identical() -> None:
     assert summary_json(simulate(sc)) == summary_json(simulate(same))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(SCENARIOS))
 def test_other_seed_differs_but_agrees(name: str) -> None:
     a = simulate(scenario(name, seed=11))

@@ -65,6 +65,7 @@ def test_sustained_writes_are_limited_by_nand_programs(model: str) -> None:
     assert res.utilization[{"pooled": "drive0.program_units", "auto": "drive0.dies"}[model]] > 0.97
 
 
+@pytest.mark.slow
 def test_bandwidth_cap_for_large_reads() -> None:
     topo = direct(drives=1, layout="jbod", host={"stack": "none"}, namespaces={"per_drive": 1, "queue_depth": 256})
     res = run(topo, closed(1, qd=64, kib=1024, access="sequential"))
@@ -72,6 +73,7 @@ def test_bandwidth_cap_for_large_reads() -> None:
     assert res.bottleneck == "drive0.read_bw"
 
 
+@pytest.mark.slow
 def test_jbof_uplink_is_shared_by_its_drives() -> None:
     """Eight 7 GB/s drives behind one Gen4 x16 EJ1Y (31.5 GB/s) are uplink-bound (seed 001 Power10 slides)."""
     topo = direct(drives=8, layout="raid0", host={"stack": "none"}, namespaces={"per_drive": 1, "queue_depth": 256})
@@ -82,6 +84,7 @@ def test_jbof_uplink_is_shared_by_its_drives() -> None:
     assert two.mbps.value > 1.6 * res.mbps.value
 
 
+@pytest.mark.slow
 def test_mirrored_writes_go_to_both_copies() -> None:
     topo = direct(drives=4, host={"stack": "none"}, namespaces={"per_drive": 1, "queue_depth": 4096})
     r0 = run({**topo, "layout": "raid0"}, closed(4, qd=256, read_fraction=0.0))
@@ -92,6 +95,7 @@ def test_mirrored_writes_go_to_both_copies() -> None:
     assert reads10.iops.value == pytest.approx(reads0.iops.value, rel=0.06)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", MODELS)
 def test_raid5_small_writes_pay_read_modify_write(model: str) -> None:
     from models.catalog import lookup
@@ -118,6 +122,7 @@ def test_raid5_small_writes_pay_read_modify_write(model: str) -> None:
     assert five == pytest.approx(ten * program / (program + read), rel=0.06)
 
 
+@pytest.mark.slow
 def test_more_namespaces_lower_the_busy_of_each_disk_arm() -> None:
     """IBM i: one namespace = one disk arm with its own queue; more arms share the same load (seed 001)."""
     base = direct(drives=2, layout="ibmi_mirror", host={"model": "Power10-S1024-LPAR32", "stack": "ibmi_nvme"})
@@ -129,6 +134,7 @@ def test_more_namespaces_lower_the_busy_of_each_disk_arm() -> None:
     assert busy[0] > busy[1] > busy[2]
 
 
+@pytest.mark.slow
 def test_zvm_base_runs_one_io_and_aliases_add_paths() -> None:
     """A base EDEV runs one I/O at a time; each HyperPAV alias adds a path until the drive saturates (seed 003)."""
     topo = {"kind": "zvm_edev", "host": {"model": "z14-M05-LPAR4"}, "drive": "P4510-4TB", "base_devices": 1}

@@ -196,6 +196,7 @@ def test_analyze_of_a_profile(capsys: pytest.CaptureFixture[str]) -> None:
 # -- importers --------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_iostat_profile_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     source = FIXTURES / "iostat_x_t_vda_loop0.txt"
     report = parse_iostat(source.read_bytes(), devices=["vda", "loop0"])

@@ -200,6 +200,7 @@ def check_little(r: Result) -> None:
 
 # -- properties ------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 @settings(SETTINGS, max_examples=40)
 @given(generic_scenarios())
 def test_little_law_generic(sc: Scenario) -> None:

@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parent.parent.parent
 NOTEBOOK_DIR = REPO / "notebooks"
 ARTIFACTS = REPO / "test-artifacts" / "notebooks"
 NOTEBOOKS = sorted(p.stem for p in NOTEBOOK_DIR.glob("*.py") if not p.name.startswith("_"))
-CELL_TIMEOUT_S = 240
+CELL_TIMEOUT_S = 600
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 ANSI_COLOUR = re.compile(r"\x1b\[[0-9;]*m")
 KERNEL_CHECK = "import sys; print('kernel-prefix=' + sys.prefix)"

@@ -209,6 +209,7 @@ def test_simulate_states_differ_as_the_placement_says(tmp_path: Path, capsys: py
     assert degraded["utilization"]["drive2.link.to_host"] == pytest.approx(healthy["utilization"]["drive2.link.to_host"], rel=0.1)
 
 
+@pytest.mark.slow
 def test_fast_path_placement_on_every_member_in_order_is_no_placement() -> None:
     """A workload placed on all members in their order has the whole volume as its own: each fast-path state of the
     consolidation example (its sequential backup included) is the unplaced scenario's to the last digit, with no

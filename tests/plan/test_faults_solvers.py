@@ -249,6 +249,7 @@ def test_simulate_json_reports_every_state_strictly(tmp_path: Any, capsys: Any) 
 # -- the planner: the SLO must hold with one drive failed ----------------------------------------------
 
 
+@pytest.mark.slow
 def test_planner_keeps_the_slo_with_one_drive_failed() -> None:
     """LinuxONE YCSB at 6,000 MB/s (+20%): three PM1733 in RAID-5 carry it healthy, but degraded (every read of
     the lost drive's chunks reads both others) their carriers saturate; with ``survive.drive`` the planner
@@ -277,6 +278,7 @@ def test_planner_keeps_the_slo_with_one_drive_failed() -> None:
 # -- the FAULTS records, checked against the solvers ------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_faults_records_checked_against_the_solvers() -> None:
     """calibration/faults/check.py: md's default cap sets the idle rebuild (cap share 1), the i8ge resync took
     longer than the model's idle floor, md's under-load rate is a known gap with figures (the source gives no host

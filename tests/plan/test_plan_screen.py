@@ -97,7 +97,7 @@ def test_progress_bar_stays_off_the_json_on_stdout() -> None:
 def test_jobs_out_of_range_is_bad_input() -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run([sys.executable, "-m", "sim.cli", "plan", str(PLANS / "zvm_paging.toml"), "--jobs", "0"],
-                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
+                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
     assert done.returncode == 2
     assert "--jobs" in done.stderr and "1 .. 256" in done.stderr and "got 0" in done.stderr
     assert "Traceback" not in done.stderr

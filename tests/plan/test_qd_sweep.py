@@ -32,7 +32,7 @@ from sim.plan.qd_sweep import DEFAULT_DEPTHS, device_scenario, qd_sweep
 
 DEVICES = [*load_catalog().drives, *load_catalog().dimms]
 SMALL_DES = {"max_ios": 4_000}
-APP_TIMEOUT = 180
+APP_TIMEOUT = 600
 MVA_DIP = 1e-3
 """How far the fast path's throughput may fall from one queue depth to the next deeper one (see the test)."""
 

@@ -240,10 +240,10 @@ def test_a_sweep_killed_mid_way_resumes_without_recomputing(tmp_path: Path) -> N
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     workers: list[psutil.Process] = []
     with nothing_left_behind(proc, workers):
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 600
         while len(read_journal(journal)) < 3:
             assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
-            assert time.monotonic() < deadline, "the sweep journalled fewer than 3 runs in 60 s"
+            assert time.monotonic() < deadline, "the sweep journalled fewer than 3 runs in 600 s"
             time.sleep(0.02)
         workers[:] = psutil.Process(proc.pid).children(recursive=True)
         alive = kill_and_find_survivors(proc, workers)
@@ -254,7 +254,7 @@ def test_a_sweep_killed_mid_way_resumes_without_recomputing(tmp_path: Path) -> N
     assert 3 <= len(before) < len(rates), "the kill must land mid-way"
     assert not out.exists()
 
-    rerun = subprocess.run([*cmd, "--resume"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    rerun = subprocess.run([*cmd, "--resume"], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert rerun.returncode == 0, rerun.stderr
     assert f"{len(rates) - len(before)} run now, {len(before)} reused" in " ".join(rerun.stdout.split())
     final = pd.read_parquet(out)
@@ -292,11 +292,11 @@ def test_a_sweep_killed_while_its_workers_start_leaves_no_worker_behind(tmp_path
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     children: list[psutil.Process] = []
     with nothing_left_behind(proc, children):
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 600
         sweep_process = psutil.Process(proc.pid)
         while True:
             assert proc.poll() is None, "the sweep ended before starting its workers"
-            assert time.monotonic() < deadline, "the sweep started no 2 workers in 60 s"
+            assert time.monotonic() < deadline, "the sweep started no 2 workers in 600 s"
             with contextlib.suppress(psutil.Error):
                 children[:] = sweep_process.children(recursive=True)
                 if sum("--multiprocessing-fork" in c.cmdline() for c in children) >= 2:

@@ -21,7 +21,14 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from models.faults import degraded_io_cost
+from models.faults import (
+    DataLoss,
+    degraded_io_cost,
+    rebuild_member_bytes,
+    rebuild_sources,
+    rebuild_volumes,
+    volume_rebuild_sources,
+)
 from models.loading import format_validation_error
 from models.scenario import Scenario, load_scenario, scenario_from_data
 from sim.analytic import evaluate
@@ -309,3 +316,19 @@ def test_fast_path_loaded_rebuild_rate_ignores_another_volumes_load() -> None:
     assert figures[0] is not None and figures[1] is not None
     assert figures[0]["loaded_mbps"] < figures[0]["idle_mbps"]
     assert figures[1]["loaded_mbps"] == pytest.approx(figures[0]["loaded_mbps"], rel=1e-9)
+
+
+def test_rebuild_sources_within_a_volume_map_its_members() -> None:
+    """The member a volume holds is rebuilt from that volume's own layout over its members: crossed pairs read the
+    partner in the placement (the whole volume's pair-mate is failed and never read), a placed RAID-5 reads every
+    other member of its own volume; with no placement each failed member is rebuilt in the whole volume."""
+    assert volume_rebuild_sources("raid10", frozenset({0, 1}), 0, 0, (0, 2)) == [2]
+    with pytest.raises(DataLoss):
+        rebuild_sources("raid10", 4, frozenset({0, 1}), 0, 0)
+    assert {m for s in range(4) for m in volume_rebuild_sources("raid5", frozenset({0}), 0, s, (0, 1, 2, 3))} == {1, 2, 3}
+    placements: list[tuple[str, list[int] | None]] = [("a", [0, 1, 2, 3]), ("b", [4, 5, 6, 7])]
+    assert rebuild_volumes(8, frozenset({0}), placements) == ((0,), (((0, 1, 2, 3),),))
+    assert rebuild_volumes(8, frozenset({0}), None) == ((0,), ())
+    assert rebuild_volumes(10, frozenset({8}), placements) == ((), ())
+    moved = rebuild_member_bytes("raid5", 8, frozenset({0}), (0,), 1.0, (((0, 1, 2, 3),),))
+    assert [round(r, 12) for r, _ in moved] == [0.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0] and moved[0][1] == 1.0

@@ -247,24 +247,68 @@ def rebuild_sources(layout: str, members: int, failed: frozenset[int], rebuilt: 
     if layout == "raid1":
         return [next(i for i in range(members) if i not in failed)]
     if layout in ("raid10", "ibmi_mirror"):
+        if rebuilt ^ 1 in failed:
+            raise DataLoss(f"{layout}: both copies of pair {rebuilt // 2} (members {rebuilt & ~1}, {rebuilt | 1}) failed")
         return [rebuilt ^ 1]
     parities, data = stripe_placement(layout, members, stripe)
     alive = [m for m in data + parities if m != rebuilt and m not in failed]
     return alive if layout == "raid5" else alive[: members - 2]
 
 
+RebuildVolumes = tuple[tuple[tuple[int, ...], ...], ...]
+"""For each rebuilt member, the volumes that hold it, each as the whole volume's members it is made of (its member
+i is the whole volume's member ``volume[i]``); empty: every member is rebuilt in the whole volume."""
+
+
+def rebuild_volumes(members: int, failed: frozenset[int],
+                    placements: Sequence[tuple[str, Sequence[int] | None]] | None) -> tuple[tuple[int, ...], RebuildVolumes]:
+    """(the failed members a rebuild writes, the volumes each of them is rebuilt in).
+
+    Without placements every failed member is rebuilt in the whole volume. With them each workload's volume is
+    its placement (member i is the whole volume's ``placement[i]``), or the whole volume for a workload without
+    one; a failed member is rebuilt in each volume that holds it (equal shares of its bytes), and a failed member
+    that no volume holds holds no data: nothing is rebuilt onto it."""
+    if placements is None:
+        return tuple(sorted(failed)), ()
+    volumes: list[tuple[int, ...]] = []
+    for _, placed in placements:
+        own = tuple(range(members)) if placed is None else tuple(placed)
+        if own not in volumes:
+            volumes.append(own)
+    held = [(m, tuple(v for v in volumes if m in v)) for m in sorted(failed)]
+    held = [(m, vs) for m, vs in held if vs]
+    return tuple(m for m, _ in held), tuple(vs for _, vs in held)
+
+
+def volume_rebuild_sources(layout: str, failed: frozenset[int], rebuilt: int, stripe: int, volume: Sequence[int]) -> list[int]:
+    """``rebuild_sources`` of the whole volume's member ``rebuilt`` within ``volume`` (its member i is the whole
+    volume's member ``volume[i]``; ``failed`` and the result are whole-volume members): the volume's own layout
+    over its own members, with the members of ``failed`` it holds lost."""
+    own_failed = frozenset(i for i, m in enumerate(volume) if m in failed)
+    n = len(volume)
+    return [volume[i] for i in rebuild_sources(layout, n, own_failed, volume.index(rebuilt), stripe % n)]
+
+
 def rebuild_member_bytes(layout: str, members: int, failed: frozenset[int], rebuilt: tuple[int, ...],
-                         written_per_s: float) -> tuple[tuple[float, float], ...]:
+                         written_per_s: float, volumes: RebuildVolumes = ()) -> tuple[tuple[float, float], ...]:
     """(read, write) bytes per second each member moves while the members ``rebuilt`` are rebuilt in turn
-    at ``written_per_s`` bytes written in all (``rebuild_sources`` averaged over a rotation of stripes)."""
+    at ``written_per_s`` bytes written in all (``rebuild_sources`` averaged over a rotation of stripes; with
+    ``volumes``, each member's share split evenly over the volumes that hold it, ``volume_rebuild_sources``)."""
     share = written_per_s / len(rebuilt)
     reads = [0.0] * members
     writes = [0.0] * members
-    for r in rebuilt:
+    for k, r in enumerate(rebuilt):
         writes[r] += share
-        for stripe in range(members):
-            for m in rebuild_sources(layout, members, failed, r, stripe):
-                reads[m] += share / members
+        if not volumes:
+            for stripe in range(members):
+                for m in rebuild_sources(layout, members, failed, r, stripe):
+                    reads[m] += share / members
+            continue
+        for volume in volumes[k]:
+            part = share / len(volumes[k]) / len(volume)
+            for stripe in range(len(volume)):
+                for m in volume_rebuild_sources(layout, failed, r, stripe, volume):
+                    reads[m] += part
     return tuple(zip(reads, writes, strict=True))
 
 
@@ -455,13 +499,16 @@ def _indexes(field: str, values: list[int], count: int, what: str) -> frozenset[
 
 
 def failed_hardware(topo: Any, faults: Faults, host_ports: int = 0, ports_per_adapter: int = 1,
-                    placements: Sequence[tuple[str, Sequence[int] | None]] | None = None) -> FailedHardware:
+                    placements: Sequence[tuple[str, Sequence[int] | None]] | None = None,
+                    whole_scenario: bool = True) -> FailedHardware:
     """Check ``faults`` against a topology (attributes of models.topology's classes) and list what failed.
 
     Raises a ``field_problem`` naming the ``faults`` field for an index out of range, a fault the
     attachment cannot have, or data loss (the layout cannot serve some data without the failed members).
     ``placements``: (name, placement) of each workload; data loss is then checked on each workload's own
-    volume (its placement's members, the whole volume without one), as each serves only its own data.
+    volume (its placement's members, the whole volume without one), as each serves only its own data, and a
+    rebuild needs a failed member one of them holds (``rebuild_volumes``) unless ``whole_scenario`` is False
+    (``placements`` then lists some of the scenario's workloads only).
     """
     kind = getattr(topo, "kind", "")
     if kind == "generic" and faults.any_failed:
@@ -492,9 +539,21 @@ def failed_hardware(topo: Any, faults: Faults, host_ports: int = 0, ports_per_ad
     members = frozenset(m for m in range(count * per_drive) if m % count in failed) if count else frozenset()
     _no_workload_data_loss(topo, members, count * per_drive, placements, sorted(failed),
                            "faults.failed_adapters" if faults.failed_adapters and not faults.failed_drives else "faults.failed_drives")
-    if faults.rebuild is not None and not members:
-        raise field_problem("faults.rebuild", "a rebuild needs a failed drive (or adapter) to rebuild onto a replacement")
+    _something_to_rebuild(faults, members, count * per_drive, placements if whole_scenario else None, sorted(failed))
     return FailedHardware(members, frozenset(failed), frozenset(ports), per_drive)
+
+
+def _something_to_rebuild(faults: Faults, members: frozenset[int], count: int,
+                          placements: Sequence[tuple[str, Sequence[int] | None]] | None, drives: list[int]) -> None:
+    """A rebuild needs a failed member that some workload's volume holds (``rebuild_volumes``)."""
+    if faults.rebuild is None:
+        return
+    if not members:
+        raise field_problem("faults.rebuild", "a rebuild needs a failed drive (or adapter) to rebuild onto a replacement")
+    if not rebuild_volumes(count, members, placements)[0]:
+        raise field_problem("faults.rebuild", f"nothing to rebuild: the failed drives {drives} hold no member of any workload's "
+                            f"placement ({', '.join(f'{n!r}: {list(p or ())}' for n, p in placements or ())}); "
+                            "drop faults.rebuild, or fail a drive a workload is placed on")
 
 
 def _no_data_loss(topo: object, members: frozenset[int], count: int, field: str) -> None:

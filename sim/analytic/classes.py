@@ -42,7 +42,8 @@ every class's reads and programs at the shared dies (``TAIL_METHODS``).
 A class keeps its placement and the scenario's faults: its own network spreads its device I/Os over its
 placement's members (its own volume, the members it holds that failed lost: ``sim.analytic.paths.own_volume``),
 so a class placed on other members than another meets it only at what they share (host CPU, adapters).
-A rebuild's background utilization is in every class's own solution; the whole scenario counts it once.
+A rebuild's background utilization is in the own solution of every class whose volume holds a rebuilt member
+(under placement, a class's own volume rebuilds only the failed members it holds); the whole scenario counts it once.
 Known approximations: the queueing extra is the same for a class's reads and writes; concurrency limits
 (queues, write caches) and background work enter only through each class's own solution (but for the
 dies, above).
@@ -466,7 +467,7 @@ def solve_classes(scenario: Scenario, single: Callable[[Scenario], tuple[FastRes
     workloads = [wl for _, wl in named]
     demands = Demands()
     dies = Dies()
-    background: dict[str, float] = {}
+    background: dict[str, list[float]] = {}
     for wl in workloads:
         net = network(alone(scenario, wl))
         demands.add_class(net)
@@ -474,7 +475,7 @@ def solve_classes(scenario: Scenario, single: Callable[[Scenario], tuple[FastRes
         for g in net.groups:
             if g.background_util > 0:
                 for name in g.names:
-                    background[name] = g.background_util
+                    background.setdefault(name, []).append(g.background_util)
     extra = interference_us(demands, workloads)
     per: dict[str, FastResult] = {}
     models: dict[str, tuple[Model, float]] = {}
@@ -523,18 +524,18 @@ def _weighted(per: dict[str, FastResult], value: Callable[[FastResult], float], 
 
 
 def combine(per: dict[str, FastResult], demands: Demands, workloads: list[Workload],
-            background: dict[str, float] | None = None) -> FastResult:
+            background: dict[str, list[float]] | None = None) -> FastResult:
     """The whole scenario: throughputs summed, latencies weighted by throughput, utilization summed per
-    component (a rebuild's ``background`` utilization, in every class's own, once), the bottleneck the most utilized
-    component (``models.bottleneck.most_utilized``; the foreground stations named before the rest they tie with),
-    the bounds of the mix."""
+    component (a rebuild's ``background`` utilization, in the own solution of each class whose volume it touches:
+    counted once, the largest of them), the bottleneck the most utilized component (``models.bottleneck.most_utilized``;
+    the foreground stations named before the rest they tie with), the bounds of the mix."""
     utilization: dict[str, float] = {}
     for r in per.values():
         for name, u in r.utilization.items():
             utilization[name] = utilization.get(name, 0.0) + u
-    for name, u in (background or {}).items():
+    for name, us in (background or {}).items():
         if name in utilization:
-            utilization[name] -= (len(per) - 1) * u
+            utilization[name] -= (len(us) - 1) * us[0] if min(us) == max(us) else sum(us) - max(us)
     utilization = {name: min(1.0, max(0.0, u)) for name, u in utilization.items()}
     foreground = [n for n in demands.names if n in utilization] or list(utilization)
     stations = set(demands.names)

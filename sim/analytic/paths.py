@@ -1159,7 +1159,8 @@ def rebuild_rate(route: AnyRoute) -> float:
 
 def rebuild_background(route: AnyRoute, written_per_s: float) -> dict[str, float]:
     """Utilization a rebuild at ``written_per_s`` adds to each drive's stations, drive link and adapter uplink
-    (reads on the sources, writes on the replacements: ``models.faults.rebuild_member_bytes``)."""
+    (reads on the sources, writes on the replacements: ``models.faults.rebuild_member_bytes``, within the workloads'
+    volumes that hold each rebuilt member under placement)."""
     v = route.volume
     if v.rebuild is None or not isinstance(route, DirectRoute) or written_per_s <= 0:
         return {}
@@ -1169,7 +1170,8 @@ def rebuild_background(route: AnyRoute, written_per_s: float) -> dict[str, float
     def add(name: str, u: float) -> None:
         out[name] = out.get(name, 0.0) + u
 
-    for m, (rd, wr) in enumerate(rebuild_member_bytes(v.layout, v.members, v.failed, v.rebuild.rebuilt, written_per_s)):
+    moved = rebuild_member_bytes(v.layout, v.members, v.failed, v.rebuild.rebuilt, written_per_s, v.rebuild.volumes)
+    for m, (rd, wr) in enumerate(moved):
         rd, wr = rd * 1e-6, wr * 1e-6  # bytes per us
         drive = route.devices.names[instance_of(route.devices.of, m)]
         d = route.devices.dies

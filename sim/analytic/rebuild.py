@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 
-from models.faults import rebuild_sources
+from models.faults import rebuild_sources, volume_rebuild_sources
 from sim.analytic.queueing import INF, queue_wait
 from sim.route.describe import AnyRoute, DirectRoute
 from sim.route.elements import RebuildStream, instance_of
@@ -84,8 +84,12 @@ def batch_time_us(route: DirectRoute, stream: RebuildStream, util: dict[str, flo
     """T_batch of the module docstring: the slowest rebuilt member's batch (its busiest source, then its write)."""
     v, io, batch = route.volume, float(stream.io_bytes), stream.busy_depth()
     worst = 0.0
-    for r in stream.rebuilt:
-        sources = {m for s in range(v.members) for m in rebuild_sources(v.layout, v.members, v.failed, r, s)}
+    for k, r in enumerate(stream.rebuilt):
+        if stream.volumes:  # within the workloads' volumes that hold it
+            sources = {m for vol in stream.volumes[k] for s in range(len(vol))
+                       for m in volume_rebuild_sources(v.layout, v.failed, r, s, vol)}
+        else:
+            sources = {m for s in range(v.members) for m in rebuild_sources(v.layout, v.members, v.failed, r, s)}
         read = max(_path_us(_read_stations(route, m, io, host_bytes), util, batch, population) for m in sources)
         write = _path_us(_write_stations(route, r, io, host_bytes), util, batch, population) + route.devices.params.write_ack_us
         worst = max(worst, read + write)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
-from models.faults import rebuild_sources
+from models.faults import rebuild_sources, volume_rebuild_sources
 from models.workload import BurstyWorkload, ClosedWorkload, OpenWorkload, ProfileWorkload, Workload
 from sim.des.components import READ, WRITE, Child, Ev, Hop, Job, JobFactory, Split, advance, schedule
 from sim.des.rng import UnitSampler
@@ -132,7 +132,8 @@ class RebuildArrivals:
     Each unit reads ``io_bytes`` from its sources (``models.faults.rebuild_sources``: the surviving copy, or
     the rest of the stripe), then writes them to the rebuilt member's replacement, through the same device
     routes as host I/O (queues, links, drives). Units take the rebuilt members in turn and walk the stripes,
-    so parity sources rotate. Completion times are kept to measure the rate.
+    so parity sources rotate; under placement a member is rebuilt within the workloads' volumes that hold it
+    (``RebuildStream.volumes``: their layout over their own members), taking them in turn. Completion times are kept to measure the rate.
 
     Units are issued as md_do_sync (drivers/md/md.c) issues sync I/O: back to back, and once per window of
     ``window_units`` md looks. Above the floor (speed_limit_min; the rate so far) with host I/O issued or in
@@ -170,9 +171,15 @@ class RebuildArrivals:
         v, s = self.volume, self.stream
         k = job.offset
         rebuilt = s.rebuilt[k % len(s.rebuilt)]
-        stripe = (k // len(s.rebuilt)) % v.members
+        turn = k // len(s.rebuilt)
+        if s.volumes:  # the volumes that hold the member in turn, then their stripes
+            holders = s.volumes[k % len(s.rebuilt)]
+            volume = holders[turn % len(holders)]
+            sources = volume_rebuild_sources(v.layout, v.failed, rebuilt, turn // len(holders), volume)
+        else:
+            sources = rebuild_sources(v.layout, v.members, v.failed, rebuilt, turn % v.members)
         n = s.io_bytes
-        reads: list[Child] = [(self.routes(m, READ), n, READ, m) for m in rebuild_sources(v.layout, v.members, v.failed, rebuilt, stripe)]
+        reads: list[Child] = [(self.routes(m, READ), n, READ, m) for m in sources]
         return [reads, [(self.routes(rebuilt, WRITE), n, WRITE, rebuilt)]]
 
     def launch(self, now: float) -> None:

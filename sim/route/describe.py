@@ -15,11 +15,12 @@ logical I/O into device I/Os on its members. Each description's docstring gives 
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
 from models.catalog import Catalog, load_catalog, parameter
-from models.faults import MD_SYNC_WINDOW_KIB, Faults, failed_hardware
+from models.faults import MD_SYNC_WINDOW_KIB, Faults, failed_hardware, rebuild_volumes
 from models.hardware import FlashDeviceSpec
 from models.scenario import Scenario
 from models.topology import DirectNvme, Exflash, Generic, HostConfig, San, Topology, ZvmEdev
@@ -344,21 +345,26 @@ def degraded_volume(volume: VolumeSplit, topo: DirectNvme, faults: Faults | None
     """``volume`` with the members a scenario's ``faults`` took away and its rebuild stream (if any); ``params``
     (the drives' mechanism) and ``link_us_per_byte`` (drive link and uplink) give the stream's idle rate
     (``idle_rebuild_bytes_per_s``); with the
-    workloads' ``placements`` (``Scenario.placements``) data loss is checked on each workload's own volume."""
+    workloads' ``placements`` (``Scenario.placements``) data loss is checked on each workload's own volume, and the
+    stream rebuilds only the failed members some workload's volume holds, each within the volumes that hold it
+    (``models.faults.rebuild_volumes``: their layout over their own members), onto the drives that carry them."""
     if faults is None:
         return volume
-    lost = failed_hardware(topo, faults, placements=placements)
+    # a workload alone (sim.analytic.classes.alone) lists only its own placement: the scenario's check is its validation's
+    lost = failed_hardware(topo, faults, placements=placements, whole_scenario=False)
     rebuild = faults.rebuild
     stream = None
-    if rebuild is not None and lost.members:
-        per_drive, drives = lost.members_per_drive, len(lost.drives)
+    rebuilt, volumes = rebuild_volumes(volume.members, lost.members, placements)
+    if rebuild is not None and rebuilt:
+        on_drive = Counter(m % topo.drives for m in rebuilt)
+        per_drive, drives = max(on_drive.values()), len(on_drive)
         io = rebuild.io_bytes(volume.layout)
         cap = rebuild.cap_bytes_per_s(per_drive) * drives
-        stream = RebuildStream(tuple(sorted(lost.members)), drives, cap, rebuild.floor_bytes_per_s(per_drive) * drives,
+        stream = RebuildStream(rebuilt, drives, cap, rebuild.floor_bytes_per_s(per_drive) * drives,
                                rebuild.depth, io, volume.member_bytes * per_drive, rebuild.throttle, rebuild.sync_io_depth,
                                max(1, -(-MD_SYNC_WINDOW_KIB * 1024 // io)),
                                idle_rebuild_bytes_per_s(cap, rebuild.depth, io, params, drives, link_us_per_byte)
-                               if params is not None else cap)
+                               if params is not None else cap, volumes)
     return VolumeSplit(volume.layout, volume.members, volume.chunk_bytes, volume.member_bytes, volume.closed_affinity,
                        lost.members, stream)
 

@@ -178,6 +178,10 @@ class RebuildStream:
     window_units: int = 1
     idle_bytes_per_s: float = 0.0
     """The rate on an idle array (``idle_rebuild_bytes_per_s``): both solvers report it beside the rate under load."""
+    volumes: tuple[tuple[tuple[int, ...], ...], ...] = ()
+    """For each of ``rebuilt``, the workloads' volumes that hold it, each as the members it is made of (its member i is
+    member ``volume[i]``): the member is rebuilt within them (``models.faults.rebuild_volumes``); empty: in the
+    whole volume."""
 
     def busy_depth(self) -> int:
         """The most units in flight while md throttles a busy array: the units md issues before it looks again

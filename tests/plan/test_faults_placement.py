@@ -21,12 +21,21 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from models.faults import degraded_io_cost
+from models.faults import (
+    DataLoss,
+    degraded_io_cost,
+    rebuild_member_bytes,
+    rebuild_sources,
+    rebuild_volumes,
+    volume_rebuild_sources,
+)
 from models.loading import format_validation_error
 from models.scenario import Scenario, load_scenario, scenario_from_data
 from sim.analytic import evaluate
 from sim.cli.flashplan import main
 from sim.des.engine import simulate
+from sim.plan.faults import fast_rebuild_figures
+from sim.route.describe import DirectRoute, describe
 
 SHORT_RUN = {"seed": 3, "warmup_ios": 2_000, "max_ios": 16_000, "min_batches": 5, "target_rel_ci": 0.5}
 
@@ -220,3 +229,107 @@ def test_fast_path_placement_on_every_member_in_order_is_no_placement() -> None:
         assert evaluate(load_scenario(path, {**faults, **everywhere})) == evaluate(load_scenario(path, faults))
     healthy, degraded = (evaluate(load_scenario(path, {**faults, **everywhere})) for faults in ({}, {"faults.failed_drives": [0]}))
     assert degraded.utilization["drive0.dies"] == 0.0 < healthy.utilization["drive0.dies"]
+
+
+# -- a rebuild reads within the placed volume that holds the rebuilt member -----------------------------------
+
+REBUILD_AT = {"rate_mbps": 200}
+"""An explicit rebuild rate (no throttle): each source reads at it, so its link carries 200 MB/s towards the host."""
+
+
+def rebuilding(layout: str, drives: int, workloads: list[dict[str, Any]], failed: list[int],
+               rebuild: dict[str, Any] | None = None) -> Scenario:
+    data = scenario(layout, drives, workloads, failed).model_dump(mode="json", exclude_none=True)
+    data["faults"]["rebuild"] = rebuild or REBUILD_AT
+    return scenario_from_data(data)
+
+
+def solve(solver: str, s: Scenario) -> dict[str, float]:
+    return evaluate(s).utilization if solver == "fast" else simulate(s).utilization
+
+
+def rebuild_read_share(s: Scenario) -> float:
+    """The busy share of one source drive's link that the rebuild's reads take (200 MB/s)."""
+    route = describe(s)
+    assert isinstance(route, DirectRoute) and route.drive_links is not None
+    return REBUILD_AT["rate_mbps"] * route.drive_links.us_per_byte
+
+
+@pytest.mark.parametrize("solver", ["fast", "des"])
+def test_placed_raid5_rebuild_reads_only_its_own_volumes_survivors(solver: str) -> None:
+    """Drive 0 fails and is rebuilt; workload a's own RAID-5 is drives 0-3, so the rebuild reads drives 1-3 (every
+    other member of a's volume, each at the rebuild's rate) and nothing of drives 4-7, b's volume (b reads at 1 IOPS)."""
+    s = rebuilding("raid5", 8, [open_load("a", 20_000, 1.0, [0, 1, 2, 3]), open_load("b", 1, 1.0, [4, 5, 6, 7])], [0])
+    u = solve(solver, s)
+    share = rebuild_read_share(s)
+    for d in (1, 2, 3):
+        assert u[f"drive{d}.link.to_host"] > share
+    assert traffic(u, range(4, 8), "to_host") < 1e-3 * share
+
+
+CROSSED_WRITERS = [open_load("a", 20_000, 0.0, [0, 2]), open_load("b", 20_000, 0.0, [1, 3])]
+"""Crossed mirror pairs, writes only: a drive's link carries data towards the host only for the rebuild's reads."""
+
+
+@pytest.mark.parametrize("solver", ["fast", "des"])
+@pytest.mark.parametrize("failed", [[0], [0, 1]])
+def test_crossed_mirror_rebuild_reads_the_partner_within_the_placement(solver: str, failed: list[int]) -> None:
+    """a mirrors drives 0 and 2, b drives 1 and 3. Rebuilding drive 0 reads drive 2 (its copy in a's volume), not
+    drive 1 (its whole-volume pair-mate, b's); with drives 0 and 1 lost, neither failed drive is read and drive 1
+    is rebuilt from drive 3."""
+    s = rebuilding("raid10", 4, CROSSED_WRITERS, failed)
+    u = solve(solver, s)
+    share = rebuild_read_share(s)
+    assert u["drive2.link.to_host"] == pytest.approx(share, rel=0.05)
+    assert u["drive0.link.to_host"] == u["drive1.link.to_host"] == 0.0
+    if failed == [0, 1]:
+        assert u["drive3.link.to_host"] == pytest.approx(share, rel=0.05)
+    else:
+        assert u["drive3.link.to_host"] == 0.0
+
+
+def test_a_failed_drive_in_no_placement_is_not_rebuilt() -> None:
+    """a and b are placed on drives 0-1 and 2-3 of six: drive 4 holds no workload's data. Failed with drive 0, only
+    drive 0 is rebuilt (one replacement, read from drive 1, drive 5 untouched); failed alone, a rebuild has nothing
+    to do and is refused naming faults.rebuild."""
+    pairs = [open_load("a", 20_000, 0.0, [0, 1]), open_load("b", 20_000, 0.0, [2, 3])]
+    s = rebuilding("raid10", 6, pairs, [0, 4])
+    route = describe(s)
+    stream = route.volume.rebuild
+    assert stream is not None and stream.rebuilt == (0,) and stream.replacement_drives == 1
+    for u in (evaluate(s).utilization, simulate(s).utilization):
+        assert u["drive1.link.to_host"] == pytest.approx(rebuild_read_share(s), rel=0.05)
+        assert u.get("drive5.link.to_host", 0.0) == 0.0 and u.get("drive4.link.to_device", 0.0) == 0.0
+    with pytest.raises(ValidationError) as info:
+        scenario_from_data({**s.model_dump(mode="json", exclude_none=True),
+                            "faults": {"failed_drives": [4], "rebuild": REBUILD_AT}})
+    problems = format_validation_error(info.value)
+    assert [path for path, _ in problems] == ["faults.rebuild"] and "nothing to rebuild" in problems[0][1]
+
+
+def test_fast_path_loaded_rebuild_rate_ignores_another_volumes_load() -> None:
+    """md's throttle (legacy, the cap out of the way): the rate under load is set by the rebuild's sources, drives
+    1-3 of a's volume, so b's load on drives 4-7 leaves it unchanged."""
+    md = {"md_throttle": "legacy", "speed_limit_max_kib_s": 10**7}
+    figures = [fast_rebuild_figures(rebuilding("raid5", 8, [open_load("a", 20_000, 1.0, [0, 1, 2, 3]),
+                                                            open_load("b", rate, 1.0, [4, 5, 6, 7])], [0], md))
+               for rate in (1, 150_000)]
+    assert figures[0] is not None and figures[1] is not None
+    assert figures[0]["loaded_mbps"] < figures[0]["idle_mbps"]
+    assert figures[1]["loaded_mbps"] == pytest.approx(figures[0]["loaded_mbps"], rel=1e-9)
+
+
+def test_rebuild_sources_within_a_volume_map_its_members() -> None:
+    """The member a volume holds is rebuilt from that volume's own layout over its members: crossed pairs read the
+    partner in the placement (the whole volume's pair-mate is failed and never read), a placed RAID-5 reads every
+    other member of its own volume; with no placement each failed member is rebuilt in the whole volume."""
+    assert volume_rebuild_sources("raid10", frozenset({0, 1}), 0, 0, (0, 2)) == [2]
+    with pytest.raises(DataLoss):
+        rebuild_sources("raid10", 4, frozenset({0, 1}), 0, 0)
+    assert {m for s in range(4) for m in volume_rebuild_sources("raid5", frozenset({0}), 0, s, (0, 1, 2, 3))} == {1, 2, 3}
+    placements: list[tuple[str, list[int] | None]] = [("a", [0, 1, 2, 3]), ("b", [4, 5, 6, 7])]
+    assert rebuild_volumes(8, frozenset({0}), placements) == ((0,), (((0, 1, 2, 3),),))
+    assert rebuild_volumes(8, frozenset({0}), None) == ((0,), ())
+    assert rebuild_volumes(10, frozenset({8}), placements) == ((), ())
+    moved = rebuild_member_bytes("raid5", 8, frozenset({0}), (0,), 1.0, (((0, 1, 2, 3),),))
+    assert [round(r, 12) for r, _ in moved] == [0.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0] and moved[0][1] == 1.0

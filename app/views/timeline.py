@@ -22,6 +22,7 @@ from app import charts, jobs, runner
 from app.views.common import example_names, holds_profile, library, show_problems
 from models.scenario import Scenario, ScenarioFileError
 from models.workload import ProfileWorkload
+from sim.plan.growth import date_after
 
 UPLOAD = "upload"
 DEFAULT_SLO_US = 2_000.0
@@ -143,11 +144,18 @@ def growth(scenario: Scenario, slo_us: float) -> None:
         st.markdown(doc["note"])
         return
     years = math.log(factor) / math.log1p(rate / 100)
+    date = date_after(start, years)
     when = "already broken today" if years < 0 else (
-        f"after {years:.1f} years at {rate:g}% a year: on {(start + dt.timedelta(days=years * 365.25)).isoformat()}")
+        f"after {years:,.1f} years at {rate:g}% a year: on {date.isoformat() if date else 'a date beyond year 9999'}")
     check = "confirmed by the simulation" if doc["des_confirmed"] else ("fast path only" if not doc["des"] else
                                                                          "moved by the simulation")
     st.markdown(f"The p99 SLO breaks at **x{factor:.3g}** today's load ({(factor - 1):+.0%}, {check}): **{when}**.")
+    if doc["des"]:
+        des_factor = doc["breaking_factor_des"]
+        des_words = f"x{des_factor:.3g}" if des_factor is not None else "not found"
+        st.caption(f"Breaking point by the fast path x{doc['breaking_factor_fast']:.3g}, by the simulation {des_words}; "
+                   f"the date uses the {'simulation' if doc['trusted'] == 'des' else 'fast path'}'s: "
+                   f"{doc['trusted_because']}.")
 
 
 def render() -> None:

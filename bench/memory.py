@@ -130,7 +130,7 @@ def profile_scenario(intervals: int, duration_s: float = 0.01, rate_iops: float 
                          "layout": "raid10", "chunk_kib": 256},
             "workload": {"kind": "profile", "block_size_kib": 8, "read_fraction": 0.7, "access": "random",
                          "intervals": [{"duration_s": duration_s, "rate_iops": rate_iops * (1 + (i % 7) / 7)} for i in range(intervals)]},
-            "run": {"seed": 1, "max_ios": 10_000_000}}
+            "run": {"seed": 1, "max_ios": 10_000_000, "max_wall_s": 3_600}}
 
 
 def topology_scenario(drives: int, per_drive: int) -> dict[str, Any]:

@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_right
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, cast
 
 import numpy as np
@@ -673,6 +673,7 @@ def _unreached(run: ProfileRun, log: _IntervalLog) -> IntervalResult:
     for s in range(SLICES):
         log.flush(s)
     result = run.interval_result(log)
+    log.response = [replace(b, histogram=NO_HISTOGRAM) for b in log.response]
     note = f"not fully replayed: {run.run.stop_reason}"
     return result.model_copy(update={"ci_notes": {k: note for k in INTERVAL_METRICS},
                                      "metrics": {k: Metric(value=m.value, ci95=_NAN) for k, m in result.metrics.items()}})

@@ -79,6 +79,15 @@ class NvmeQueues(StrictModel):
     depth: int = Field(default=1024, ge=1, le=65_536)
 
 
+MODEL_BYTES_PER_NAMESPACE = 6_600
+"""Memory the simulator's model takes per namespace (volume member) of a direct-NVMe topology: measured with
+``python -m bench.memory`` (peak RSS of ``flashplan simulate`` at 16,384 and 65,536 namespaces: 224 and 538 MB)."""
+MAX_MODEL_BYTES = 400 * 10**6
+"""The model memory a topology may need (``MODEL_BYTES_PER_NAMESPACE`` x namespaces): what fits, with the
+interpreter, the catalog and the run's own records, in a 1 GiB address space."""
+MAX_NAMESPACES = MAX_MODEL_BYTES // MODEL_BYTES_PER_NAMESPACE
+
+
 class DirectNvme(StrictModel):
     """Direct-attached NVMe: drives behind JBOF adapters (EJ1Y holds 8, EJ1X 4) or one-drive carriers.
 
@@ -127,6 +136,14 @@ class DirectNvme(StrictModel):
                     f"{drive.capacity_tb * 1000:g} GB of {self.drive_name}",
                 )
         _check_layout(self.layout, self.drives, self.namespaces.per_drive)
+        members = self.drives * self.namespaces.per_drive
+        if members > MAX_NAMESPACES:
+            raise field_problem(
+                "namespaces.per_drive",
+                f"{self.drives} drives x {self.namespaces.per_drive} = {members:,} namespaces: the model would need about "
+                f"{members * MODEL_BYTES_PER_NAMESPACE / 1e9:,.1f} GB ({MODEL_BYTES_PER_NAMESPACE / 1e3:g} KB per namespace); "
+                f"allowed: <= {MAX_NAMESPACES:,} namespaces in all ({MAX_MODEL_BYTES / 1e6:,.0f} MB)",
+            )
         if self.layout == "ibmi_mirror" and self.mirror_protection in ("planar", "bus") and self.adapters < 2:
             raise field_problem("mirror_protection", f"{self.mirror_protection} protection needs copies behind >= 2 adapters, got {self.adapters}")
         return self

@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_right
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, cast
 
 import numpy as np
@@ -67,6 +67,11 @@ SATURATED_BUSY = 0.99
 HOLD = 4096
 """Latencies held in a list before they go into the slice's histogram."""
 _NAN = (math.nan, math.nan)
+NO_HISTOGRAM = np.zeros(0, dtype=np.int64)
+NO_HISTOGRAM.flags.writeable = False
+"""The histogram of a batch that has none: a served batch (throughput only), a response batch before its first
+latency and after its interval is summarized. A full histogram is ``NBUCKETS`` counters (13.6 KB): ten per
+interval would cost a day of 1-second intervals over a gigabyte."""
 NO_BATCHES = 10**9
 """The engine Run's own warm-up length in a replay: its batch means never start (the intervals are measured here)."""
 Mark = tuple[float, list[float], list[float], float, float, list[float]]
@@ -106,8 +111,8 @@ class _IntervalLog:
     @classmethod
     def new(cls, index: int, start: float, length: float, series: int = POOLED) -> _IntervalLog:
         width = length / SLICES * 1e-6
-        return cls(index, start, length, series, served=[Batch(duration_s=width) for _ in range(SLICES)],
-                   response=[Batch(duration_s=width, histogram=np.zeros(0, dtype=np.int64)) for _ in range(SLICES)],
+        return cls(index, start, length, series, served=[Batch(duration_s=width, histogram=NO_HISTOGRAM) for _ in range(SLICES)],
+                   response=[Batch(duration_s=width, histogram=NO_HISTOGRAM) for _ in range(SLICES)],
                    held=[([], []) for _ in range(SLICES)])
 
     def slice_of(self, t: float) -> int:
@@ -309,7 +314,7 @@ class ProfileRun:
         log.result = self.interval_result(log)
         log.response = [Batch(duration_s=b.duration_s, ios=b.ios, reads=b.reads, writes=b.writes, latency_sum_us=b.latency_sum_us,
                               read_latency_sum_us=b.read_latency_sum_us, write_latency_sum_us=b.write_latency_sum_us,
-                              histogram=np.zeros(0, dtype=np.int64)) for b in log.response]
+                              histogram=NO_HISTOGRAM) for b in log.response]
         log.done = True
 
     def offered(self, log: _IntervalLog) -> tuple[float | None, bool]:
@@ -668,6 +673,7 @@ def _unreached(run: ProfileRun, log: _IntervalLog) -> IntervalResult:
     for s in range(SLICES):
         log.flush(s)
     result = run.interval_result(log)
+    log.response = [replace(b, histogram=NO_HISTOGRAM) for b in log.response]
     note = f"not fully replayed: {run.run.stop_reason}"
     return result.model_copy(update={"ci_notes": {k: note for k in INTERVAL_METRICS},
                                      "metrics": {k: Metric(value=m.value, ci95=_NAN) for k, m in result.metrics.items()}})

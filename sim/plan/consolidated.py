@@ -147,6 +147,66 @@ def verify(c: ConsolidatedCandidate) -> None:
         c.stage = "verified"
 
 
+def _best_reached(candidates: list[ConsolidatedCandidate], index: int, check: int) -> tuple[float, ConsolidatedCandidate, str] | None:
+    """The best value any candidate reached on bound ``check`` of objective ``index`` (the DES's figure where it ran,
+    else the fast path's), with the candidate and the solver; None when no candidate has a figure for it."""
+    best: tuple[float, ConsolidatedCandidate, str] | None = None
+    for c in candidates:
+        rows, how = (c.des_verdicts, "DES") if c.des is not None else (c.fast_verdicts, "fast path")
+        row = _row_of(c, rows, index, check)
+        if row is None or row["value"] is None:
+            continue
+        value = float(row["value"])
+        better = best is None or (value < best[0] if row["kind"] == "max" else value > best[0])
+        if better:
+            best = (value, c, how)
+    return best
+
+
+def _row_of(c: ConsolidatedCandidate, rows: list[dict[str, Any]], index: int, check: int) -> dict[str, Any] | None:
+    """The verdict row of bound ``check`` of objective ``index`` (rows follow ``scenario.slos`` and each one's checks)."""
+    slos = c.scenario.slos or []
+    position = sum(len(slo.checks()) for slo in slos[:index]) + check
+    return rows[position] if position < len(rows) else None
+
+
+def _infeasible(req: ConsolidationRequirements, candidates: list[ConsolidatedCandidate],
+                screened: list[ConsolidatedCandidate]) -> NoFeasiblePlan:
+    """Why no candidate was verified: each objective that no candidate within capacity and budget meets, with the
+    best any of them reached; else (each is met somewhere, never all on one) the closest candidate's misses."""
+    judged = [c for c in candidates if c.fast is not None]
+    tried = f"no configuration of the {len(candidates)} tried"
+    if not judged:
+        rejected = [c for c in candidates if c.rejection]
+        detail = f" (first: {rejected[0].label}: {rejected[0].rejection})" if rejected else ""
+        return NoFeasiblePlan([("slos", f"{tried} passes capacity and budget, so no objective was evaluated{detail}")])
+    problems: list[tuple[str, str]] = []
+    for i, slo in enumerate(req.slos):
+        for j, (key, kind, bound) in enumerate(slo.checks()):
+            best = _best_reached(judged, i, j)
+            sign = "<=" if kind == "max" else ">="
+            if best is None:
+                continue
+            value, c, how = best
+            if verdict(kind, bound, value) == "met" and how == "DES":
+                continue
+            if how == "fast path" and verdict(kind, bound * (P99_SCREEN_SLACK if key == "latency_p99_us" and kind == "max" else 1.0),
+                                              value) == "met":
+                continue
+            unit = " us" if key.endswith("_us") else ""
+            name = f"{key[len('latency_'):-len('_us')]} latency" if key.startswith("latency_") and unit else key
+            problems.append((f"slos.{i}", f"{slo.workload}: {name} {sign} {bound:g}{unit} is met by none of the {len(judged)} "
+                                          f"configurations within capacity and budget; the best reaches {value:,.1f}{unit} "
+                                          f"({how}, {c.label})"))
+    if problems:
+        return NoFeasiblePlan(problems)
+    first = next((c for c in screened if c.stage == "DES"), None) or min(
+        (c for c in judged if c.rejection), key=lambda c: (len(_missed(c.fast_verdicts, P99_SCREEN_SLACK)), c.capex.total_usd, c.label),
+        default=None)
+    detail = f" (closest: {first.label}: {first.rejection})" if first is not None else ""
+    return NoFeasiblePlan([("slos", f"{tried} keeps every objective at once, though each is met by some{detail}")])
+
+
 def plan_consolidated(req: ConsolidationRequirements, verify_top: int = 1) -> ConsolidatedPlan:
     """Screen the grid, verify the cheapest survivors with the DES (``verify_top`` of them, at most
     ``EXTRA_DES_RUNS`` more runs); raise NoFeasiblePlan when none is verified."""
@@ -165,10 +225,7 @@ def plan_consolidated(req: ConsolidationRequirements, verify_top: int = 1) -> Co
         passed += c.stage == "verified"
     verified = [c for c in screened if c.stage == "verified"]
     if not verified:
-        rejected = [c for c in candidates if c.rejection]
-        first = next((c for c in screened if c.stage == "DES"), rejected[0] if rejected else None)
-        detail = f" (first: {first.label}: {first.rejection})" if first is not None else ""
-        raise NoFeasiblePlan([("slos", f"no configuration of the {len(candidates)} tried keeps every objective{detail}")])
+        raise _infeasible(req, candidates, screened)
     ranked = verified + [c for c in screened if c.stage == "screened"]
     rejected = [c for c in candidates if c.rejection is not None]
     return ConsolidatedPlan(requirements=req, ranked=ranked, rejected=rejected, des_runs=runs, wall_s=time.perf_counter() - t0)

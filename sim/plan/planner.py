@@ -33,6 +33,7 @@ headroom is that bound over the target, minus one.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import time
@@ -48,7 +49,7 @@ from models.cost import CostError, capex
 from models.hardware import FlashDeviceSpec
 from models.requirements import PLATFORMS, PROTECTION_LAYOUTS, PlatformOptions, Requirements, SurviveFailures
 from models.scenario import Scenario
-from sim.analytic import FastResult, evaluate, with_tails
+from sim.analytic import FastResult, clear_cache, evaluate, with_tails
 from sim.des.engine import simulate
 from sim.plan.candidate import Candidate, FailureState, scenario_data
 from sim.plan.capacity_check import cross_checked
@@ -313,6 +314,21 @@ def p99_estimate_us(fast: FastResult) -> float:
     return fast.latency_p99_us
 
 
+def screen_evaluate(scenario: Scenario) -> FastResult:
+    """The fast path's prediction for one candidate, kept at the size ranking needs.
+
+    The utilization by component (hundreds of entries on a large configuration) is left out: only a
+    DES-verified candidate shows it, and ``_verify`` evaluates it again in full. The compiled network is not
+    kept for reuse (``sim.analytic.clear_cache``): no two candidates share their hardware, and the fast path's
+    cache of 512 networks held about 2 GB on the IBM i wide space (bench/memory.py).
+    """
+    try:
+        fast = evaluate(scenario)
+    finally:
+        clear_cache()
+    return dataclasses.replace(fast, utilization={})
+
+
 def _fmt_iops(x: float) -> str:
     return f"{x:,.0f} IOPS"
 
@@ -326,7 +342,7 @@ def _screen(c: Candidate, req: Requirements) -> None:
         c.stage, c.rejection = "budget", f"capex ${c.capex_usd:,.0f} > budget ${req.budget_usd:,.0f}"
         return
     try:
-        fast = evaluate(c.scenario)
+        fast = screen_evaluate(c.scenario)
     except (ValueError, NotImplementedError) as exc:
         c.stage, c.rejection = "fast path", f"fast path cannot evaluate it: {exc}"
         return
@@ -354,8 +370,9 @@ def _screen(c: Candidate, req: Requirements) -> None:
 
 
 def _verify(c: Candidate, req: Requirements) -> None:
-    """Run the DES on a screened candidate and judge it against the SLO."""
-    result = cross_checked(c.scenario, simulate(c.scenario))
+    """Run the DES on a screened candidate and judge it against the SLO (and evaluate its fast path in full)."""
+    c.fast = evaluate(c.scenario)
+    result = cross_checked(c.scenario, simulate(c.scenario), c.fast)
     c.des = result
     slo = req.latency_slo
     metric = result.latency_mean_us if slo.statistic == "mean" else result.latency_p99_us
@@ -532,7 +549,7 @@ def _screen_failures(c: Candidate, req: Requirements, survive: SurviveFailures) 
         c.stage, c.rejection = "failure", states
         return
     for name, scenario in states.items():
-        fast = evaluate(scenario)
+        fast = screen_evaluate(scenario)
         state = c.failure_states[name] = FailureState(scenario, fast, p99_estimate_us(fast))
         assert state.p99_estimate_us is not None
         why = _fast_rejection(fast, state.p99_estimate_us, req)

@@ -41,7 +41,7 @@ Progress = Callable[[str, int, int], None]
 
 OUTCOME = ("stage", "rejection", "fast", "p99_estimate_us", "failure_states")
 """The candidate fields the screen sets: what a screening worker sends back per candidate."""
-VERDICT = ("des", "stage", "rejection", "failure_states")
+VERDICT = ("fast", "des", "stage", "rejection", "failure_states")
 """The candidate fields a DES verification sets."""
 
 CHUNKS_PER_JOB = 8

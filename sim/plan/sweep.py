@@ -58,7 +58,7 @@ import numpy as np
 from pydantic import ConfigDict, Discriminator, Field, Tag, ValidationError, model_validator
 
 from models.common import StrictModel, dumps_json, field_problem
-from models.loading import BadInput
+from models.loading import BadInput, check_tree
 from models.result import METRIC_KEYS
 from models.scenario import (
     Scenario,
@@ -337,6 +337,26 @@ def _check_factors(spec: SweepSpec, values: dict[str, list[Any]]) -> list[tuple[
     return problems
 
 
+def grid_points(spec: SweepSpec, values: dict[str, list[Any]]) -> int:
+    """How many points the factors give, counted without building them: the product of the factors' value
+    counts (grid) or their common length (zip)."""
+    counts = [len(v) for v in values.values()]
+    if spec.mode == "zip":
+        return min(counts, default=1)
+    return math.prod(counts)
+
+
+def _check_size(spec: SweepSpec, values: dict[str, list[Any]]) -> None:
+    """Refuse a sweep of more than ``MAX_RUNS`` runs before any point is built (SweepInputError saying how many)."""
+    points = grid_points(spec, values)
+    runs = points * spec.replications
+    if runs > MAX_RUNS:
+        sizes = " x ".join(f"{len(v):,}" for v in values.values()) if spec.mode == "grid" and len(values) > 1 else ""
+        raise SweepInputError([("factors", f"{points:,} points{f' ({sizes} values)' if sizes else ''} x {spec.replications:,} "
+                                f"replication(s) = {runs:,} runs; allowed: <= {MAX_RUNS:,} runs (the analytic fast path is "
+                                "the tool for ranking that many)")])
+
+
 def _combinations(spec: SweepSpec, values: dict[str, list[Any]]) -> list[dict[str, Any]]:
     paths = list(values)
     rows = itertools.product(*values.values()) if spec.mode == "grid" else zip(*values.values(), strict=True)
@@ -358,9 +378,15 @@ def _unknown_paths(spec: SweepSpec, errors_by_point: list[list[tuple[str, str]]]
 
 
 def _validated_base(spec: SweepSpec) -> tuple[dict[str, Any], Scenario]:
-    """The sweep's base scenario with its overrides, as data and validated; SweepInputError when it is invalid on its own."""
+    """The sweep's base scenario with its overrides, as data and validated; SweepInputError when it is invalid on its own
+    (a problem of the base scenario itself names ``base``, one of an override ``set``)."""
+    data = _base_data(spec)
     try:
-        base = apply_overrides(_base_data(spec), spec.overrides)
+        check_tree(data)
+    except ScenarioFileError as exc:
+        raise SweepInputError([("base" if f == "(document)" else f"base.{f}", m) for f, m in exc.problems]) from None
+    try:
+        base = apply_overrides(data, spec.overrides)
         return base, Scenario.model_validate(base)
     except ScenarioFileError as exc:
         raise SweepInputError([(f"set.{f}", m) for f, m in exc.problems]) from None
@@ -380,11 +406,9 @@ def plan_sweep(spec: SweepSpec) -> SweepPlan:
     problems = _check_factors(spec, values)
     if problems:
         raise SweepInputError(problems)
+    _check_size(spec, values)
     base, base_scenario = _validated_base(spec)
     combinations = _combinations(spec, values)
-    if len(combinations) * spec.replications > MAX_RUNS:
-        raise SweepInputError([("factors", f"{len(combinations):,} points x {spec.replications} replications is more than "
-                                f"{MAX_RUNS:,} runs; the analytic fast path is the tool for ranking that many")])
     root = spec.seed if spec.seed is not None else base_scenario.run.seed
     runs: list[PlannedRun] = []
     errors_by_point: list[list[tuple[str, str]]] = []

@@ -99,11 +99,12 @@ from sim.analytic.dies import (
 from sim.analytic.network import READ, WRITE, Evaluation, Group, Network
 from sim.analytic.paths import STRIPED, Compiler, clear_tables, compile_scenario, layout_of
 from sim.analytic.queueing import INF
+from sim.analytic.rebuild import loaded_rebuild_rate
 from sim.route.describe import chunk_bytes_of, volume_layout
 from sim.route.flash import FIRST_READ_BYTES, DieLayout, program_operations, write_command_us
 
 __all__ = ["TAIL_METHODS", "Bounds", "DiePoint", "FastResult", "clear_cache", "die_level_closed", "die_level_quantile_us",
-           "die_qd1_quantile_us", "evaluate", "heuristic_quantile_us", "with_tails"]
+           "die_qd1_quantile_us", "evaluate", "heuristic_quantile_us", "loaded_rebuild_rate", "with_tails"]
 
 
 def _op_visits(net: Network, g: Group) -> list[float]:

@@ -36,7 +36,8 @@ ROOT = SIM_DIR.parent
 COMPILED = ("des/components.py", "des/engine.py", "des/model.py", "des/rng.py", "des/stats.py", "route/volume.py", "analytic/__init__.py",
             "des/arrivals.py", "des/dies.py", "des/assembly.py", "des/batching.py",
             "analytic/classes.py",
-            "analytic/dies.py", "analytic/network.py", "analytic/paths.py", "analytic/queueing.py", "route/__init__.py", "route/derived.py",
+            "analytic/dies.py", "analytic/network.py", "analytic/paths.py", "analytic/queueing.py", "analytic/rebuild.py",
+            "route/__init__.py", "route/derived.py",
             "route/describe.py", "route/elements.py", "route/flash.py", "route/host.py", "route/links.py", "route/san.py",
             "route/steps.py")
 """The modules mypyc compiles, relative to sim/: the DES hot path (engine, arrivals, batching, assembly,

@@ -128,9 +128,8 @@ def fast_rebuild_figures(scenario: Scenario) -> dict[str, float] | None:
     state is evaluated with the rebuild at a fixed rate (``rate_mbps``: its load, no throttle), the rate under that
     load taken from the closed form, and the two brought together over ``FIXED_POINT_ROUNDS`` rounds (the mean of
     the last two rates, which bracket the point when the rounds alternate)."""
-    from sim.analytic import evaluate
+    from sim.analytic import evaluate, loaded_rebuild_rate
     from sim.analytic.paths import rebuild_rate
-    from sim.analytic.rebuild import loaded_rebuild_rate
     from sim.route.describe import describe
 
     faults = scenario.faults

@@ -82,20 +82,21 @@ def test_any_small_block_drive_sweep_is_sorted_and_obeys_littles_law(
         assert p.iops * p.latency_mean_us * 1e-6 == pytest.approx(p.qd, rel=0.01)
 
 
-# Found by the sweep (2026-11-25, the fast path of ae431fd): where the fast path's throughput falls as the queue
-# deepens, the DES's rises (100,000 I/Os, 95% CIs): eXFlash-400GB 10% read 4 KiB QD 3 -> 4: fast 47,214 -> 40,907,
-# DES 44,978 -> 46,831; P3700 65% read 256 KiB QD 14 -> 15: fast 16,372 -> 16,036, DES 16,386 -> 16,591; P4510 16 KiB
-# reads QD 32 -> 64: fast 182,791 -> 181,966, DES 183,550 -> 184,687; CM6-R 4 KiB reads QD 128 -> 144 (just past the
-# knee, off the doubling grid): fast 1,400,000 -> 1,386,761, DES at 144 1,401,897 (1,396,440 .. 1,407,354). The eXFlash
-# case is the analytic module's documented "2-slot eXFlash write cache under heavy writes" approximation. Strict: a
-# fix turns these red, so the marker gets removed. These are the pooled model's: under the default device model the
-# drives have their dies, whose fast path does not dip at the three drive cases (the test after); the eXFlash DIMM
-# stays pooled under the default.
-FAST_PATH_DIPS = [("eXFlash-400GB", 0.1, 4, [3, 4]), ("P3700-800GB", 0.65, 256, [14, 15]), ("P4510-4TB", 1.0, 16, [32, 64]),
-                  ("CM6-R-1.92TB", 1.0, 4, [128, 144])]
+# Where the pooled fast path's throughput falls as the queue deepens, the DES's rises (100,000 I/Os, 95% CIs):
+# P3700 65% read 256 KiB QD 14 -> 15: fast 16,372 -> 16,036, DES 16,386 -> 16,591; P4510 16 KiB reads QD 32 -> 64:
+# fast 182,791 -> 181,966, DES 183,550 -> 184,687; CM6-R 4 KiB reads QD 128 -> 144 (just past the knee, off the
+# doubling grid): fast 1,400,000 -> 1,386,761, DES at 144 1,401,897 (1,396,440 .. 1,407,354). Strict: a fix turns
+# these red, so the marker gets removed. These are the pooled model's: under the default device model the drives have
+# their dies, whose fast path does not dip at the three drive cases (the test after). The eXFlash DIMM (10% reads,
+# 4 KiB, QD 3 -> 4), which stays pooled under the default, no longer dips: its bound counts the 2-slot write cache
+# where its slots fill at the load.
+_DIP = pytest.mark.xfail(strict=True, reason="pooled fast-path throughput falls with depth here while the DES's rises (see above)")
+FAST_PATH_DIPS = [("eXFlash-400GB", 0.1, 4, [3, 4]),
+                  pytest.param("P3700-800GB", 0.65, 256, [14, 15], marks=_DIP),
+                  pytest.param("P4510-4TB", 1.0, 16, [32, 64], marks=_DIP),
+                  pytest.param("CM6-R-1.92TB", 1.0, 4, [128, 144], marks=_DIP)]
 
 
-@pytest.mark.xfail(strict=True, reason="pooled fast-path throughput falls with depth here while the DES's rises (see above)")
 @pytest.mark.parametrize(("device", "read_fraction", "block_size_kib", "depths"), FAST_PATH_DIPS)
 def test_pooled_fast_path_throughput_does_not_fall_where_the_des_rises(
         device: str, read_fraction: float, block_size_kib: float, depths: list[int]) -> None:
@@ -112,9 +113,9 @@ def test_fast_path_throughput_does_not_fall_where_the_des_rises(device: str, rea
     assert high.iops >= low.iops * (1 - MVA_DIP)
 
 
-@pytest.mark.xfail(strict=True, reason="fast path: infinite mean latency for a stable closed loop (eXFlash, 100% writes, "
-                                       "QD 3; the DES gives 68 us at 43,954 IOPS), found 2026-11-25")
 def test_fast_path_exflash_write_latency_at_qd3_is_finite() -> None:
+    """A stable closed loop of writes on an eXFlash DIMM has a finite mean latency (the DES gives 68 us at 43,954 IOPS
+    at QD 3)."""
     (point,) = qd_sweep("eXFlash-400GB", [3], read_fraction=0.0, block_size_kib=0.5)
     assert math.isfinite(point.latency_mean_us)
 

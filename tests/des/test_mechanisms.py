@@ -209,7 +209,10 @@ def test_overload_is_reported_not_hidden() -> None:
                                       fast({"run.max_ios": 50_000})))
     assert res.iops.value == pytest.approx(100_000, rel=0.03)  # the server's capacity, not the offered load
     assert res.utilization["device"] > 0.99
-    assert res.issued_ios - res.simulated_ios == res.in_flight_ios > 10_000
+    assert res.validity == "unstable"
+    # the backlog grows at the offered rate less the capacity for as long as the run lasts
+    assert res.issued_ios - res.simulated_ios == res.in_flight_ios
+    assert res.in_flight_ios == pytest.approx((150_000 - 100_000) * res.simulated_seconds, rel=0.1)
 
 
 EXFLASH = {"kind": "exflash", "host": {"model": "x3850-X6", "stack": "none"}, "dimm": "eXFlash-400GB", "dimms": 1, "layout": "jbod"}

@@ -91,10 +91,8 @@ def test_any_small_block_drive_sweep_is_sorted_and_obeys_littles_law(
 # 4 KiB, QD 3 -> 4), which stays pooled under the default, no longer dips: its bound counts the 2-slot write cache
 # where its slots fill at the load.
 _DIP = pytest.mark.xfail(strict=True, reason="pooled fast-path throughput falls with depth here while the DES's rises (see above)")
-FAST_PATH_DIPS = [("eXFlash-400GB", 0.1, 4, [3, 4]),
-                  pytest.param("P3700-800GB", 0.65, 256, [14, 15], marks=_DIP),
-                  pytest.param("P4510-4TB", 1.0, 16, [32, 64], marks=_DIP),
-                  pytest.param("CM6-R-1.92TB", 1.0, 4, [128, 144], marks=_DIP)]
+DRIVE_DIPS = [("P3700-800GB", 0.65, 256, [14, 15]), ("P4510-4TB", 1.0, 16, [32, 64]), ("CM6-R-1.92TB", 1.0, 4, [128, 144])]
+FAST_PATH_DIPS = [("eXFlash-400GB", 0.1, 4, [3, 4]), *(pytest.param(*case, marks=_DIP) for case in DRIVE_DIPS)]
 
 
 @pytest.mark.parametrize(("device", "read_fraction", "block_size_kib", "depths"), FAST_PATH_DIPS)
@@ -105,7 +103,7 @@ def test_pooled_fast_path_throughput_does_not_fall_where_the_des_rises(
 
 
 @pytest.mark.parametrize(("device", "read_fraction", "block_size_kib", "depths"),
-                         [case for case in FAST_PATH_DIPS if not case[0].startswith("eXFlash")])
+                         DRIVE_DIPS)
 def test_fast_path_throughput_does_not_fall_where_the_des_rises(device: str, read_fraction: float, block_size_kib: float,
                                                                depths: list[int]) -> None:
     """The default device model (a drive's addressed dies) at the pooled model's dips: the throughput rises with depth."""

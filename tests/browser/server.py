@@ -116,11 +116,29 @@ def go(page: Any, link: str, heading: str) -> None:
     idle(page)
 
 
+INPUT_ATTEMPTS = 3
+"""How often an input is entered again when the page lost it: an input made while a rerun the previous one asked
+for had not yet reached the server (a loaded machine) can be reset by that rerun."""
+
+
+def _number_holds(box: Any, value: float | int) -> bool:
+    try:
+        return float(str(box.input_value()).replace(",", "")) == float(value)
+    except ValueError:
+        return False
+
+
 def set_number(page: Any, label: str, value: float | int) -> None:
+    """Enter ``value`` in the number input labelled ``label`` and wait until the app has run with it (entered
+    again while the page does not show it)."""
     box = page.get_by_role("spinbutton", name=label, exact=True)
-    box.fill(str(value))
-    box.press("Enter")
-    idle(page)
+    for _ in range(INPUT_ATTEMPTS):
+        box.fill(str(value))
+        box.press("Enter")
+        idle(page)
+        if _number_holds(box, value):
+            return
+    raise AssertionError(f"the number input {label!r} does not keep {value}: it shows {box.input_value()!r}")
 
 
 def set_text(page: Any, label: str, value: str) -> None:
@@ -145,12 +163,24 @@ def screenshot(page: Any, name: str) -> Path:
 
 
 def choose(page: Any, label: str, text: str) -> None:
-    """Pick the first option of the selectbox labelled ``label`` that matches ``text`` (typed into its filter)."""
+    """Pick the first option of the selectbox labelled ``label`` that matches ``text`` (typed into its filter), and
+    wait until the app has run with it (picked again while the selectbox does not show it)."""
     box = page.get_by_role("combobox", name=label, exact=True)
-    box.click()
-    box.fill(text)
-    page.keyboard.press("Enter")
-    idle(page)
+    widget = page.locator('[data-testid="stSelectbox"]').filter(has=page.get_by_text(label, exact=True))
+    for _ in range(INPUT_ATTEMPTS):
+        box.click()
+        box.fill(text)
+        page.keyboard.press("Enter")
+        idle(page)
+        if widget.count() != 1 or text.lower() in _shown(widget.first, box).lower():
+            return
+    raise AssertionError(f"the selectbox {label!r} does not keep {text!r}: it shows {_shown(widget.first, box)!r}")
+
+
+def _shown(widget: Any, box: Any) -> str:
+    """What a selectbox shows: its text, the value of its input and its value's title."""
+    return " ".join([str(widget.inner_text()), str(box.input_value()),
+                     str(widget.locator("[title]").evaluate_all("els => els.map(e => e.title).join(' ')"))])
 
 
 MAIN = '[data-testid="stMain"]'

@@ -258,21 +258,28 @@ class BatchMeans:
         return util, busy
 
     # -- how near capacity ---------------------------------------------------------
-    def relaxation(self) -> tuple[str, float, float, float] | None:
-        """(resource, the load offered to it rho, its relaxation time tau in us, the steady window in us) of the
-        competing resource with the longest tau (module docstring), over the steady batches whose closing marks are
-        taken (so no meter is read here); None for a closed workload or before two such batches. tau is infinite
-        at rho >= 1."""
+    def _marked_window(self) -> tuple[float, list[Batch], dict[str, float], float] | None:
+        """(offered rate, the steady batches whose closing marks are taken, the competing resources' utilization
+        over them, their span in us), or None for a closed workload or before two such batches."""
         lam = offered_rate(self.run)
         cut = self.truncation()
         last = min(len(self.batches), len(self.marks) - 1)
         if lam <= 0 or last - cut < 2:
             return None
-        steady = self.batches[cut:last]
-        x = BATCH_METRICS["iops"](_total(steady))
         util, _ = self._between(self.marks[cut], self.marks[last])
-        window = self.marks[last][0] - self.marks[cut][0]
         pool = competing(self.run.model.meters, util) or util
+        return lam, self.batches[cut:last], pool, self.marks[last][0] - self.marks[cut][0]
+
+    def relaxation(self) -> tuple[str, float, float, float] | None:
+        """(resource, the load offered to it rho, its relaxation time tau in us, the steady window in us) of the
+        competing resource with the longest tau (module docstring), over the steady batches whose closing marks are
+        taken (so no meter is read here); None for a closed workload or before two such batches. tau is infinite
+        at rho >= 1."""
+        measured = self._marked_window()
+        if measured is None:
+            return None
+        lam, steady, pool, window = measured
+        x = BATCH_METRICS["iops"](_total(steady))
         worst: tuple[str, float, float, float] | None = None
         for name, u in pool.items():
             rho = offered_load(u, lam, x)
@@ -321,15 +328,11 @@ class BatchMeans:
         """Why an open workload is past what the route can serve, by the steady batches whose closing marks are
         taken (no meter is read): a competing resource offered ``SATURATED_RHO`` of its capacity or more at the top
         of the throughput's 95% interval (``sim.des.assembly``), or the backlog rising; None when neither holds."""
-        lam = offered_rate(self.run)
-        cut = self.truncation()
-        last = min(len(self.batches), len(self.marks) - 1)
-        if lam <= 0 or last - cut < 2:
+        measured = self._marked_window()
+        if measured is None:
             return None
-        steady = self.batches[cut:last]
+        lam, steady, pool, _ = measured
         x, _, x_high = estimate(steady, "iops")
-        util, _ = self._between(self.marks[cut], self.marks[last])
-        pool = competing(self.run.model.meters, util) or util
         name = max(pool, key=lambda k: pool[k])
         if offered_load(pool[name], lam, x_high if math.isfinite(x_high) else x) >= SATURATED_RHO:
             return (f"unstable: {name} is offered {offered_load(pool[name], lam, x):.0%} of its capacity "

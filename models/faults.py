@@ -1,7 +1,7 @@
 """What a failed member costs: degraded-mode I/O amplification, degraded read capacity, rebuild time.
 
 Small, pure functions (no SimPy, no I/O) that give the textbook cost of a layout with members
-failed, for the future ``faults`` section of a scenario (issue 22) and for the tests that check it.
+failed, for the future ``faults`` section of a scenario and for the tests that check it.
 They use the same placement as ``sim.route.volume.Volume`` (the tests check that the healthy case agrees
 with it stripe by stripe):
 
@@ -457,7 +457,7 @@ class Rebuild(StrictModel):
 
 
 class Faults(StrictModel):
-    """Hardware that failed, and a rebuild in progress (issue 22).
+    """Hardware that failed, and a rebuild in progress.
 
     ``failed_drives``: drive indexes (direct NVMe: drive d holds members d, d + drives, ...; eXFlash:
     DIMMs; z/VM: drives). ``failed_adapters``: JBOF adapters (drive d sits behind adapter

@@ -354,7 +354,7 @@ def md_rebuild_time_range_s(member_bytes: float, device_rate_bytes_per_s: float,
 
 MD_SYNC_IO_DEPTH = 32
 """md's ``sync_io_depth`` default (``static int sysctl_sync_io_depth = 32``): sync I/Os in flight while the array
-serves host I/O, with the 2025 patch (Yu Kuai, "md: add a new api sync_io_depth", linux-raid, v2 2025-04-27; see
+serves host I/O, with the 2025 patch (Yu Kuai, "md: add a new api sync_io_depth", linux-raid, v2 of 27 April 2025; see
 calibration/faults/MD_DEFAULTS.md)."""
 MD_RESYNC_DEPTH = 32
 """raid1.c / raid10.c ``RESYNC_DEPTH`` (32): resync requests the mirror personality lets in flight at once; the

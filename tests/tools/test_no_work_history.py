@@ -73,7 +73,7 @@ def _python_prose(path: Path) -> Iterator[tuple[int, str, bool]]:
 
 
 def _offences() -> list[str]:
-    out = []
+    out: list[str] = []
     for f in _files(PROSE, (".md", ".yaml", ".yml", ".txt")):
         rel = f.relative_to(ROOT)
         dated = rel.parts[0] in DATED_PROSE

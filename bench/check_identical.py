@@ -15,7 +15,7 @@ checkout, so the old code produces the baseline). ``compare`` recomputes them in
 prints one row per case; it exits 1 on any difference (DES summary not byte-identical, a fast-path
 number off by more than 1e-9 relative, a different bottleneck or utilization key).
 
-    python -m bench.check_identical record --rev f73dbd6 -o /tmp/base.json
+    python -m bench.check_identical record --rev main -o /tmp/base.json
     python -m bench.check_identical compare /tmp/base.json
     python -m bench.check_identical compare --quick /tmp/base.json   # the DES on the QUICK cases only
 """

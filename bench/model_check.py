@@ -28,7 +28,7 @@ from bench.check_identical import EXTRA
 ROOT = Path(__file__).resolve().parent.parent
 REL_TOL = 1e-9
 SCENARIOS = ("s4_paging",)
-"""Calibration scenarios (calibration/scenarios/) run as cases too: those an engine change was made for (issue 23)."""
+"""Calibration scenarios (calibration/scenarios/) run as cases too: those an engine change was made for."""
 UTIL_TOL = 0.02
 """Largest utilization difference (absolute) accepted between two runs of one model."""
 

@@ -8,7 +8,7 @@ is every IBM i drive x count x namespaces x EJ1Y/EJ1X adapter count the topology
     python -m bench.planner [--quick] [--device-model pooled|dies]
 
 ``--quick`` verifies one finalist instead of three (the winner is still DES-verified).
-``--device-model`` plans every candidate under one device model (issue 18; ``auto``, the default, is the
+``--device-model`` plans every candidate under one device model (``auto``, the default, is the
 scenarios as written: dies for the drives) and prints, for each DES-verified finalist, the fast path's p99
 (``FastResult.latency_p99_us``, the planner's screening figure) against the DES p99 and its 95% CI.
 """
@@ -29,7 +29,7 @@ TARGET_WALL_S = 10.0
 
 
 TAIL_TOLERANCE = 0.15
-"""The issue's bound on the fast path's p99 against the DES p99 of the planner's winners (issue 18)."""
+"""The issue's bound on the fast path's p99 against the DES p99 of the planner's winners."""
 
 
 def with_device_model(space: tuple[list[Any], int], device_model: str) -> tuple[list[Any], int]:
@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{m['winner_des_latency_us']:,.0f} us (95% CI {lo:,.0f}..{hi:,.0f}), SLO {m['slo']}")
     print(f"  target met: {'yes' if m['meets_target'] else 'NO'}")
     print()
-    print("Fast path p99 / p99.9 vs DES of each DES-run candidate (issue 18: p99 within "
+    print("Fast path p99 / p99.9 vs DES of each DES-run candidate (p99 within "
           f"{TAIL_TOLERANCE:.0%} on the winners)")
     print("| candidate | DES verdict | tail method | DES mean | fast mean | DES p99 (95% CI) | fast p99 | diff | "
           "DES p99.9 | fast p99.9 | diff |")

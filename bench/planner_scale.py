@@ -1,9 +1,9 @@
 """Planner at scale: the wide candidate space (sim/plan/space.py) built, screened and DES-verified.
 
-Issue 23's target: >= 10,000 candidates screened in <= 10 s on 2 cores, the 5 best DES-verified.
+The target: >= 10,000 candidates screened in <= 10 s on 2 cores, the 5 best DES-verified.
 Two paths over the same space, in one run (so the ratio holds on a loaded machine):
 
-* before issue 23 (``--baseline``, on by default): each candidate's whole ``Scenario`` validated
+* the baseline (``--baseline``, on by default): each candidate's whole ``Scenario`` validated
   (``sim.plan.planner.candidate``), then ``_screen`` on each, one after another, every catalog lookup
   reading the environment and the fitted file's presence;
 * now: ``flashplan plan --space wide``'s path: ``wide_candidates`` (``CandidateBuilder``: one template
@@ -33,7 +33,7 @@ TARGET_WALL_S = 10.0
 
 
 def baseline(req: Any) -> dict[str, Any]:
-    """The path before issue 23: whole-scenario validation per candidate, then the screen one by one."""
+    """The baseline path: whole-scenario validation per candidate, then the screen one by one."""
     from sim.analytic import clear_cache
     from sim.plan.planner import _screen
     from sim.plan.screen import cpu_seconds as _cpu
@@ -143,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--requirements", type=Path, default=REQUIREMENTS)
     parser.add_argument("--verify-top", type=int, default=5)
     parser.add_argument("--jobs", type=int, default=2, help="processes of the current path (default 2)")
-    parser.add_argument("--no-baseline", action="store_true", help="skip the path before issue 23")
+    parser.add_argument("--no-baseline", action="store_true", help="skip the baseline path (whole-scenario validation, one by one)")
     parser.add_argument("--set", action="append", default=[], metavar="dotted.path=VALUE",
                         help="override a requirements field (e.g. verify.max_ios=50000 for shorter DES runs)")
     parser.add_argument("--json", action="store_true")

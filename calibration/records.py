@@ -58,7 +58,7 @@ SYSTEM_NAMES = {
     "user": "user-imported measurements",
 }
 EXT_SYSTEM = "EXT"
-"""Published fio-style queue-depth sweeps of catalog drives (issue 18): the records live in calibration/ext/ext.yaml
+"""Published fio-style queue-depth sweeps of catalog drives: the records live in calibration/ext/ext.yaml
 (``calibration.ext.records``: the record format with the test conditions, and the device model they run under)."""
 GATE_SYSTEMS: tuple[str, ...] = (*SYSTEMS, EXT_SYSTEM)
 """The systems ``flashplan calibrate`` runs: the seeds' S1-S5 (calibration/data) and EXT (calibration/ext)."""

@@ -62,7 +62,7 @@ class FastResult:
     tail_method: str = ""
     """How the p99 / p99.9 were estimated (``sim.analytic.TAIL_METHODS``): ``dies`` (the die-level mechanism),
     ``dies, closed reads`` (a device's closed read loop, ``sim.analytic.dies.closed_read_quantile_us``), ``pooled``
-    (one workload on pooled flash devices: service, program and queue waits, ``sim.analytic._pooled_tails``) or
+    (one workload on pooled flash devices: service, program and queue waits, ``sim.analytic.tails.pooled_tails``) or
     ``heuristic`` (the pooled model's screening heuristic, ``sim.analytic.heuristic_quantile_us``)."""
 
     def __post_init__(self) -> None:

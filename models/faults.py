@@ -1,7 +1,7 @@
 """What a failed member costs: degraded-mode I/O amplification, degraded read capacity, rebuild time.
 
 Small, pure functions (no SimPy, no I/O) that give the textbook cost of a layout with members
-failed, for the future ``faults`` section of a scenario (issue 22) and for the tests that check it.
+failed, for the future ``faults`` section of a scenario and for the tests that check it.
 They use the same placement as ``sim.route.volume.Volume`` (the tests check that the healthy case agrees
 with it stripe by stripe):
 
@@ -354,7 +354,7 @@ def md_rebuild_time_range_s(member_bytes: float, device_rate_bytes_per_s: float,
 
 MD_SYNC_IO_DEPTH = 32
 """md's ``sync_io_depth`` default (``static int sysctl_sync_io_depth = 32``): sync I/Os in flight while the array
-serves host I/O, with the 2025 patch (Yu Kuai, "md: add a new api sync_io_depth", linux-raid, v2 2025-04-27; see
+serves host I/O, with the 2025 patch (Yu Kuai, "md: add a new api sync_io_depth", linux-raid, v2 of 27 April 2025; see
 calibration/faults/MD_DEFAULTS.md)."""
 MD_RESYNC_DEPTH = 32
 """raid1.c / raid10.c ``RESYNC_DEPTH`` (32): resync requests the mirror personality lets in flight at once; the
@@ -457,7 +457,7 @@ class Rebuild(StrictModel):
 
 
 class Faults(StrictModel):
-    """Hardware that failed, and a rebuild in progress (issue 22).
+    """Hardware that failed, and a rebuild in progress.
 
     ``failed_drives``: drive indexes (direct NVMe: drive d holds members d, d + drives, ...; eXFlash:
     DIMMs; z/VM: drives). ``failed_adapters``: JBOF adapters (drive d sits behind adapter

@@ -1,4 +1,4 @@
-"""Service-level objectives per workload of a consolidated scenario (issue 21): "OLTP p99 <= 1 ms while
+"""Service-level objectives per workload of a consolidated scenario: "OLTP p99 <= 1 ms while
 the backup gets >= 500 MB/s".
 
 An objective names one of the scenario's workloads and bounds its latency (mean, p95, p99 or p99.9,

@@ -14,7 +14,7 @@
 # %% [markdown]
 # # A drive fails: does the sizing still hold while the array is degraded and while it rebuilds?
 #
-# Issue 22. Seed 000's LinuxONE system keeps PostgreSQL on four PM1733 drives in md RAID-10
+# Seed 000's LinuxONE system keeps PostgreSQL on four PM1733 drives in md RAID-10
 # (`examples/faults_s1_raid10_degraded.yaml`). A sizing signed for the healthy array must also hold when
 # one drive has failed (RAID-10 then reads the lost drive's pair from its survivor alone) and while md
 # recovers onto the replacement, reading that survivor again and writing the new drive, at a rate md

@@ -200,7 +200,7 @@ qd1
 #
 # `sim.plan.qd_sweep.qd_sweep` puts one device alone (no host stack: the EXT calibration setup,
 # calibration/ext/scenarios/ext_drive.yaml) under a closed loop of 1 ... 256 4 KiB random reads, under the
-# die-level device model (`device_model: dies`, issue 18: reads queue at N addressed NAND dies behind the
+# die-level device model (`device_model: dies`: reads queue at N addressed NAND dies behind the
 # controller; calibration/ext/DIE_LEVEL.md; the default for the drive, while the default keeps the eXFlash DIMM
 # pooled, forced here for both): the fast path at every depth (its p99 and p99.9 the die-level
 # estimate, dashed), with the pooled model's fast-path curves dotted for contrast (its p99 the pooled devices'

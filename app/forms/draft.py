@@ -68,7 +68,7 @@ PRECISIONS: dict[str, dict[str, Any]] = {
     "Precise: ±1%, at most 90 s": {"target_rel_ci": 0.01, "max_wall_s": 90.0, "max_ios": 30_000_000},
 }
 CUSTOM_PRECISION = "Custom"
-DEVICE_MODELS = {"auto": "Default", "pooled": "Pooled units", "dies": "Addressed dies (die-level, issue 18)"}
+DEVICE_MODELS = {"auto": "Default", "pooled": "Pooled units", "dies": "Addressed dies (die-level)"}
 """A scenario's (and a requirement's) ``device_model`` choices, as the Size, Plan and QD-sweep pages name them."""
 DEVICE_MODEL_HELP = ("Default: addressed dies for NVMe drives, pooled units for the eXFlash DIMMs (whose reads share "
                      "the program dies); pooled: identical read units behind one queue (the p99 is a screening estimate); dies: an I/O's "

@@ -1,4 +1,4 @@
-"""Consolidation page: several workloads on one configuration (issue 21).
+"""Consolidation page: several workloads on one configuration.
 
 A scenario with a ``workloads`` list (an example, or an uploaded file): the fast path's per-workload
 throughput and latency at once, then the DES's per-workload latency with 95% intervals on request,

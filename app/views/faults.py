@@ -1,4 +1,4 @@
-"""Failure states on the Size page (issue 22): what fails, the rebuild, and the result of every state.
+"""Failure states on the Size page: what fails, the rebuild, and the result of every state.
 
 ``faults_section`` edits the draft's ``faults`` (models/faults.py): failed drives, a failed JBOF adapter
 or SAN host port, a rebuild in progress (a rate cap, or md's default limits and its throttle) and the latency SLO the

@@ -1,7 +1,7 @@
 """Queue-depth sweep of one catalog drive or DIMM, on the Calibration page: IOPS and latency against QD.
 
 The device alone under a closed loop of QD 1, 2, 4, ... 256 random I/Os (``sim.plan.qd_sweep``), with the
-pooled or the die-level device model (issue 18, ``device_model``), on the fast path (instant, tail
+pooled or the die-level device model (``device_model``), on the fast path (instant, tail
 figures are the fast path's own estimate: the die-level one under dies, the pooled law under pooled) or in the simulator
 (each point a DES run in the worker pool, ending on its precision or its I/O budget), with the published
 points of the EXT records measured on that device (``calibration.ext.published``) drawn as stars.

@@ -1,5 +1,5 @@
 """Load over time: a profile workload replayed by the simulation, latency over time against a p99 SLO,
-and how far the load can grow before the SLO breaks (issue 21).
+and how far the load can grow before the SLO breaks.
 
 A profile comes from an example (examples/linuxone_bdi_batch_profile.yaml; next to a steady load:
 examples/linuxone_bdi_batch_and_ycsb.yaml, every workload then gets its own latency over time), the scenario library or

@@ -208,7 +208,7 @@ def des_frame(base: Scenario, points: list[dict[str, Any]]) -> pd.DataFrame:
         frame[FAST_BOTTLENECK] = [_disagreeing(b, fast[int(p)]) if p == p else None
                                   for b, p in zip(frame["bottleneck"], frame["point"], strict=True)]
     validity = frame["validity"] if "validity" in frame.columns else [None] * len(frame)
-    # $/KIOPS only for a point that reached its precision: a cut-short point's IOPS may be far off (issue 24)
+    # $/KIOPS only for a point that reached its precision: a cut-short point's IOPS may be far off
     frame["usd_per_kiops"] = [usd_per_kiops(c, x) if c and x and x == x and is_final(str(v)) else None
                               for c, x, v in zip(frame["cost_usd"], frame.get("iops", [None] * len(frame)), validity, strict=True)]
     return frame

@@ -57,7 +57,7 @@ def _fast(record: ExtRecord, run: dict[str, Any]) -> dict[str, float]:
 
 def compare(records: Sequence[ExtRecord], max_ios: int = DEFAULT_MAX_IOS, device_model: str = "auto") -> list[Point]:
     """Simulate each record's scenario once (DES and fast path) and gather the points by sweep and QD
-    (``device_model``: the scenarios' device model, issue 18)."""
+    (``device_model``: the scenarios' device model)."""
     run = run_budget(max_ios) | ({"device_model": device_model} if device_model != "auto" else {})
     refs = [r.scenario for r in records if r.scenario is not None]
     results = simulate_refs(refs, run, workers=1, base=EXT_SCENARIO_DIR)
@@ -118,7 +118,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help=f"DES completions per scenario, {MIN_MAX_IOS}..{MAX_MAX_IOS} (default {DEFAULT_MAX_IOS})")
     parser.add_argument("--markdown", action="store_true", help="print the BEFORE.md document")
     parser.add_argument("--device-model", choices=("auto", "pooled", "dies"), default="auto",
-                        help="the EXT scenarios' device model (issue 18; default auto, the scenarios' default: dies for drives)")
+                        help="the EXT scenarios' device model (default auto, the scenarios' default: dies for drives)")
     args = parser.parse_args(argv)
     if not MIN_MAX_IOS <= args.max_ios <= MAX_MAX_IOS:
         print(f"error: --max-ios must be in {MIN_MAX_IOS}..{MAX_MAX_IOS}, got {args.max_ios}", file=sys.stderr)

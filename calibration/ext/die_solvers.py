@@ -1,5 +1,5 @@
 """``python -m calibration.ext.die_solvers [--max-ios N] [--devices A,B] [--depths 1,2,...] [--read-fractions F,..]``:
-the two solvers under ``device_model: dies`` (issue 18; ``--device-model pooled`` or ``auto`` for the others), device by
+the two solvers under ``device_model: dies`` (``--device-model pooled`` or ``auto`` for the others), device by
 device and queue depth by queue depth
 (``--block-kib K``: K KiB I/Os instead of 4 KiB; the tails are then the fast path's own; ``--open-loads 0.3,0.6``:
 open Poisson arrivals at those shares of the fast path's Xmax instead of a closed loop).

@@ -1,4 +1,4 @@
-"""Die-level device mechanism, simulated alone, against its MVA preview (issue 18).
+"""Die-level device mechanism, simulated alone, against its MVA preview.
 
 ``python -m calibration.ext.die_sweep`` runs a small SimPy closed loop per device and queue depth:
 each 4 KiB random read takes the controller's fixed delay (less its per-command service) and the

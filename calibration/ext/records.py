@@ -61,7 +61,7 @@ class ExtRecordFile(StrictModel):
     device_model: DeviceModel = Field(
         default="dies",
         description="the flash device model every record's scenario runs under in the calibration gate (``flashplan "
-                    "calibrate``): dies, the die-level mechanism these records check (issue 18); ``calibrate "
+                    "calibrate``): dies, the die-level mechanism these records check; ``calibrate "
                     "--device-model`` overrides it for a run")
     records: list[ExtRecord]
 

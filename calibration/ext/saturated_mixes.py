@@ -1,5 +1,5 @@
 """``python -m calibration.ext.saturated_mixes [--max-ios N]``: closed 4 KiB random mixes at QD64 on one drive
-under ``device_model: dies``, the fast path against the DES (issue 18's satmix step, calibration/ext/DIE_LEVEL.md,
+under ``device_model: dies``, the fast path against the DES (calibration/ext/DIE_LEVEL.md,
 "A closed mix whose programs saturate the dies"): IOPS, the read and write means and the p99, with the DES's die
 utilization. The DES stops on an I/O count, so the table is the same on any machine.
 """

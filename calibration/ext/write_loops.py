@@ -1,5 +1,5 @@
 """``python -m calibration.ext.write_loops [--max-ios N] [--seed S] [CASE ...]``: closed write loops over several
-drives under ``device_model: dies`` (issue 18's gather step), the fast path's p99 / p99.9 against the DES's.
+drives under ``device_model: dies``, the fast path's p99 / p99.9 against the DES's.
 
 Each case is examples/s2_ibmi_8x4_mirrored.yaml (24 jobs x QD4 of 4 KiB random writes on ES5F drives, which
 saturate the drives' dies) with its layout, drive count or jobs changed (``CASES``). Such a loop fills the drives'

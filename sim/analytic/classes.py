@@ -6,8 +6,8 @@ on the component-level demands of every class (Lazowska et al., *Quantitative Sy
 1984, ch. 7 "multiple class models"), its FCFS stations with each class's own service time:
 
 * an arrival of class c at station k waits for each job ahead of it for that job's service (the usual MVA
-  heuristic for FCFS stations whose classes' service times differ, which is not product form; since issue 18's
-  backupdies step: the product form's rule let a 1 MiB read's 133 us transfer wait 133 us behind every queued
+  heuristic for FCFS stations whose classes' service times differ, which is not product form; the product
+  form's rule would let a 1 MiB read's 133 us transfer wait 133 us behind every queued
   8 KiB one, 235 of the 350 us the consolidation example's backup mean had above the DES's under dies): R_c,k = D_c,k + V_c,k (sum_j S_j,k Q_j,k +
   sum_o U_o,k S_o,k) / (1 - U_open,k), with U_open,k = sum_o lambda_o D_o,k / c_k the open classes' load and
   U_o,k S_o,k their work ahead of a Poisson arrival (one server, open classes only: Pollaczek-Khinchine's
@@ -33,8 +33,8 @@ meets a read-mostly load: the batch bursts next to YCSB, examples/linuxone_bdi_b
 Under the ``dies`` device model a device's N dies are N single-server instances (``Demands.copies``: one
 die's demand, an I/O's residence counting all N) and a read of k pages reads k distinct dies at once: its further
 pages load the dies without adding to its response (``Demands.behind``) and it waits for the longest rest of
-the programs its k dies are found in (``slowest_rest_us``: a tight program's rest is bounded, issue 18's
-1 MiB backup reads next to the OLTP's writes).
+the programs its k dies are found in (``slowest_rest_us``: a tight program's rest is bounded: the
+consolidation example's 1 MiB backup reads next to the OLTP's writes).
 Devices whose reads share the program dies (``shared_dies``) are left to the classes' own solutions.
 ``solve_classes`` also hands each class's route model (``single``'s second value: under ``dies`` the route's die
 loads) and that extra per logical read back, so that ``sim.analytic`` builds each class's die-level tails with

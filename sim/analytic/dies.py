@@ -1,6 +1,6 @@
-"""Die-level fast-path preview of one flash device (issue 18; not yet wired into FlashGroups or the planner).
+"""The die-level device model on the fast path: the laws both the fast path's solvers and its tails read.
 
-A closed loop of ``qd`` reads visits a delay (the controller's fixed cost less its per-command
+One device alone: a closed loop of ``qd`` reads visits a delay (the controller's fixed cost less its per-command
 service, and the 4 KiB host transfer), a controller station with the command-rate ceiling
 (service 1 / datasheet IOPS) and one
 of N dies chosen uniformly (visit ratio 1/N, service tR). MVA gives IOPS and the mean, with the
@@ -8,7 +8,9 @@ arrival theorem adapted to the dies' tight law (a read in service at the die add
 tR (1 + cv^2) / 2, not a whole tR: the usual approximation for FCFS stations with general service;
 exact for exponential service, cv = 1); the QD1 quantiles are the fixed parts plus the quantile of the die's lognormal read time
 (cv ``DieLayout.die_read_cv``): at QD1 there is no queue, so this is the whole distribution's
-device part. The tail at depth (per-die M/G/1 waiting) is the next step of issue 18.
+device part. Any route (``DieWaitLaw`` onwards): the wait at a die as a finite-source or M/G/1 law of the
+reads and programs that load it, fork-join of reads over several dies, the write acknowledgement's law, and the
+mixture of a route's operations (``route_quantiles_us``).
 """
 
 from __future__ import annotations
@@ -177,7 +179,7 @@ def slowest_rest_us(k: float, p: float, mean: float, cv: float) -> float:
     return total * h
 
 
-# -- the die-level tail of any route (issue 18): open arrivals, mixes, several devices ---------------------
+# -- the die-level tail of any route: open arrivals, mixes, several devices ---------------------
 
 WAIT_STEPS = 600
 """Most grid steps of a die wait's distribution (``die_wait_above``): the step grows for long waits."""
@@ -1142,7 +1144,7 @@ SLOWEST_PAGE_STEPS = 2_000
 
 def spanning_read_above(read_share: float, read_mean_us: float, pages: list[tuple[float, DieWaitLaw]],
                         write: WriteLaw) -> Callable[[float], float]:
-    """P(latency > t) of a route whose reads each span many dies (an open sequential stream's 1 MiB reads, issue 18):
+    """P(latency > t) of a route whose reads each span many dies (an open sequential stream's 1 MiB reads):
     a read of k pages reads k distinct dies at once and moves on when the last is read, so its time at the dies is
     the slowest of k independent waits-and-reads, P(M > x) = 1 - prod over the groups of (1 - P(W + S > x))^k_g
     (``pages``: k_g pages per logical read at a group, each page's ``DieWaitLaw`` its wait at one die). Its mean

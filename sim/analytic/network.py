@@ -1202,7 +1202,7 @@ class Network:
     def program_lock_waits(self, ev: Evaluation) -> list[tuple[float, float, float]]:
         """Per program-lock group (a read waiting out a program on its die, ``FlashGroups.die_locks``): the read's
         mean latency spent there at ``ev`` (its latency less that with the group's wait left out), the programs'
-        mean time and cv. The closed-loop tail law reads them (``sim.analytic._closed_loop_tails``)."""
+        mean time and cv. The closed-loop tail law reads them (``sim.analytic.tails.pooled_tails``)."""
         out: list[tuple[float, float, float]] = []
         if ev.x <= 0.0:
             return out

@@ -383,7 +383,7 @@ class Compiler:
         self.die_devices: list[DieGroups] = []
         """The route's flash devices under the ``dies`` device model (the fast path's die-level tail reads them)."""
         self.pooled_devices: list[FlashGroups] = []
-        """The route's flash devices under the ``pooled`` device model (the fast path's pooled tail law, ``sim.analytic._pooled_tails``)."""
+        """The route's flash devices under the ``pooled`` device model (the fast path's pooled tail law, ``sim.analytic.tails.pooled_tails``)."""
 
     def groups(self, labels: tuple[str, ...], servers: int, mapping: Mapping, pool: bool = False, ca2: float = 1.0,
                display: str | None = None, shares: tuple[float, ...] | None = None) -> Choice:

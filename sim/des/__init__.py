@@ -9,12 +9,12 @@ means and the stop rule, result assembly), random streams and statistics.
 * ``batching``: Warm-up, batch means and the stop rule of one run (the statistics half of
   ``sim.des.engine.Run``).
 * ``components``: Engine building blocks: stations, concurrency limits, pure delays, fork and split.
-* ``dies``: The ``dies`` device model (issue 18): a flash device as addressed NAND dies behind a controller.
+* ``dies``: The ``dies`` device model: a flash device as addressed NAND dies behind a controller.
 * ``engine``: Run a scenario: generate the workload, walk every I/O through the model, stop on precision.
 * ``model``: The DES backend: turn a route description (sim/route/) into engine components (DESIGN.md section
   3).
 * ``profile``: Replay a load profile with the DES: the arrivals change rate, depth and mix at interval
-  boundaries, and every interval is measured on its own (issue 21, load over time).
+  boundaries, and every interval is measured on its own (load over time).
 * ``rng``: Random streams: one numpy SeedSequence per run, one child stream per component.
 * ``run_state``: What the parts of a run (arrivals, batch means, result assembly) see of it: the ``RunState``
   protocol.

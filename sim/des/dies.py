@@ -1,4 +1,4 @@
-"""The ``dies`` device model in the DES (issue 18): a flash device as addressed NAND dies behind a controller.
+"""The ``dies`` device model in the DES: a flash device as addressed NAND dies behind a controller.
 
 Every number comes from the route description (``DeviceBank.dies``, a ``sim.route.flash.DieLayout``, and
 ``DeviceBank.params``); nothing is derived here.
@@ -28,9 +28,9 @@ Every number comes from the route description (``DeviceBank.dies``, a ``sim.rout
   not a write's whole work; the slot is freed when the last operation ends. On a device whose reads and programs share the
   dies (``FlashParameters.shared_dies``, eXFlash) the destage waits for its die and frees its slot when
   the program starts there; the program holds the die ``die_program_time_us`` x N / read units (write
-  IOPS and bandwidth from the dies alone). Before the write point (main until issue 18's writes step)
-  a program went to a random die: it waited there behind reads and programs, and with eXFlash's 2-slot
-  cache a slot waited with it (S3 random writes -67..-69% against seed 002).
+  IOPS and bandwidth from the dies alone). A program sent to a random die instead would wait there behind
+  reads and programs, and with eXFlash's 2-slot cache a slot would wait with it (S3 random writes -67..-69%
+  against seed 002).
 """
 
 from __future__ import annotations

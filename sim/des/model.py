@@ -309,7 +309,7 @@ class DieThenUnit:
     departures are the event walk's whenever a unit is free for every read, which is all of S4's: at the paging
     load 0 of 128,271 page reads found all 49 units taken (19.7 taken on average at a read's arrival; seed 1,
     20,000 SSCHs). Used for a z/VM channel program's read pages (``Device`` MEDIA, sim/route/steps.py ``_zvm``): one
-    event per page instead of one more for each page that finds its die programming (issue 23)."""
+    event per page instead of one more for each page that finds its die programming."""
 
     __slots__ = ("clock", "env", "locks", "units")
 
@@ -388,7 +388,7 @@ class Backfill:
 
 
 class LastPageBlock:
-    """The last page of a z/VM read SSCH with the SSCH's block booked at the page's start (issue 23): the page's media
+    """The last page of a z/VM read SSCH with the SSCH's block booked at the page's start: the page's media
     stage (``DieThenUnit``, or read units reached now), then the block of all the SSCH's pages (the parent's size)
     through the single-server read channel and the drive link (each a ``Backfill``), from the time the page leaves
     its read unit; the block's end is the split's join (then the turnaround's end): one event per read SSCH fewer.

@@ -1,5 +1,5 @@
 """Replay a load profile with the DES: the arrivals change rate, depth and mix at interval
-boundaries, and every interval is measured on its own (issue 21, load over time).
+boundaries, and every interval is measured on its own (load over time).
 
 * Run length: the sum of the interval durations in simulated time (plus ``warmup_s`` of the first
   interval's load before it, not measured), not the precision rule: a replay is the same length

@@ -34,6 +34,7 @@ from types import ModuleType
 SIM_DIR = Path(__file__).resolve().parent.parent
 ROOT = SIM_DIR.parent
 COMPILED = ("des/components.py", "des/engine.py", "des/model.py", "des/rng.py", "des/stats.py", "route/volume.py", "analytic/__init__.py",
+            "analytic/bursty.py", "analytic/cache.py", "analytic/demands.py", "analytic/solve.py", "analytic/tails.py",
             "des/arrivals.py", "des/dies.py", "des/assembly.py", "des/batching.py",
             "analytic/classes.py",
             "analytic/dies.py", "analytic/network.py", "analytic/paths.py", "analytic/queueing.py", "analytic/rebuild.py",

@@ -16,11 +16,11 @@ DES), its wide candidate space, and parameter sweeps.
   where that is wrong.
 * ``qd_sweep``: Queue-depth sweep of one catalog device: IOPS and latency (mean, p50, p99, p99.9) at QD 1, 2,
   4, ... 256.
-* ``screen``: The planner's screening and DES verification over worker processes (issue 23, item 3).
+* ``screen``: The planner's screening and DES verification over worker processes.
 * ``slo_check``: Objectives per workload (models/slo.py) against a solver's figures: the DES's (with
   intervals) or the fast path's (means; p99 by its own estimate, ``FastResult.latency_p99_us``). Used by ``simulate``,
   ``analyze``, the Consolidation page and the consolidated planner (sim/plan/consolidated.py).
-* ``space``: The planner's wide candidate space: the configurations a sizer would ask about (issue 23, item
+* ``space``: The planner's wide candidate space: the configurations a sizer would ask about (item
   3).
 * ``sweep``: Sweeps: one base scenario run over a grid (or a zip) of factor values, with replications.
 """

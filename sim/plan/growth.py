@@ -1,4 +1,4 @@
-"""How far load can grow before a p99 SLO breaks, and when that is at a yearly growth rate (issue 21).
+"""How far load can grow before a p99 SLO breaks, and when that is at a yearly growth rate.
 
 ``breaking_point(scenario, slo_p99_us)``:
 

@@ -508,7 +508,7 @@ def plan(req: Requirements, verify_top: int = 3, space: tuple[list[Candidate], i
     )
 
 
-# -- failure states (issue 22): the SLO must hold with a drive or an adapter failed ----------------------
+# -- failure states: the SLO must hold with a drive or an adapter failed ----------------------
 
 
 def failure_scenarios(scenario: Scenario, survive: SurviveFailures) -> dict[str, Scenario] | str:

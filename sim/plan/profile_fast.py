@@ -15,7 +15,7 @@ system) is down to exp(-3), 5% of the gap. An interval shorter than that is flag
 estimate unreliable": the DES replay (``sim.des.profile``) is the answer there. Why this rule and not
 the mean residence time x 1 / (1 - rho)^2: at the same rho both grow like 1 / (1 - rho)^2 near
 saturation, but tau is the derived decay constant of the M/M/1 transient (the analytic fast path
-uses the same tau for bursty on/off periods, ``sim.analytic._relaxation_us``), and it stays finite
+uses the same tau for bursty on/off periods, ``sim.analytic.bursty._relaxation_us``), and it stays finite
 and small at light load where the residence rule would only repeat the service time.
 
 A closed interval (a queue depth kept in flight) cannot build a backlog: its population is fixed

@@ -87,7 +87,7 @@ def device_section(device: str) -> str:
 
 TAIL_ESTIMATES = {"dies": "the die-level tail estimate (sim.analytic.dies)",
                   "pooled": "the pooled devices' tail law (service, a read's wait for a program, the queue's wait; "
-                            "sim.analytic._pooled_tails)"}
+                            "sim.analytic.tails.pooled_tails)"}
 """What a fast sweep's p99 / p99.9 are under each resolved device model (``resolved_device_model``), in words."""
 
 
@@ -244,7 +244,7 @@ def qd_sweep(device: str, depths: Any = DEFAULT_DEPTHS, solver: Solver = "fast",
     """One row per queue depth (ascending) for catalog drive or DIMM ``device``; BadInput names a bad argument.
 
     ``max_ios`` and ``target_rel_ci`` set each DES point's budget (the fast path ignores them).
-    ``device_model``: the flash device model (``pooled`` or ``dies``, issue 18); under ``dies`` a fast sweep's
+    ``device_model``: the flash device model (``pooled`` or ``dies``); under ``dies`` a fast sweep's
     p99 and p99.9 are the die-level estimate (``FastResult.latency_p99_us``, ``sim.analytic.TAIL_METHODS``).
     """
     if solver not in SOLVERS:

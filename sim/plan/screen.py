@@ -1,4 +1,4 @@
-"""The planner's screening and DES verification over worker processes (issue 23, item 3).
+"""The planner's screening and DES verification over worker processes.
 
 ``screen_all`` screens the candidates in contiguous chunks. With ``jobs > 1`` the workers are forked
 from the planner's process after the candidates are built, so they inherit them (and the catalog,

@@ -1,4 +1,4 @@
-"""The planner's wide candidate space: the configurations a sizer would ask about (issue 23, item 3).
+"""The planner's wide candidate space: the configurations a sizer would ask about.
 
 ``sim.plan.planner.enumerate_candidates`` tries a fixed grid per platform (about 1,600 IBM i candidates for
 examples/plan/ibmi_oltp.yaml). This module widens every axis to what the catalog and the topology
@@ -21,7 +21,7 @@ nothing here is fitted.
 
 ``flashplan plan --space wide`` plans over it (``sim.plan.planner.plan(req, space=wide_candidates(req),
 distinct=hardware_key)``). ``CandidateBuilder`` builds the candidates at a fraction of the cost of
-validating a whole ``Scenario`` each (issue 23): the design workload, run settings and host are validated
+validating a whole ``Scenario`` each: the design workload, run settings and host are validated
 once, each combination's topology alone (the topology rules still decide), and the scenario is the
 validated template with that topology; the result equals the fully validated scenario
 (tests/plan/test_plan_space.py). ``sim.plan.planner.candidate`` remains the one-at-a-time path (``fast=False``).
@@ -274,7 +274,7 @@ def wide_candidates(req: Requirements, space: WideSpace | None = None, index: in
     requirement's design workload with its verification settings. ``index`` and ``stride`` take every
     ``stride``-th combination from ``index`` (one worker's share; the order is fixed). ``fast`` builds
     them with ``CandidateBuilder``; ``fast=False`` validates each whole scenario (the same candidates,
-    the path before issue 23, kept for the benchmark's ratio). ``progress("build", done, total)`` follows
+    the slower path, kept for the benchmark's ratio). ``progress("build", done, total)`` follows
     the combinations.
     """
     workload, run = design_workload(req), req.verify.model_dump()

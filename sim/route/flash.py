@@ -160,7 +160,7 @@ def reads_meet_programs(read_fraction: float, layout: str) -> bool:
 
 @dataclass(frozen=True)
 class DieLayout:
-    """A flash device as addressed NAND dies behind a controller (issue 18; the ``dies`` device model).
+    """A flash device as addressed NAND dies behind a controller (the ``dies`` device model).
 
     Derived once per device by ``die_layout`` with the rules of calibration/ext/DEVICE_PARAMETERS.md;
     both solvers read it from the route description (``DeviceBank.dies``) when a scenario sets

@@ -1,4 +1,4 @@
-"""Die-level layout of every catalog flash device (issue 18): the rules of calibration/ext/DEVICE_PARAMETERS.md."""
+"""Die-level layout of every catalog flash device: the rules of calibration/ext/DEVICE_PARAMETERS.md."""
 
 from __future__ import annotations
 

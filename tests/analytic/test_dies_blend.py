@@ -1,4 +1,4 @@
-"""Die-level tails of an open sequential stream's stripe blend among several workloads (issue 18's backupdies step):
+"""Die-level tails of an open sequential stream's stripe blend among several workloads:
 the backup of examples/consolidation_oltp_batch_backup.yaml (open 1 MiB sequential reads, 64 pages over the RAID-10's
 dies next to the OLTP's and the batch's programs) waits for the slowest of its pages (``spanning_read_above``).
 
@@ -11,7 +11,7 @@ seed spread above: the backup's p99 from 35 I/Os is a 97th percentile, under the
 The pooled heuristic the backup had before (5,537 us) is three times the DES's p99.
 
 The batch (bursty 256 KiB I/Os, 10% reads: each read 16 pages at 16 dies, among the OLTP's and its own programs) is
-taken page by page the same way (issue 18's batchtail step). Before, its reads took one die's law with the slowest
+taken page by page the same way. Taken as one die's law instead, its reads took one die's law with the slowest
 rest of the others' programs (``classes.Dies.read_wait_us``, 448 us) as that die's mean wait: a die found busy 16% of
 the time then had to wait ~2,800 us when busy, a long queue of reads behind, and the batch's p99 / p99.9 were 3,361 /
 16,232 us. Page by page they are 1,181 / 1,557 (mean 195, unchanged). The DES at 40,000 I/Os (4,000 warm-up), seeds

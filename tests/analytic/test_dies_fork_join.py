@@ -1,4 +1,4 @@
-"""The fast path's tail of a closed loop's reads over several pages under dies (issue 18): the last of the read's
+"""The fast path's tail of a closed loop's reads over several pages under dies: the last of the read's
 pages (fork/join over its dies), each die's wait a finite-source law, then the read channel after the join."""
 
 from __future__ import annotations

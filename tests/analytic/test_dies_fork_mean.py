@@ -1,4 +1,4 @@
-"""The fast path's MEAN of a closed loop's reads over several pages under dies (issue 18): the network's die visit
+"""The fast path's MEAN of a closed loop's reads over several pages under dies: the network's die visit
 gives one page's wait and read; the last of the read's pages and its own pages that share a die come on top as a pure
 delay, the fork/join law's E[T] - tR with no wait (``fork_join_spread_us``), so the closed loop's throughput follows."""
 

@@ -1,4 +1,4 @@
-"""Die-level p99 / p99.9 for several workloads under ``device_model: dies`` (issue 18, ``TAIL_METHODS``): each
+"""Die-level p99 / p99.9 for several workloads under ``device_model: dies`` (``TAIL_METHODS``): each
 workload's route with every workload's reads and programs at the shared dies, the total their mixture.
 
 Property: one workload given as a ``workloads`` list of one takes the multi-class path and gets the single-class
@@ -121,7 +121,7 @@ def test_several_workloads_tails_near_the_des(case: str, workload: str) -> None:
             assert_near_ci(value, metric, TOLERANCE, case)
         measured = d.latency_p99_us.value
         assert measured is not None
-        # the mechanism is nearer the DES than the pooled heuristic on the same means (2026-11-27, after the
+        # the mechanism is nearer the DES than the pooled heuristic on the same means (with the
         # mixed network counts every die: burst YCSB heuristic 737 us against the DES's 1,047)
         assert abs(f.latency_p99_us - measured) < 0.5 * abs(heuristic_quantile_us(f, 0.99) - measured)
 

@@ -1,4 +1,4 @@
-"""Shared dies under the ``dies`` device model (issue 18): a random read holds its die for tR and its bytes beyond the
+"""Shared dies under the ``dies`` device model: a random read holds its die for tR and its bytes beyond the
 first 4 KiB at 1 / N of the random-read bandwidth, the pooled model's rule (``FlashParameters.die_read_time_us``) on
 the layout's N dies, in both solvers; drives whose dies are not shared keep tR whatever the size.
 

@@ -1,4 +1,4 @@
-"""The ``dies`` device model (issue 18): both solvers read the same die layout and agree on it.
+"""The ``dies`` device model: both solvers read the same die layout and agree on it.
 
 Small budgets (10,000 reads per point); the full sweep over every catalog device is
 ``python -m calibration.ext.die_solvers`` (table in calibration/ext/DIE_LEVEL.md).

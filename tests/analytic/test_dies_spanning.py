@@ -1,4 +1,4 @@
-"""Reads spanning several dies next to another workload's programs, fast path against the DES (issue 18)."""
+"""Reads spanning several dies next to another workload's programs, fast path against the DES."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The fast path's own p99 / p99.9 (``FastResult.latency_p99_us``, issue 18): the die-level mechanism under
+"""The fast path's own p99 / p99.9 (``FastResult.latency_p99_us``): the die-level mechanism under
 ``device_model: dies``, the pooled devices' own law under ``pooled`` (tests/analytic/test_pooled_tails.py), the named
 heuristic where neither applies; the planner screens with it.
 
@@ -163,7 +163,7 @@ def test_a_mixed_queue_depth_sweep_has_die_level_tails_near_the_des() -> None:
     assert (1 - TOLERANCE) * lo <= fast.latency_p99_us <= (1 + TOLERANCE) * hi
 
 
-# -- writes (issue 18 wtails): the acknowledgement's lognormal and a closed loop's finite-source wait --------------
+# -- writes: the acknowledgement's lognormal and a closed loop's finite-source wait --------------
 
 
 def _repairman(n_jobs: int, z: float, m: float) -> tuple[float, list[float]]:
@@ -446,7 +446,7 @@ def test_saturated_write_loops_over_several_drives_p99_within_15_percent_of_the_
 
 @pytest.mark.parametrize(("device", "read_fraction"), [("ES5F", 0.05), ("P4510-4TB", 0.3), ("CM6-R-1.92TB", 0.05)])
 def test_a_closed_mix_whose_programs_saturate_the_dies_queues_its_writes_not_its_reads(device: str, read_fraction: float) -> None:
-    """A closed 4 KiB mix at QD64 whose programs fill the dies (``sim.analytic._queue_of``,
+    """A closed 4 KiB mix at QD64 whose programs fill the dies (``sim.analytic.demands.queue_of``,
     ``calibration.ext.saturated_mixes``): in the DES reads go first at
     their die and the programs wait for an idle die holding their cache slots, so the cache fills and the writes wait
     for slots. The loop's queue belongs to the writes. Before (the queue spread over the dies' visitors, the reads),

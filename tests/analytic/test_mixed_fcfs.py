@@ -1,4 +1,4 @@
-"""``sim.analytic.classes.mixed_mva`` with each class's own service time (issue 18's backupdies step): at a FCFS
+"""``sim.analytic.classes.mixed_mva`` with each class's own service time: at a FCFS
 station an arrival waits for every job ahead of it for that job's own service (the usual MVA heuristic for FCFS
 stations whose classes' service times differ), not for its own.
 

@@ -1,4 +1,4 @@
-"""A namespace pool whose holding time grows with the load (issue 18 follow-up, the planner's "4 x ES5F, 1 ns/drive,
+"""A namespace pool whose holding time grows with the load (the planner's "4 x ES5F, 1 ns/drive,
 ibmi_mirror, 1 x EJ1X", open 70/30 4 KiB under ``--device-model dies``).
 
 Under dies a read that finds its die programming waits out the rest of the program operation while it holds its

@@ -1,4 +1,4 @@
-"""The fast path's p99 / p99.9 under the pooled device model (``TAIL_METHODS``: ``pooled``, ``sim.analytic._pooled_tails``):
+"""The fast path's p99 / p99.9 under the pooled device model (``TAIL_METHODS``: ``pooled``, ``sim.analytic.tails.pooled_tails``):
 the service law, a read's wait for a program on its die, and the queue's wait (exponential for open arrivals, the
 machine repairman's finite-source law for a closed loop) against the DES on one device (the eXFlash DIMM, pooled under
 the default ``auto``, and a drive under ``pooled``); the measured table is calibration/ext/die_solvers_pooled.md.
@@ -21,14 +21,14 @@ from sim.analytic import evaluate, heuristic_quantile_us
 from sim.des.engine import simulate
 
 TOLERANCE = 0.15
-"""The fast path's p99 against the DES p99, beyond the DES's 95% interval (issue 18's target for the fast path)."""
+"""The fast path's p99 against the DES p99, beyond the DES's 95% interval (the fast path's target)."""
 DIMM = ("dimms", "eXFlash-400GB")
 DRIVE = ("drives", "ES5F")
 
 
 CASES = [
     # (device, closed queue depth or open share of Xmax, read fraction): the DES p99 (us, 40,000 I/Os, seed 1) and
-    # the heuristic's, 2026-11-28: a saturated loop of reads (1,934; heuristic 7,918), reads behind programs at a
+    # the heuristic's: a saturated loop of reads (1,934; heuristic 7,918), reads behind programs at a
     # shallow and at a deep depth (612 / 4,469; heuristic 324 / 7,583), a pooled drive's mix and writes, open 67/33
     pytest.param(DIMM, 256, 1.0, id="dimm-reads-qd256"),
     pytest.param(DIMM, 4, 0.67, id="dimm-67-qd4"),

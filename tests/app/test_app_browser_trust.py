@@ -1,4 +1,4 @@
-"""What a customer must be able to trust, in a real browser (issue 24): /size opens the Size page, RAID-5 over
+"""What a customer must be able to trust, in a real browser: /size opens the Size page, RAID-5 over
 namespaces of one drive is flagged, an overloaded open load reads "unstable" with no price-performance and no "inf",
 and a cut-short sweep point is marked as such. Debian's chromium driven by Playwright, like test_app_browser.py;
 each check waits for what the page shows, never for a time.

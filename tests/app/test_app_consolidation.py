@@ -1,5 +1,5 @@
 """The Consolidation page: a scenario's workloads, the fast path per workload at once, and the DES's
-per-workload latency with intervals on request (issue 21)."""
+per-workload latency with intervals on request."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The web app's Load over time page (issue 21) through Streamlit's AppTest: a profile from the
+"""The web app's Load over time page through Streamlit's AppTest: a profile from the
 library is replayed, its latency-over-time chart draws every interval's p99 against the SLO with
 the peak marked, and the growth search draws p99 against the load multiplier and gives the date."""
 

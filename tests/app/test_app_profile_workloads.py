@@ -1,4 +1,4 @@
-"""The Load over time page with a profile among several workloads (issue 21): such an example is listed
+"""The Load over time page with a profile among several workloads: such an example is listed
 there (and not on the Size/Compare forms nor the Consolidation page, which size steady workloads), and a
 replay draws latency over time for all workloads together and for each one over the same intervals."""
 

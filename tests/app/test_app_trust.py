@@ -1,4 +1,4 @@
-"""What a customer must be able to trust on the web app's pages (issue 24), through Streamlit's AppTest.
+"""What a customer must be able to trust on the web app's pages, through Streamlit's AppTest.
 
 A result that did not reach its precision, or whose load exceeds the configuration's
 capacity, is shown as such everywhere and never ranked or priced as a final answer; RAID

@@ -1,4 +1,4 @@
-"""The Size page's failure states (issue 22), through Streamlit's AppTest (no browser)."""
+"""The Size page's failure states, through Streamlit's AppTest (no browser)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Bad input, as a careless or hostile user gives it, through every entry point.
 
-Every case of issue 19 has a hand-made file in tests/fixtures/bad/ (or is built here when it is
+Every bad-input case has a hand-made file in tests/fixtures/bad/ (or is built here when it is
 large: a 5,000-level nesting, a file over the size limit, odd file names) and goes through the
 command it reaches: simulate, analyze, sweep, plan, qd-sweep, import fio / iostat, app (its database URL),
 catalog (a catalog override) and calibrate's record loading. Each must exit 2 with a line that

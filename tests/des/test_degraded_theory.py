@@ -1,4 +1,4 @@
-"""Theory checks for failure and rebuild (issue 22, item 4), against today's volume layer.
+"""Theory checks for failure and rebuild, against today's volume layer.
 
 * The healthy costs in ``models.faults`` are the ones ``sim.route.volume.Volume`` plans, stripe by
   stripe (same placement, same read-modify-write, same mirror balancing).

@@ -194,8 +194,8 @@ def test_lognormal_service_times_have_the_same_last_bit_on_every_cpu() -> None:
     """The lognormal sampler's first draws for a seed, to the last bit.
 
     numpy's vectorised exp takes an AVX-512 path on CPUs that have it and differs from the C library's exp in
-    the last bit; when the sampler used it, a seed gave other digits on such machines (the refactoring check
-    of issue 17 found it). These values are the C library's exp of numpy's standard normals.
+    the last bit; when the sampler used it, a seed gave other digits on such machines (a refactoring check
+    found it). These values are the C library's exp of numpy's standard normals.
     """
     import numpy as np
 

@@ -1,4 +1,4 @@
-"""Fewer events, same queues (issue 23): a ``FifoStation`` (Lindley's recursion) and a fused ``Chain`` give the
+"""Fewer events, same queues: a ``FifoStation`` (Lindley's recursion) and a fused ``Chain`` give the
 departures and occupancy an event-driven ``Station`` walk gives, and the compilation step only fuses what
 nothing else can disturb."""
 

@@ -1,4 +1,4 @@
-"""Load over time (issue 21): the profile workload, its DES replay, its fast path, its importers.
+"""Load over time: the profile workload, its DES replay, its fast path, its importers.
 
 Checked against queueing theory (M/M/1: mean response S / (1 - rho), p99 ln(100) S / (1 - rho);
 a closed loop of N I/Os on one exponential server keeps it busy: X = mu, R = N / mu), against

@@ -1,4 +1,4 @@
-"""A profile as one of several workloads (issue 21): the profile's intervals drive its own I/Os while
+"""A profile as one of several workloads: the profile's intervals drive its own I/Os while
 steady workloads run beside it on the one route, and every workload is measured over the profile's
 intervals.
 

@@ -1,4 +1,4 @@
-"""A SAN write-back cache in fewer events (issue 23).
+"""A SAN write-back cache in fewer events.
 
 A slot given back behind a background route (``ReleaseBehind``: a destage) costs no event when the route fuses
 into a chain: the release is booked at the chain's end (``BookedRelease``, ``BookedPool.release_at``), and every

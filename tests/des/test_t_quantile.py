@@ -1,6 +1,6 @@
 """The batch-means interval's Student-t quantile (``sim.des.stats.t_half_width``) is ``scipy.special.stdtrit``, which
 ``scipy.stats.t.ppf`` evaluates (times scale 1, plus loc 0): the same double for every degree of freedom a run can
-have, so no interval moves by a bit, and the engine imports scipy.special only (issue 23: 0.45 against 1.3 CPU-s)."""
+have, so no interval moves by a bit, and the engine imports scipy.special only (0.45 against 1.3 CPU-s)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Several workloads on one configuration (issue 21, consolidation): per-workload results obey Little's
+"""Several workloads on one configuration (consolidation): per-workload results obey Little's
 law and conservation, match multi-class queueing theory (open M/M/1 with the total load, exact
 multi-class MVA), are the single-workload results when there is one, and a placement keeps a
 workload on its members."""

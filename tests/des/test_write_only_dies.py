@@ -1,7 +1,7 @@
 """A die-level drive that no read reaches (``DieDevice`` ``writes_only``): the link, the controller, the cache slot and
 the acknowledgement are one ``WriteEntry``, and where a write costs at most one NAND operation the destage is one
 ``Chain`` with no event (the dies an N-server ``FifoStation``). Both give the event walk's times and draws: the
-results below were recorded from the event walk (main at 595d937, before the write-only path; 20,000 I/Os, seed 1,
+results below were recorded from the event walk (before the write-only path; 20,000 I/Os, seed 1,
 ``calibration.ext.write_loops``) and must come out the same; only the booked meters' sums may differ in the last bits.
 """
 

@@ -1,5 +1,5 @@
 """The run metrics are held once (``models.result.RunMetrics``) for the whole run's Result and each
-workload's WorkloadResult, and each model keeps its JSON key order (issue 17)."""
+workload's WorkloadResult, and each model keeps its JSON key order."""
 
 from __future__ import annotations
 

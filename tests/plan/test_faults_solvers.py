@@ -1,4 +1,4 @@
-"""Failure and rebuild through both solvers (issue 22): the theory checks of tests/des/test_degraded_theory.py,
+"""Failure and rebuild through both solvers: the theory checks of tests/des/test_degraded_theory.py,
 now measured on the DES and the fast path instead of computed from models/faults.py alone.
 
 * A degraded two-copy mirror's random-read capacity halves (raid10, raid1, IBM i mirroring).

@@ -1,4 +1,4 @@
-"""Growth queries (issue 21): the load multiplier at which a p99 SLO breaks, and the date.
+"""Growth queries: the load multiplier at which a p99 SLO breaks, and the date.
 
 Theory: the response time of an M/M/1 queue is exponential with rate mu - lambda, so its p99 is
 ln(100) / (mu - lambda) and the SLO breaks at lambda* = mu - ln(100) / SLO.

@@ -1,4 +1,4 @@
-"""The fast path of a profile among several workloads (issue 21, sim/plan/profile_fast.py): each interval is
+"""The fast path of a profile among several workloads (sim/plan/profile_fast.py): each interval is
 the steady scenario with the profile's interval in its place and the steady workloads as the other classes.
 
 Checked against queueing theory (open classes at one exponential FCFS server: every class's response is

@@ -1,4 +1,4 @@
-"""The queue-depth sweep of one device (issue 18 item 6): sim.plan.qd_sweep, its published points, chart, CLI and page.
+"""The queue-depth sweep of one device: sim.plan.qd_sweep, its published points, chart, CLI and page.
 
 What is checked is behaviour: a closed loop at the device obeys Little's law (IOPS x mean = QD) on
 both solvers, the fast path's throughput never falls as the queue deepens, each DES row carries
@@ -52,7 +52,7 @@ def test_fast_path_throughput_never_falls_with_depth_and_obeys_littles_law(devic
     assert [p.qd for p in points] == list(DEFAULT_DEPTHS)
     for a, b in pairwise(points):
         # approximate MVA may dip a hair at the bound: ECTB at QD 256 is 0.035% below QD 128 (read bandwidth
-        # saturated, both within 0.1% of Xmax, 2026-11-25); exact MVA never falls
+        # saturated, both within 0.1% of Xmax); exact MVA never falls
         assert b.iops >= a.iops * (1 - MVA_DIP), (device, a.qd, b.qd)
     for p in points:
         # a closed loop of qd I/Os with no think time at the device: N = X R
@@ -309,7 +309,7 @@ def test_calibration_page_draws_a_devices_sweep_with_its_published_points() -> N
 @pytest.mark.usefixtures("one_worker")
 def test_the_sweep_page_offers_the_die_level_device_model() -> None:
     """The default (auto) gives a drive its dies; under pooled the fast sweep's tails are the pooled devices' law, under
-    dies the die-level estimate (issue 18), so the table changes and the chart's title names the model."""
+    dies the die-level estimate, so the table changes and the chart's title names the model."""
     at = AppTest.from_string("from app.views import qd_sweep\nqd_sweep.render_section()", default_timeout=APP_TIMEOUT)
     at.run()
     assert at.radio(key="qdsweep:model").value == "auto"

@@ -1,4 +1,4 @@
-"""ARCHITECTURE.md's "mechanism -> file" tables point at what exists (issue 17), and so do README's file pointers.
+"""ARCHITECTURE.md's "mechanism -> file" tables point at what exists, and so do README's file pointers.
 
 Every table cell is read: a path (``sim/route/host.py``, ``calibration/importers/``) must exist; a name after a
 path in the same cell (``sim/route/host.py`` ``resolve_host``, ``DEFAULT_STACK``) must be defined in that file; a

@@ -1,4 +1,4 @@
-"""No import cycles between the project's modules (issue 17).
+"""No import cycles between the project's modules.
 
 pyproject's ``acyclic_siblings`` contract (``lint-imports``) checks the siblings inside every package, and the
 ``layers`` contract the order of the layers; this test checks the whole graph at once, module by module, so a

@@ -475,6 +475,9 @@ def write_override(drive: DriveFromFio, directory: str | os.PathLike[str]) -> Pa
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+    from models.catalog import _load
+
+    _load.cache_clear()  # this process (the web app) reads the folder again on its next lookup
     return path
 
 

@@ -65,6 +65,22 @@ def summary(drive: DriveFromFio, checks: list[Check], written: str | None) -> di
     }
 
 
+def worst_errors(checks: list[Check], des: bool) -> list[str]:
+    """One line per metric: the largest |error| over the held-out points, fast path (and DES)."""
+    lines = []
+    for metric, label in METRICS:
+        mine = [c for c in checks if c.metric == metric]
+        fast = [abs(c.fast_error) for c in mine if c.fast_error is not None]
+        if not fast:
+            continue
+        text = f"worst |error| {label}: fast path {100 * max(fast):.1f}% over {len(fast)} point(s)"
+        sims = [abs(c.des_error) for c in mine if c.des_error is not None]
+        if des and sims:
+            text += f", DES {100 * max(sims):.1f}%"
+        lines.append(text)
+    return lines
+
+
 def _print(drive: DriveFromFio, checks: list[Check], des: bool, console: Console) -> None:
     table = Table(title=f"{drive.name}: derived figures")
     for col in ("field", "value", "from", "how"):
@@ -91,6 +107,8 @@ def _print(drive: DriveFromFio, checks: list[Check], des: bool, console: Console
                 row += [_fmt(c.des), _percent(c.des_error)]
             check.add_row(*row)
         console.print(check)
+        for line in worst_errors(checks, des):
+            console.print(line, markup=False, highlight=False)
     for note in drive.notes:
         console.print(f"note: {note}", markup=False, highlight=False)
 

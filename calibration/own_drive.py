@@ -430,9 +430,16 @@ def held_out_check(drive: DriveFromFio, des_max_ios: int | None = None) -> list[
     with catalog_with_drive(drive.name, drive.spec):
         for point in drive.held_out:
             data = scenario_data(drive.name, point)
-            fr = evaluate(scenario_from_data(data))
+            try:
+                fr = evaluate(scenario_from_data(data))
+                des = _des_figures(data, des_max_ios) if des_max_ios else {}
+            except (BadInput, ValidationError) as exc:
+                problems = exc.problems if isinstance(exc, BadInput) else format_validation_error(exc)
+                note = f"{point.label}: not predicted: " + "; ".join(f"{f}: {m}" for f, m in problems)
+                if note not in drive.notes:
+                    drive.notes.append(note)
+                continue
             fast = {"iops": fr.iops, "latency_mean_us": fr.latency_mean_us, "latency_p99_us": fr.latency_p99_us}
-            des = _des_figures(data, des_max_ios) if des_max_ios else {}
             for metric, _ in METRICS:
                 if metric in point.measured:
                     checks.append(Check(point, metric, point.measured[metric], fast.get(metric), des.get(metric)))

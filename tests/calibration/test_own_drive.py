@@ -193,3 +193,10 @@ def test_without_a_base_the_capacity_is_asked_for_and_the_link_is_an_assumption(
     assert sources["write_latency_us"].startswith("write-qd1.json") and sources["write_kiops"].startswith("write-qd4.json")
     assert drive.spec.write_kiops == pytest.approx(65.549)
     assert len(drive.used) == 4 and len(drive.held_out) == 0
+
+
+def test_the_report_is_byte_identical_run_to_run() -> None:
+    argv = ["drive", "from-fio", *map(str, P3700), "--name", "X", "--base", "P3700-800GB", "--derive-up-to-qd", "1", "--json"]
+    first, second = _run(*argv), _run(*argv)
+    assert first[0] == 0 and first == second
+    assert json.loads(first[1])["held_out"][0]["qd"] == 16

@@ -123,7 +123,7 @@ def cmd_drive_from_fio(args: argparse.Namespace, console: Console) -> int:
     folder = args.out or os.environ.get("FLASHPLAN_CATALOG_DIR") or None
     written = str(write_override(drive, folder)) if folder else None
     if args.json:
-        console.print_json(dumps_json(summary(drive, checks, written)))
+        print(dumps_json(summary(drive, checks, written)))
         return 0
     _print(drive, checks, args.des, console)
     if written:

@@ -22,11 +22,15 @@ from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from calibration.own_drive import DriveFromFio, Point, derive, held_out_check, read_points
+from calibration.own_drive import DriveFromFio, Point, derive, dies_reaching, held_out_check, read_points
 from models.catalog import load_catalog, lookup
 from models.loading import BadInput
+from sim.analytic.dies import die_level_closed
 from sim.cli.flashplan import main
+from sim.route.flash import DieLayout
 
 ROOT = Path(__file__).resolve().parents[2]
 SWEEPS = ROOT / "calibration" / "ext" / "fio_sweeps"
@@ -200,3 +204,21 @@ def test_the_report_is_byte_identical_run_to_run() -> None:
     first, second = _run(*argv), _run(*argv)
     assert first[0] == 0 and first == second
     assert json.loads(first[1])["held_out"][0]["qd"] == 16
+
+
+@settings(max_examples=60)
+@given(dies=st.integers(min_value=1, max_value=400), qd=st.integers(min_value=2, max_value=256),
+       t_read=st.floats(min_value=20.0, max_value=150.0))
+def test_the_die_count_inverts_the_models_closed_loop(dies: int, qd: int, t_read: float) -> None:
+    """IOPS the model gives with N dies at depth Q lead back to N dies, or to fewer that give the same IOPS (a loop
+    that barely queues cannot tell them apart), and never to more."""
+    def model(n: int) -> float:
+        layout = DieLayout(dies=n, channels=1, die_read_us=t_read, die_read_cv=0.1, transfer_us=1.0, controller_us=12.0,
+                           controller_kiops=1e9)
+        return die_level_closed(layout, qd).iops
+
+    iops = model(dies) * (1 - 1e-12)
+    found = dies_reaching(iops, qd, t_read, 1.0, 12.0)
+    assert found is not None and found <= dies
+    assert model(found) >= iops
+    assert found == 1 or model(found - 1) < iops

@@ -8,12 +8,15 @@ datasheet:
 * ``read_latency_us``: the mean latency of the 4 KiB random-read point at queue depth 1 (one job, iodepth 1).
   The die read time tR is this less the 4 KiB host transfer and the controller's fixed cost, as for a
   datasheet's QD1 latency.
-* ``read_kiops``: from the deepest 4 KiB random-read point (depth Q, X IOPS), by the layout's own die rule:
-  B = X tR dies busy by Little's law, N = B (Q - 1) / (Q - B) dies (``dies_for``); the catalog's figure is
-  the IOPS those N dies give at the layout's rating depth R (``device_behaviour.rating_queue_depth``),
+* ``read_kiops``: from the deepest 4 KiB random-read point (depth Q, X IOPS): the die count N is the fewest
+  dies with which the model's own closed loop of Q reads (``sim.analytic.dies.die_level_closed``: the
+  controller's fixed cost and the transfer, then a uniformly random die held tR) completes X
+  (``dies_reaching``). The datasheet rule of ``DieLayout`` (N = B (Q - 1) / (Q - B), B = X tR) is the same
+  loop without the controller and transfer time, which it may leave out at a datasheet's rating depth but
+  not at QD 4, where a fifth of each read is spent outside the dies. The catalog's figure is the IOPS
+  those N dies give at the layout's rating depth R (``device_behaviour.rating_queue_depth``) by that rule,
   N R / (R - 1 + N) / tR, so that ``die_layout`` rebuilds the same N (rounded up to whole dies per channel,
-  as for every drive) and its controller ceiling. A point measured at depth R gives X itself, the
-  catalog's rule for a datasheet's IOPS.
+  as for every drive) and its controller ceiling.
 * ``write_latency_us``: the mean of the 4 KiB random-write point at depth 1; ``write_kiops``: the IOPS of
   the deepest 4 KiB random-write point above depth 1.
 * ``read_bw_gbs`` / ``write_bw_gbs``: the best sequential read / write point's bytes per second.

@@ -247,6 +247,26 @@ def pinned_catalog() -> Iterator[Catalog]:
         _pinned.pop()
 
 
+@contextmanager
+def catalog_with_drive(name: str, spec: FlashDeviceSpec) -> Iterator[Catalog]:
+    """Within the block, ``load_catalog`` returns the catalog in use with one more drive ``name`` (a drive
+    derived from measurements, predicted before it is written to a catalog folder)."""
+    base = load_catalog()
+    catalog = Catalog(drives={**base.drives, name: spec}, dimms=base.dimms, adapters=base.adapters,
+                      san_adapters=base.san_adapters, storage_servers=base.storage_servers, hosts=base.hosts,
+                      parameters=base.parameters)
+    _pinned.append(catalog)
+    try:
+        yield catalog
+    finally:
+        _pinned.pop()
+
+
+def built_in_names(section: str) -> set[str]:
+    """The entry names of one section of the built-in catalog (models/catalog/), without a user's folder."""
+    return {str(name) for name in _read_yaml(CATALOG_DIR / f"{section}.yaml")}
+
+
 def load_catalog() -> Catalog:
     """The built-in catalog with the fitted parameters applied, then overlaid with
     ``$FLASHPLAN_CATALOG_DIR`` when that is set (a user's own entries win over the fit);

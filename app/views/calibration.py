@@ -19,7 +19,7 @@ import streamlit as st
 
 from app import charts, jobs, runner
 from app.calibration_data import LATEST, read_stored, system_summary
-from app.views import qd_sweep
+from app.views import own_drive, qd_sweep
 from calibration.evaluate import QUICK_RUN, settle_rows, stale_known_gap, with_conflict_partners
 from calibration.records import SYSTEM_NAMES, SYSTEMS, Record, load_records
 from calibration.report import parity_figure
@@ -144,6 +144,7 @@ def render(results_path: Path = LATEST, quick_run: dict[str, Any] | None = None)
     if rows:
         _stored_or_quick(rows)
     qd_sweep.render_section()
+    own_drive.render_section()
 
 
 def _stored_or_quick(rows: list[dict[str, Any]]) -> None:

@@ -59,6 +59,7 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
     "sim.cli.analyze",
     "sim.cli.qd_sweep",
     "sim.cli.growth",
+    "sim.cli.drive",
 )
 
 def load_with_overrides(path: str, sets: Sequence[str]) -> Scenario:

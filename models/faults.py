@@ -457,7 +457,7 @@ class Rebuild(StrictModel):
 
 
 class Faults(StrictModel):
-    """Hardware that failed, and a rebuild in progress (issue 22).
+    """Hardware that failed, and a rebuild in progress.
 
     ``failed_drives``: drive indexes (direct NVMe: drive d holds members d, d + drives, ...; eXFlash:
     DIMMs; z/VM: drives). ``failed_adapters``: JBOF adapters (drive d sits behind adapter

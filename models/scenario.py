@@ -79,7 +79,7 @@ class Scenario(StrictModel):
     device_model: DeviceModel = Field(default="auto", description=(
         "how both solvers model a flash drive or DIMM: 'auto' (the default: dies for NVMe drives, pooled for the "
         "eXFlash DIMMs, sim/route/flash.py uses_die_layout), 'pooled' (identical read units behind one queue) or "
-        "'dies' (addressed NAND dies behind a controller, issue 18: sim/route/flash.py DieLayout)"))
+        "'dies' (addressed NAND dies behind a controller: sim/route/flash.py DieLayout)"))
     faults: Faults | None = Field(default=None, description="failed drives / adapters / ports and a rebuild in progress (models/faults.py)")
     slos: list[WorkloadSlo] | None = Field(default=None, max_length=64, description=(
         "objectives per workload (models/slo.py), checked in the results: 'oltp p99 <= 1000 us', 'backup >= 500 MB/s'"))

@@ -150,7 +150,7 @@ def _ref(ref: str) -> str:
     return f"[{name}](#{name.lower()})"
 
 
-def _type(prop: dict[str, Any]) -> str:  # noqa: C901 - one branch per JSON Schema form
+def _type(prop: dict[str, Any]) -> str:
     if "$ref" in prop:
         return _ref(prop["$ref"])
     if "const" in prop:
@@ -258,10 +258,10 @@ def requirements_reference() -> str:
     import models.requirements
     from models.requirements import ConsolidationRequirements, Requirements
 
-    intro = prose(models.requirements.__doc__ or "") + "\n\n" + ("A requirements file is what `flashplan plan` sizes for: one workload (`Requirements`) or several, each with "
-             "its own objectives (`ConsolidationRequirements`, chosen when the file has a `workloads` list). The "
+    intro = ("A requirements file is what `flashplan plan` sizes for: one workload (`Requirements`) or several, each "
+             "with its own objectives (`ConsolidationRequirements`, chosen when the file has a `workloads` list). The "
              "`candidates` block narrows the hardware the planner may choose (`CandidateSpace`). "
-             "See [the planning guide](../guides/plan.md) for worked examples.")
+             "See [the planning guide](../guides/plan.md) for worked examples.\n\n" + prose(models.requirements.__doc__ or ""))
     schemas = [Requirements.model_json_schema(), ConsolidationRequirements.model_json_schema()]
     return schema_page("Requirements file reference", intro, schemas, "models/requirements.py")
 

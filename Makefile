@@ -45,10 +45,11 @@ browser:
 test: $(STAMP) native lint typecheck browser docs
 	$(BIN)/pytest -n 2 --maxschedchunk 4 -q --durations=10
 
-# the documentation site in site/: the generated pages (tools/docs_gen.py), then a strict build (a broken link fails)
+# the documentation site in site/: the generated pages (tools/docs_gen.py), then a strict build: a broken link or anchor
+# fails it (not --quiet: mkdocs then drops the warnings that strict mode counts)
 docs: $(STAMP)
 	$(BIN)/python -m tools.docs_gen
-	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 # engine, sweep (Dask 2 vs 1 workers), analytic fast path, planner and events-per-I/O benchmarks; each prints its
 # figures and keeps them in bench/results/ for the docs' benchmark page

@@ -165,3 +165,16 @@ def test_every_page_is_in_the_site_navigation() -> None:
     pages += list(docs_gen.PAGES)
     missing = sorted({p for p in pages if f" {p}\n" not in nav})
     assert not missing, f"pages not in mkdocs.yml's nav: {missing}"
+
+
+def test_make_test_builds_the_site_strictly() -> None:
+    """`make test` depends on `make docs`, whose build fails on a broken link or anchor: `--strict`, and not `--quiet`,
+    under which mkdocs drops the warnings that strict mode counts."""
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    test_deps = re.search(r"^test:(.*)$", makefile, re.M)
+    assert test_deps is not None and "docs" in test_deps.group(1).split()
+    recipe = re.search(r"^docs:.*\n((?:\t.*\n)+)", makefile, re.M)
+    assert recipe is not None
+    build = [line for line in recipe.group(1).splitlines() if "mkdocs build" in line]
+    assert build and "--strict" in build[0] and "--quiet" not in build[0] and "-q" not in build[0].split()
+    assert "tools.docs_gen" in recipe.group(1)

@@ -374,8 +374,6 @@ BENCHMARKS = (
      "and the time to a DES-verified winner."),
     ("events.txt", "Events per I/O", "`python -m bench.events`: engine events per logical I/O for every example and "
      "calibration scenario (exact, the same on every machine) and I/Os per CPU-second."),
-    ("events_breakdown.md", "Where the events come from", "`python -m bench.events --breakdown`: every event attributed to "
-     "its hop kind."),
 )
 
 
@@ -389,8 +387,6 @@ def benchmarks_page() -> str:
         lines += [f"## {title}", "", what, ""]
         if not path.exists():
             lines += ["Not measured yet: run `make bench`.", ""]
-        elif name.endswith(".md"):
-            lines += [re.sub(r"^#", "###", _strip_title(path.read_text(encoding="utf-8")), flags=re.M), ""]
         else:
             lines += ["```text", path.read_text(encoding="utf-8").rstrip(), "```", ""]
     return "\n".join(lines).rstrip() + "\n"

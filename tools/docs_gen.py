@@ -278,7 +278,6 @@ def _parsers(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParse
 
 
 def cli_reference() -> str:
-    os.environ["COLUMNS"] = str(CLI_WIDTH)
     from sim.cli.flashplan import build_parser
     from sim.errors import EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNSTABLE
 
@@ -294,8 +293,21 @@ def cli_reference() -> str:
              f"| {EXIT_INTERRUPTED} | interrupted (Ctrl-C or SIGTERM); files are written in one step, so none is left half-written |",
              ""]
     for parser in _parsers(build_parser()):
-        lines += [f"## {parser.prog}", "", "```text", parser.format_help().rstrip(), "```", ""]
+        lines += [f"## {parser.prog}", "", "```text", _help(parser), "```", ""]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _help(parser: argparse.ArgumentParser) -> str:
+    """``--help`` at a fixed width (argparse reads it from COLUMNS), whatever the terminal."""
+    before = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = str(CLI_WIDTH)
+    try:
+        return parser.format_help().rstrip()
+    finally:
+        if before is None:
+            del os.environ["COLUMNS"]
+        else:
+            os.environ["COLUMNS"] = before
 
 
 # --- calibration and benchmark pages -------------------------------------------------------------------------------

@@ -33,7 +33,8 @@ def _param(command: str) -> object:
     """A command that runs the simulation to its precision target or verifies a plan takes seconds: marked slow, so
     the suite starts it first, beside the short tests."""
     slow = "target_rel_ci" in command or "--verify-top" in command
-    return pytest.param(command, id=command.removeprefix("$ ").strip()[:60], marks=[pytest.mark.slow] if slow else [])
+    name = " ".join(command.removeprefix("$ ").replace("\\\n", " ").split())
+    return pytest.param(command, id=name, marks=[pytest.mark.slow] if slow else [])
 
 
 @pytest.mark.parametrize("command", [_param(c) for c in COMMANDS])

@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 PORT ?= 8501
 ADDRESS ?= 127.0.0.1
 
-.PHONY: run test bench lint typecheck clean setup browser native
+.PHONY: run test bench lint typecheck clean setup browser native docs
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,16 +42,23 @@ browser:
 
 # two test processes handed the tests 4 at a time as they finish, the tests marked slow first (tests/conftest.py):
 # the long ones run beside the short ones on both processes, none alone at the end
-test: $(STAMP) native lint typecheck browser
+test: $(STAMP) native lint typecheck browser docs
 	$(BIN)/pytest -n 2 --maxschedchunk 4 -q --durations=10
 
-# engine, sweep (Dask 2 vs 1 workers), analytic fast path, planner and events-per-I/O benchmarks; each prints its figures
+# the documentation site in site/: the generated pages (tools/docs_gen.py), then a strict build: a broken link or anchor
+# fails it (not --quiet: mkdocs then drops the warnings that strict mode counts)
+docs: $(STAMP)
+	$(BIN)/python -m tools.docs_gen
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+# engine, sweep (Dask 2 vs 1 workers), analytic fast path, planner and events-per-I/O benchmarks; each prints its
+# figures and keeps them in bench/results/ for the docs' benchmark page
 bench: $(STAMP) native
-	$(BIN)/python -m bench.run
-	$(BIN)/python -m bench.sweep
-	$(BIN)/python -m bench.fastpath
-	$(BIN)/python -m bench.planner
-	$(BIN)/python -m bench.events
+	$(BIN)/python -m bench.record bench.run
+	$(BIN)/python -m bench.record bench.sweep
+	$(BIN)/python -m bench.record bench.fastpath
+	$(BIN)/python -m bench.record bench.planner
+	$(BIN)/python -m bench.record bench.events
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build sim/native/_native.json sim/*.so sim/analytic/*.so sim/des/*.so sim/native/*.so sim/route/*.so
+	rm -rf $(VENV) site .pytest_cache .mypy_cache .ruff_cache build sim/native/_native.json sim/*.so sim/analytic/*.so sim/des/*.so sim/native/*.so sim/route/*.so

@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{m['winner_des_latency_us']:,.0f} us (95% CI {lo:,.0f}..{hi:,.0f}), SLO {m['slo']}")
     print(f"  target met: {'yes' if m['meets_target'] else 'NO'}")
     print()
-    print("Fast path p99 / p99.9 vs DES of each DES-run candidate (p99 within "
+    print("Fast path p99 / p99.9 vs DES of each DES-run candidate (target: p99 within "
           f"{TAIL_TOLERANCE:.0%} on the winners)")
     print("| candidate | DES verdict | tail method | DES mean | fast mean | DES p99 (95% CI) | fast p99 | diff | "
           "DES p99.9 | fast p99.9 | diff |")

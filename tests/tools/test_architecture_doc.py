@@ -1,4 +1,5 @@
-"""ARCHITECTURE.md's "mechanism -> file" tables point at what exists, and so do README's file pointers.
+"""ARCHITECTURE.md's "mechanism -> file" tables point at what exists, and so do the file pointers of README.md and of
+the documentation pages in docs/.
 
 Every table cell is read: a path (``sim/route/host.py``, ``calibration/importers/``) must exist; a name after a
 path in the same cell (``sim/route/host.py`` ``resolve_host``, ``DEFAULT_STACK``) must be defined in that file; a
@@ -117,12 +118,30 @@ def _ignored(path: str) -> bool:
     return subprocess.run(["git", "check-ignore", "-q", path], cwd=ROOT, check=False).returncode == 0
 
 
-def test_every_file_the_readme_points_at_exists() -> None:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    # a path, not a pattern (``s1..s5.yaml``, ``s1_ycsb_*.yaml``); files a run writes (git-ignored) are not in the tree
+def _pointed(text: str) -> list[str]:
+    """The repository paths a page names: a path, not a pattern (``s1..s5.yaml``, ``s1_ycsb_*.yaml``); a Markdown link's
+    target is relative to its page (the site's strict build checks those)."""
+    text = re.sub(r"\]\([^)]*\)", "]", text)
     pointed = set(re.findall(r"(?<![\w/.-])((?:models|sim|calibration|app|bench|tools|tests|notebooks|docs|examples)/[\w./-]*\w/?)(?![*\w])",
                              text))
-    paths = sorted(p for p in pointed if ".." not in p)
+    return sorted(p for p in pointed if ".." not in p)
+
+
+def _missing(paths: list[str]) -> list[str]:
+    """Files a run writes (git-ignored) are not in the tree."""
+    return [p for p in paths if not (ROOT / p).exists() and not _ignored(p)]
+
+
+def test_every_file_the_readme_points_at_exists() -> None:
+    paths = _pointed((ROOT / "README.md").read_text(encoding="utf-8"))
     assert len(paths) > 20
-    missing = [p for p in paths if not (ROOT / p).exists() and not _ignored(p)]
+    missing = _missing(paths)
     assert not missing, f"README.md points at files that do not exist: {missing}"
+
+
+def test_every_file_the_documentation_points_at_exists() -> None:
+    pages = [p for p in sorted((ROOT / "docs").rglob("*.md")) if not _ignored(p.relative_to(ROOT).as_posix())]
+    pointed = {page.relative_to(ROOT).as_posix(): _pointed(page.read_text(encoding="utf-8")) for page in pages}
+    assert sum(len(paths) for paths in pointed.values()) > 50
+    missing = [f"{page}: {p}" for page, paths in pointed.items() for p in _missing(paths)]
+    assert not missing, f"docs/ points at files that do not exist: {missing}"

@@ -110,47 +110,7 @@ def test_the_calibration_page_has_every_record() -> None:
     assert not missing, f"records missing from the calibration page: {missing[:5]}"
 
 
-# --- no story of the work in what users read -----------------------------------------------------------------------
-
-FORBIDDEN = {
-    "an issue number": re.compile(r"\bissues?\s+#?\d+", re.I),
-    "a session": re.compile(r"\bsessions?\b", re.I),
-    "a date of work": re.compile(r"\b20\d\d-[01]\d-[0-3]\d\b"),
-    "a commit hash": re.compile(r"(?<![\w/.-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}(?![\w.-])"),
-    "a machine path": re.compile(r"(?<![\w.])/(?:work|home|Users|root|tmp)/"),
-}
-
-
-# a source citation of another project's repository (a calibration record's source, a kernel change) keeps its
-# commit and the date of the measurement it quotes: they say where a number comes from, not how the work went
-CITATION = re.compile(r"github\.com/|linux-block commit")
-
-
-def forbidden_in(text: str) -> list[str]:
-    found = []
-    for lineno, line in enumerate(text.splitlines(), 1):
-        kinds = {k: v for k, v in FORBIDDEN.items() if not (CITATION.search(line) and k in ("a date of work", "a commit hash"))}
-        found += [f"line {lineno}: {what}: {m.group(0)!r}" for what, pattern in kinds.items() for m in pattern.finditer(line)]
-    return found
-
-
-def _user_pages() -> dict[str, str]:
-    written = [ROOT / "README.md", ROOT / "ARCHITECTURE.md", ROOT / "mkdocs.yml", *sorted((ROOT / "docs").rglob("*.md"))]
-    generated = {ROOT / "docs" / name for name in docs_gen.PAGES}  # checked as the generator writes them now
-    pages = {p.relative_to(ROOT).as_posix(): p.read_text(encoding="utf-8") for p in written if p not in generated}
-    pages.update({f"docs/{name} (generated)": make() for name, make in docs_gen.PAGES.items()})
-    return pages
-
-
-def test_the_check_finds_each_kind_of_story() -> None:
-    assert len(forbidden_in("as issue 22 asked; see session 19; on 2026-11-28; at 9a36c98; in /work/main/x")) == 5
-    assert forbidden_in("seed 000 (000_ad6a04c21c0791aa.txt), 1e-9, deadbeef-free, 4 KiB, 2026-11 prices, sim/des/x.py") == []
-    assert forbidden_in("github.com/Ignalina/racksetup (commit 01c5bda81a2d), fio output of 2023-01-23") == []
-
-
-def test_no_page_names_an_issue_a_session_a_date_a_hash_or_a_machine_path() -> None:
-    problems = [f"{name} {p}" for name, text in _user_pages().items() for p in forbidden_in(text)]
-    assert not problems, "the documentation tells the story of the work:\n" + "\n".join(problems)
+# --- no story of the work in what users read: tests/tools/test_no_work_history.py (generated pages included) ---
 
 
 def test_the_readme_is_for_users() -> None:

@@ -214,24 +214,63 @@ def is_requirements(data: dict[str, Any]) -> bool:
     return "topology" not in data and ("target" in data or "platform" in data)
 
 
+def _screened_consolidation(req: Any) -> Any:
+    """The cheapest configuration the fast path finds meeting every objective of a consolidation plan (the
+    planner's screen, ``sim.plan.consolidated``, without its DES verification)."""
+    from sim.plan.consolidated import candidates_of, screen
+
+    candidates = candidates_of(req)
+    for c in candidates:
+        screen(c, req)
+    screened = sorted((c for c in candidates if c.stage == "screened"),
+                      key=lambda c: (c.capex.total_usd, c.fast.latency_mean_us if c.fast else 0.0, c.label))
+    if not screened:
+        reasons: dict[str, int] = {}
+        for c in candidates:
+            reasons[c.stage] = reasons.get(c.stage, 0) + 1
+        raise BadInput([("requirements", "no configuration passes the fast path's screen: "
+                                         + ", ".join(f"{n} rejected at {stage}" for stage, n in reasons.items()))])
+    return screened[0]
+
+
 def _plan_forecast(path: str, data: dict[str, Any], overrides: dict[str, Any], solver: str, verify_top: int) -> Forecast:
-    """Plan ``path`` as ``flashplan plan`` does and forecast its winner (the planner's own DES run, or the fast path)."""
+    """Plan ``path`` as ``flashplan plan`` does and forecast its winner (the planner's own DES run, or the fast path).
+
+    A consolidation plan (``workloads``) under the fast path stops at the planner's screen: its cheapest candidate
+    that meets every objective, not DES-verified."""
     from models.requirements import consolidation_from_data, requirements_from_data
     from sim.plan.planner import NoFeasiblePlan, plan
 
+    source = f"{path}: the plan's winner"
     try:
         if "workloads" in data:
             from sim.plan.consolidated import plan_consolidated
 
-            winner: Any = plan_consolidated(consolidation_from_data(data, overrides), verify_top=verify_top).winner
+            req = consolidation_from_data(data, overrides)
+            if solver == "fast":
+                winner: Any = _screened_consolidation(req)
+                source = f"{path}: the plan's winner by the fast path's screen (not DES-verified)"
+            else:
+                winner = plan_consolidated(req, verify_top=verify_top).winner
         else:
             winner = plan(requirements_from_data(data, overrides), verify_top=verify_top).winner
     except NoFeasiblePlan as exc:
         raise BadInput(exc.problems) from None
-    source = f"{path}: the plan's winner, {winner.label}"
+    check_exportable(winner.scenario)
+    source += f", {winner.label}"
     if solver == "fast" or winner.des is None:
         return fast_forecast(winner.scenario, source)
     return des_forecast(winner.scenario, winner.des, source)
+
+
+def check_exportable(scenario: Scenario) -> None:
+    """BadInput for a workload fio cannot reproduce (checked before anything is predicted)."""
+    for n, (_, wl) in enumerate(scenario.named_workloads()):
+        where = "workload" if scenario.workloads is None else f"workloads.{n}"
+        if isinstance(wl, BurstyWorkload) and wl.off_rate_iops > 0:
+            raise BadInput([(f"{where}.off_rate_iops", f"must be 0 to export: fio's thinktime stops a job's I/O between "
+                                                       f"bursts, so an off rate ({wl.off_rate_iops:g} IOPS) cannot be "
+                                                       "reproduced; model it as an open workload of its own")])
 
 
 def forecast_source(path: str, sets: list[str] | None, solver: str, verify_top: int = 3) -> Forecast:
@@ -242,6 +281,7 @@ def forecast_source(path: str, sets: list[str] | None, solver: str, verify_top: 
         if is_requirements(data):
             return _plan_forecast(path, data, overrides, solver, verify_top)
         scenario = scenario_from_data(data, overrides)
+        check_exportable(scenario)
     except ScenarioFileError as exc:
         raise BadInput(exc.problems) from None
     except ValidationError as exc:
@@ -402,11 +442,7 @@ def _open(rate: float, wl: Any, figures: Mapping[str, Figure], options: ExportOp
     return out
 
 
-def _bursty(wl: BurstyWorkload, options: ExportOptions, where: str, notes: list[str]) -> dict[str, str]:
-    if wl.off_rate_iops > 0:
-        raise BadInput([(f"{where}.off_rate_iops", f"must be 0 to export: fio's thinktime stops a job's I/O between bursts, "
-                                                   f"so an off rate ({wl.off_rate_iops:g} IOPS) cannot be reproduced; model "
-                                                   "it as an open workload of its own")])
+def _bursty(wl: BurstyWorkload, options: ExportOptions, notes: list[str]) -> dict[str, str]:
     n = max(1, math.ceil(wl.on_rate_iops / options.iops_per_job - 1e-9))
     per_job = wl.on_rate_iops / n
     blocks = max(1, round(per_job * wl.mean_on_ms / 1000))
@@ -431,7 +467,7 @@ class _Job:
     prediction: JobPrediction
 
 
-def _steady_job(name: str, wl: Any, figures: dict[str, Figure], options: ExportOptions, where: str) -> _Job:
+def _steady_job(name: str, wl: Any, figures: dict[str, Figure], options: ExportOptions) -> _Job:
     notes: list[str] = []
     section = _mix(wl, notes)
     if isinstance(wl, ClosedWorkload):
@@ -439,7 +475,7 @@ def _steady_job(name: str, wl: Any, figures: dict[str, Figure], options: ExportO
     elif isinstance(wl, OpenWorkload):
         section.update(_open(wl.rate_iops, wl, figures, options, notes))
     elif isinstance(wl, BurstyWorkload):
-        section.update(_bursty(wl, options, where, notes))
+        section.update(_bursty(wl, options, notes))
     _sequential_spread(section, wl)
     describe = describe_workload(wl) if not isinstance(wl, BurstyWorkload) else (
         f"bursty, {wl.on_rate_iops:,.0f} IOPS on ({wl.mean_on_ms:g} ms) / {wl.off_rate_iops:,.0f} off ({wl.mean_off_ms:g} ms), "
@@ -480,8 +516,7 @@ def _jobs(forecast: Forecast, options: ExportOptions) -> list[_Job]:
     alone = len(scenario.named_workloads()) == 1
     steady_runtime = profile.duration_s if profile is not None else options.runtime_s
     out: list[_Job] = []
-    for n, (name, wl) in enumerate(scenario.named_workloads()):
-        where = "workload" if scenario.workloads is None else f"workloads.{n}"
+    for name, wl in scenario.named_workloads():
         filename, _ = target(scenario, name, wl.placement)
         if isinstance(wl, ProfileWorkload):
             start = 0.0
@@ -500,7 +535,7 @@ def _jobs(forecast: Forecast, options: ExportOptions) -> list[_Job]:
                 start += iv.duration_s
                 out.append(job)
             continue
-        job = _steady_job(name, wl, forecast.jobs.get((name, None), {}), options, where)
+        job = _steady_job(name, wl, forecast.jobs.get((name, None), {}), options)
         timing = {"runtime": _seconds(steady_runtime), **({"ramp_time": _seconds(ramp)} if ramp > 0 else {})}
         if out:
             timing["new_group"] = ""
@@ -580,6 +615,7 @@ def fio_jobs(forecast: Forecast, options: ExportOptions | None = None) -> Export
     problems = options.problems()
     if problems:
         raise BadInput(problems)
+    check_exportable(forecast.scenario)
     jobs = _jobs(forecast, options)
     lines = [f"; {ln}" if ln else ";" for ln in _header(forecast, jobs, options)]
     lines += ["", *_section("global", _global(options))]

@@ -25,7 +25,7 @@ needs_fio = pytest.mark.skipif(FIO is None, reason="Debian's fio is not installe
 
 RAID10 = {"kind": "direct_nvme", "drives": 4, "layout": "raid10"}
 
-TWO = {
+TWO: dict[str, Any] = {
     "name": "two workloads",
     "topology": RAID10,
     "workloads": [
@@ -34,7 +34,7 @@ TWO = {
     ],
 }
 
-PROFILE = {
+PROFILE: dict[str, Any] = {
     "name": "profile",
     "topology": RAID10,
     "workload": {"kind": "profile", "read_fraction": 1.0, "block_size_kib": 4, "warmup_s": 0.2, "intervals": [

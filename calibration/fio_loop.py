@@ -502,6 +502,11 @@ def _interval_job(name: str, profile: ProfileWorkload, index: int, figures: dict
     return _Job(job_name, section, JobPrediction(job_name, name, index, label, describe_workload(wl), figures, notes=notes))
 
 
+def _spread(filename: str) -> dict[str, str]:
+    """Several devices: each I/O to one of them at random, as the model spreads a jbod's I/Os."""
+    return {"file_service_type": "random"} if ":" in filename else {}
+
+
 def _ramp(forecast: Forecast, options: ExportOptions) -> tuple[float, str]:
     if options.ramp_s is not None:
         return options.ramp_s, "--ramp-s"
@@ -531,7 +536,8 @@ def _jobs(forecast: Forecast, options: ExportOptions) -> list[_Job]:
                     timing["startdelay"] = _seconds(ramp + start)
                 if i > 0 or not alone:
                     timing["new_group"] = ""
-                job.options = {**({"filename": filename} if "filename" not in job.options else {}), **job.options, **timing}
+                own = {"filename": filename, **_spread(filename)} if "filename" not in job.options else {}
+                job.options = {**own, **job.options, **timing}
                 start += iv.duration_s
                 out.append(job)
             continue
@@ -539,7 +545,7 @@ def _jobs(forecast: Forecast, options: ExportOptions) -> list[_Job]:
         timing = {"runtime": _seconds(steady_runtime), **({"ramp_time": _seconds(ramp)} if ramp > 0 else {})}
         if out:
             timing["new_group"] = ""
-        job.options = {"filename": filename, **job.options, **timing}
+        job.options = {"filename": filename, **_spread(filename), **job.options, **timing}
         out.append(job)
     return out
 

@@ -280,3 +280,9 @@ def test_des_forecast_of_a_profile_has_one_job_per_interval() -> None:
     assert forecast.warmup_s == 0.2 and forecast.seed == scenario.run.seed
     assert all(f["iops"].ci95 is None or f["iops"].ci95[0] <= f["iops"].value <= f["iops"].ci95[1]
                for f in forecast.jobs.values())
+
+
+def test_a_jbod_spreads_each_io_over_its_devices_at_random() -> None:
+    jobs, _ = export({"topology": {**RAID10, "layout": "jbod", "drives": 2}, "workload": {"kind": "closed"}})
+    assert jobs["main"]["filename"] == "/dev/REPLACE_ME_0:/dev/REPLACE_ME_1"
+    assert jobs["main"]["file_service_type"] == "random"

@@ -271,6 +271,7 @@ def test_round_trip_profile_against_the_scenario(tmp_path: Path, capsys: pytest.
     assert "fio job 'main.i1' (group 1): workload main, interval 1 (busy)" in out
 
 
+@pytest.mark.slow
 def test_des_forecast_of_a_profile_has_one_job_per_interval() -> None:
     from sim.des.engine import simulate
 

@@ -91,6 +91,8 @@ class Figure:
         return cls(float(value), (float(ci[0]), float(ci[1])) if ci is not None else None)
 
     def words(self, digits: int = 1) -> str:
+        if math.isnan(self.value):
+            return "not measured (the run ended before it)"
         if not math.isfinite(self.value):
             return "unbounded (unstable)"
         ci = f" (95% CI {self.ci95[0]:,.{digits}f} .. {self.ci95[1]:,.{digits}f})" if self.ci95 else " (no CI)"

@@ -59,3 +59,32 @@ def test_exported_fio_jobs_sit_beside_their_predictions_in_the_baseline_and_repo
     assert any(str(c.value) == tables[0]["title"] for c in at.caption)
     html = build_report(scenario, simulate_one(scenario), baseline=Baseline.from_dict(at.session_state[BASELINE]))
     assert "fio jobs: measured against the exported predictions" in html and "p50 (us)" in html
+
+
+def test_the_import_box_compares_every_exported_job_and_the_baseline_keeps_them(tmp_path: Path) -> None:
+    from app.views.size import BASELINE
+    from sim.cli.flashplan import main
+    from tests.app.test_app import errors
+
+    data: dict[str, Any] = forms.default_draft()
+    data["run"].update(SMALL_RUN)
+    (tmp_path / "draft.json").write_text(json.dumps(data))
+    assert main(["export", "fio", str(tmp_path / "draft.json"), "--solver", "fast", "--runtime-s", "1", "--ramp-s", "0.1",
+                 "--out", str(tmp_path / "export")]) == 0
+    results = run_fio(tmp_path / "export", tmp_path)
+    at = start()
+    uploader = next(u for u in at.get("file_uploader") if u.proto.id.endswith("size.import_file.fio"))
+    uploader.upload("results.json", results.read_bytes(), "application/json")
+    at.run()
+    manifest = next(u for u in at.get("file_uploader") if u.proto.id.endswith("size.import_manifest"))
+    manifest.upload("manifest.json", (tmp_path / "export" / "manifest.json").read_bytes(), "application/json")
+    at.run()
+    clean(at)
+    assert not at.error, errors(at)
+    assert any(str(c.value).startswith("fio job 'main': workload main") for c in at.caption)
+    at.button(key="size.import_baseline").click()
+    at.run()
+    clean(at)
+    jobs = at.session_state[BASELINE]["jobs"]
+    assert [j["title"].split("'")[1] for j in jobs] == ["main"]
+    assert {r["figure"] for r in jobs[0]["rows"]} >= {"IOPS", "mean (us)"}

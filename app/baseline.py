@@ -57,7 +57,7 @@ def export_tables(fio: Any, manifest: bytes, origin: str) -> list[dict[str, Any]
     - 1). Raises ``models.loading.BadInput`` for a manifest that is not one, or a job it does not hold."""
     from calibration.fio_loop import compare, comparison_rows, read_manifest
 
-    predictions = read_manifest(manifest.decode("utf-8", "replace"), origin)
+    predictions = read_manifest(manifest, origin)
     out = []
     for c in compare(fio, predictions):
         p = c.prediction

@@ -23,7 +23,6 @@ sets each job's measurements beside its prediction.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -33,7 +32,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from calibration.importers.fio import FioJob, FioResult, describe_workload
-from models.loading import BadInput, format_validation_error
+from models.loading import MAX_MEASUREMENT_BYTES, BadInput, decode, format_validation_error, parse_document
 from models.result import Metric, Result
 from models.scenario import Scenario, ScenarioFileError, parse_override, read_scenario_data, scenario_from_data, volume_members
 from models.topology import DirectNvme, Exflash, San, ZvmEdev
@@ -641,13 +640,11 @@ def fio_jobs(forecast: Forecast, options: ExportOptions | None = None) -> Export
 # -------------------------------------------------------------------------------------------- the comparison
 
 
-def read_manifest(text: str, origin: str) -> list[JobPrediction]:
-    """The jobs of an exported manifest; BadInput naming the field on anything else."""
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise BadInput([(origin, f"not JSON: {exc.msg} at line {exc.lineno}")]) from None
-    if not isinstance(doc, dict) or doc.get("format") != MANIFEST_FORMAT:
+def read_manifest(data: bytes | str, origin: str) -> list[JobPrediction]:
+    """The jobs of an exported manifest (read as every document is, ``models.loading``); BadInput naming the field on
+    anything else."""
+    doc = parse_document(decode(data, origin), "json", origin, MAX_MEASUREMENT_BYTES)
+    if doc.get("format") != MANIFEST_FORMAT:
         raise BadInput([(origin, f"not a manifest written by `flashplan export fio` (format {MANIFEST_FORMAT!r})")])
     if doc.get("version") != MANIFEST_VERSION:
         raise BadInput([(f"{origin}: version", f"this flashplan reads version {MANIFEST_VERSION}, got {doc.get('version')!r}")])

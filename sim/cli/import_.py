@@ -207,8 +207,7 @@ def _against_predictions(args: argparse.Namespace) -> tuple[list[Any], str]:
         if args.set:
             raise _bad([("--set", "an export directory holds its predictions; --set applies to a scenario file")])
         manifest = path / MANIFEST_NAME
-        text = read_bytes(manifest).decode("utf-8", "replace")
-        return read_manifest(text, str(manifest)), f"the predictions exported to {args.against}"
+        return read_manifest(read_bytes(manifest, MAX_MEASUREMENT_BYTES), str(manifest)), f"the predictions exported to {args.against}"
     forecast = forecast_source(args.against, args.set, args.solver)
     return forecast_jobs(forecast), f"{args.against}, predicted by {forecast.words()}"
 

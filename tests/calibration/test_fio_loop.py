@@ -12,9 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from calibration.fio_loop import ExportOptions, Forecast, des_forecast, fast_forecast, fio_jobs, target
-from calibration.importers.fio import histogram_percentile_ns, parse_fio
+from calibration.importers.fio import histogram_percentile_ns, parse_fio, workload_from_options
 from models.scenario import scenario_from_data
 from models.workload import ClosedWorkload, OpenWorkload
 from sim.cli.flashplan import main
@@ -287,3 +289,49 @@ def test_a_jbod_spreads_each_io_over_its_devices_at_random() -> None:
     jobs, _ = export({"topology": {**RAID10, "layout": "jbod", "drives": 2}, "workload": {"kind": "closed"}})
     assert jobs["main"]["filename"] == "/dev/REPLACE_ME_0:/dev/REPLACE_ME_1"
     assert jobs["main"]["file_service_type"] == "random"
+
+
+# ---------------------------------------------------------------------------------------------- options read back
+
+
+def read_back(data: dict[str, Any]) -> tuple[Any, dict[str, str]]:
+    """The workload fio's importer reads from the exported job's options (global and job section merged)."""
+    scenario = scenario_from_data({"topology": RAID10, "workload": data})
+    forecast = Forecast(scenario, "fast", None, "test", 0.0, "no warm-up", {})
+    jobs = sections(fio_jobs(forecast).job_file)
+    options = {**jobs["global"], **jobs["main"]}
+    workload, _ = workload_from_options(options, int(options["numjobs"]))
+    return workload, options
+
+
+mixes = st.builds(lambda pct, kib, seq: {"read_fraction": pct / 100, "block_size_kib": kib,
+                                         "access": "sequential" if seq else "random"},
+                  st.integers(0, 100), st.sampled_from([0.5, 4, 8, 64, 256]), st.booleans())
+
+
+@given(mix=mixes, jobs=st.integers(1, 64), depth=st.integers(1, 64), think=st.one_of(st.just(0), st.integers(1, 5000)))
+def test_a_closed_loop_is_read_back_from_its_job_options(mix: dict[str, Any], jobs: int, depth: int, think: int) -> None:
+    wl, _ = read_back({"kind": "closed", "jobs": jobs, "queue_depth": depth, "think_time_us": think, **mix})
+    assert isinstance(wl, ClosedWorkload)
+    assert (wl.read_fraction, wl.block_size_kib, wl.access) == (mix["read_fraction"], mix["block_size_kib"], mix["access"])
+    assert wl.think_time_us == think
+    # the same I/O slots; a think time holds each slot on its own (one job per slot)
+    assert wl.jobs * wl.queue_depth == jobs * depth
+    assert (wl.jobs, wl.queue_depth) == ((jobs, depth) if not think else (jobs * depth, 1))
+
+
+@given(mix=mixes, rate=st.floats(1, 2e6), per_job=st.sampled_from([50_000, 100_000]))
+def test_an_open_rate_is_read_back_from_its_job_options(mix: dict[str, Any], rate: float, per_job: int) -> None:
+    scenario = scenario_from_data({"topology": RAID10, "workload": {"kind": "open", "rate_iops": rate, **mix}})
+    forecast = Forecast(scenario, "fast", None, "test", 0.0, "no warm-up", {})
+    jobs = sections(fio_jobs(forecast, ExportOptions(iops_per_job=per_job)).job_file)
+    options = {**jobs["global"], **jobs["main"]}
+    n = int(options["numjobs"])
+    wl, _ = workload_from_options(options, n)
+    assert isinstance(wl, OpenWorkload) and options["rate_process"] == "poisson"
+    assert rate / n <= per_job * (1 + 1e-9)
+    # fio takes whole IOPS per direction and job: the total is off by at most half an I/O per second and job
+    # in the direction with the smaller share
+    share = min(mix["read_fraction"], 1 - mix["read_fraction"]) or 1.0
+    assert abs(wl.rate_iops - rate) <= n * (0.5 / share + 1e-6)
+    assert wl.read_fraction == mix["read_fraction"]

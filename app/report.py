@@ -140,7 +140,7 @@ def _export_jobs_html(jobs: Sequence[dict[str, Any]]) -> str:
         html.append(f"<h3>{_e(job['title'])}</h3>")
         html.append(_table(("figure", "measured", "predicted", "predicted 95% CI", "error", "inside CI"),
                            [(r["figure"], _fmt(r["measured"]), "-" if r["predicted"] is None else _fmt(r["predicted"]),
-                             r["predicted 95% CI"], r["error"], str(r["inside CI"])) for r in job["rows"]],
+                             r["predicted 95% CI"], r["error"], r["inside CI"]) for r in job["rows"]],
                            numeric=(1, 2, 3, 4)))
     return "".join(html)
 

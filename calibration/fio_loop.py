@@ -728,7 +728,7 @@ def compare(result: FioResult, predictions: Sequence[JobPrediction]) -> list[Job
 
 
 def comparison_rows(c: JobComparison) -> list[dict[str, Any]]:
-    """One job's table as plain rows (the web app and the HTML report show these)."""
+    """One job's table as plain rows of one type per column (the web app and the HTML report show these)."""
     rows = []
     for r in c.rows:
         p = r.predicted
@@ -736,7 +736,7 @@ def comparison_rows(c: JobComparison) -> list[dict[str, Any]]:
         rows.append({"figure": LABELS[r.metric], "measured": r.measured, "predicted": p.value if p else None,
                      "predicted 95% CI": f"{p.ci95[0]:,.1f} .. {p.ci95[1]:,.1f}" if p and p.ci95 else "unknown",
                      "error": f"{rel:+.1%}" if rel is not None else "-",
-                     "inside CI": r.inside_ci if r.inside_ci is not None else "-"})
+                     "inside CI": "-" if r.inside_ci is None else ("yes" if r.inside_ci else "no")})
     return rows
 
 

@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 PORT ?= 8501
 ADDRESS ?= 127.0.0.1
 
-.PHONY: run test bench lint typecheck clean setup browser native docs
+.PHONY: run test bench lint typecheck clean setup browser fio native docs
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -40,9 +40,16 @@ browser:
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 	  $$SUDO apt-get update && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }
 
+# the fio round trip (tests/calibration/test_fio_loop.py) runs Debian's fio on the exported jobs; installed once
+# from apt, only when none is on the PATH
+fio:
+	@command -v fio >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y fio; }
+
 # two test processes handed the tests 4 at a time as they finish, the tests marked slow first (tests/conftest.py):
 # the long ones run beside the short ones on both processes, none alone at the end
-test: $(STAMP) native lint typecheck browser docs
+test: $(STAMP) native lint typecheck browser fio docs
 	$(BIN)/pytest -n 2 --maxschedchunk 4 -q --durations=10
 
 # the documentation site in site/: the generated pages (tools/docs_gen.py), then a strict build: a broken link or anchor

@@ -12,7 +12,7 @@ No Streamlit here: the session keeps a ``Baseline`` as plain data (``as_dict``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from models.result import Result
@@ -34,17 +34,38 @@ class Baseline:
     source: str
     measured: dict[str, float]
     scenario_json: str
+    jobs: list[dict[str, Any]] = field(default_factory=list)
+    """Jobs written by ``flashplan export fio``, each beside the prediction it was exported with (``export_tables``)."""
 
     @property
     def scenario(self) -> Scenario:
         return Scenario.model_validate_json(self.scenario_json)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"source": self.source, "measured": dict(self.measured), "scenario_json": self.scenario_json}
+        return {"source": self.source, "measured": dict(self.measured), "scenario_json": self.scenario_json,
+                "jobs": list(self.jobs)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Baseline:
-        return cls(str(data["source"]), {k: float(v) for k, v in data["measured"].items()}, str(data["scenario_json"]))
+        return cls(str(data["source"]), {k: float(v) for k, v in data["measured"].items()}, str(data["scenario_json"]),
+                   list(data.get("jobs") or []))
+
+
+def export_tables(fio: Any, manifest: bytes, origin: str) -> list[dict[str, Any]]:
+    """One measured-vs-predicted table per job of a fio result whose jobs ``flashplan export fio`` wrote: IOPS, mean,
+    p50, p99, p99.9 beside the prediction in the export's manifest (its 95% CI and the error, predicted / measured
+    - 1). Raises ``models.loading.BadInput`` for a manifest that is not one, or a job it does not hold."""
+    from calibration.fio_loop import compare, comparison_rows, read_manifest
+
+    predictions = read_manifest(manifest, origin)
+    out = []
+    for c in compare(fio, predictions):
+        p = c.prediction
+        title = f"fio job '{c.job.name}': workload {p.workload}"
+        if p.interval is not None:
+            title += f", interval {p.interval}" + (f" ({p.label})" if p.label else "")
+        out.append({"title": f"{title} - {p.describe}", "rows": comparison_rows(c)})
+    return out
 
 
 def iostat_measured(summary: dict[str, Any]) -> dict[str, float]:

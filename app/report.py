@@ -130,16 +130,34 @@ def _limiting_html(m: Result, fast_bottleneck: str | None) -> str:
     return html
 
 
+def _export_jobs_html(jobs: Sequence[dict[str, Any]]) -> str:
+    """The exported fio jobs, one measured-vs-predicted table each ("" without them)."""
+    if not jobs:
+        return ""
+    html = ["<h2>fio jobs: measured against the exported predictions</h2>",
+            "<p class=muted>error = (predicted - measured) / measured; the 95% CI is the prediction's.</p>"]
+    for job in jobs:
+        html.append(f"<h3>{_e(job['title'])}</h3>")
+        html.append(_table(("figure", "measured", "predicted", "predicted 95% CI", "error", "inside CI"),
+                           [(r["figure"], _fmt(r["measured"]), "-" if r["predicted"] is None else _fmt(r["predicted"]),
+                             r["predicted 95% CI"], r["error"], r["inside CI"]) for r in job["rows"]],
+                           numeric=(1, 2, 3, 4)))
+    return "".join(html)
+
+
 def sizing_report(scenario: Scenario, result: Result, *, price: PriceFigures | None = None,
                   figures: Sequence[go.Figure] = (), calibration: Sequence[dict[str, Any]] = (),
                   calibration_note: str = "", workload_text: str = "", generated: datetime | None = None,
                   baseline_rows: Sequence[dict[str, Any]] | None = None, baseline_source: str = "",
-                  warnings: Sequence[str] = (), fast_bottleneck: str | None = None) -> str:
+                  warnings: Sequence[str] = (), fast_bottleneck: str | None = None,
+                  baseline_jobs: Sequence[dict[str, Any]] = ()) -> str:
     """The report as one HTML document (see the module docstring for what it holds).
 
     ``calibration`` rows are ``app.calibration_data.system_summary`` rows (``calibration.report.summary``)
     for the systems that measured this kind of attachment. ``baseline_rows`` (``app.baseline.comparison_rows``) set
-    a measurement of this configuration beside the prediction. A result that is not precise is marked as such.
+    a measurement of this configuration beside the prediction; ``baseline_jobs`` (``app.baseline.export_tables``) each
+    job of a ``flashplan export fio`` run beside the prediction it was exported with. A result that is not precise is
+    marked as such.
     ``fast_bottleneck`` is the fast path's bottleneck where it is not the simulation's (both are then named).
     """
     from app.naming import display_name
@@ -168,6 +186,7 @@ def sizing_report(scenario: Scenario, result: Result, *, price: PriceFigures | N
         parts.append(_table(("figure", "measured", "predicted", "predicted 95% CI", "gap", "unit"),
                             [(r["figure"], _fmt(r["measured"]), _fmt(r["predicted"]), r["predicted 95% CI"], r["gap"], r["unit"])
                              for r in baseline_rows], numeric=(1, 2, 3, 4)))
+    parts.append(_export_jobs_html(baseline_jobs))
 
     parts.append("<h2>Configuration</h2>")
     for warning in warnings:

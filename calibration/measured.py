@@ -58,8 +58,9 @@ def fio_records(job: FioJob, scenario_file: str, *, source_name: str = "fio resu
         rel, why = tolerance_for(job, metric, tolerance)
         note = f"fio {job.processes} process(es): {job.describe_workload()}"
         if metric in PERCENTILE_METRICS.values():
-            (only,) = job.directions.values()
-            if only.percentile_source == "clat+slat":
+            if len(job.directions) == 2:
+                note += "; percentile of reads and writes together, from fio's merged latency histograms (json+)"
+            elif next(iter(job.directions.values())).percentile_source == "clat+slat":
                 note += "; percentile = fio clat percentile + mean slat"
         records.append(Record(
             id=job.record_id(metric),

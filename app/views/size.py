@@ -20,7 +20,7 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from app import charts, forms, runner
-from app.baseline import Baseline, comparison_rows, gap_sentence, iostat_measured
+from app.baseline import Baseline, comparison_rows, export_tables, gap_sentence, iostat_measured
 from app.calibration_data import read_stored, system_of, system_summary
 from app.library import LibraryError, export_scenario
 from app.naming import display_name, plain
@@ -119,6 +119,7 @@ def build_report(scenario: Scenario, result: Result, share: float = 1.0, extra: 
     return sizing_report(scenario, result, price=price, figures=[fig_util, fig_curve], calibration=summary,
                          calibration_note=note, workload_text=forms.workload_summary(scenario.workload.model_dump(mode="json")),
                          baseline_rows=base_rows, baseline_source=baseline.source if baseline else "",
+                         baseline_jobs=baseline.jobs if baseline else (),
                          fast_bottleneck=fast_disagrees(scenario, result),
                          warnings=[placement.warning()] if placement is not None and not placement.delivered else [])
 
@@ -274,6 +275,7 @@ def import_measured_workload(where: Any) -> None:
             notes = [*fio.notes, *job.notes]
             workload = job.workload
             source = f"fio job '{job.name}' in {upload.name}"
+            jobs_against = _exported_jobs(box, fio)
         else:
             report = parse_iostat(upload.getvalue(), origin=upload.name)
             by = box.radio("Size for the peak of", ["iops", "mbps"], horizontal=True, key="size.import_peak",
@@ -288,6 +290,7 @@ def import_measured_workload(where: Any) -> None:
             workload = peak.workload(load)
             measured = iostat_measured(summary)
             source = f"iostat {peak.label()} in {upload.name}"
+            jobs_against = []
     except MeasurementFileError as exc:
         show_problems(exc.problems, box)
         return
@@ -300,10 +303,36 @@ def import_measured_workload(where: Any) -> None:
     if c2.button("Make it the baseline", key="size.import_baseline", icon=":material/straighten:",
                  help="The measurement was taken on the configuration at left: size that configuration with the measured "
                       "workload and show measured against predicted, with the gap. What-if and the report carry it along."):
-        make_baseline(box, source, measured, workload_data(workload))
+        make_baseline(box, source, measured, workload_data(workload), jobs_against)
 
 
-def make_baseline(where: Any, source: str, measured: dict[str, float], workload: dict[str, Any]) -> None:
+def _exported_jobs(box: Any, fio: Any) -> list[dict[str, Any]]:
+    """With the manifest.json of ``flashplan export fio``: each job of the result beside its exported prediction."""
+    from models.loading import BadInput
+
+    manifest = box.file_uploader("Its export's manifest.json (flashplan export fio), to compare every job", type=["json"],
+                                 key="size.import_manifest", max_upload_size=MAX_IMPORT_MB)
+    if manifest is None:
+        return []
+    try:
+        tables = export_tables(fio, manifest.getvalue(), manifest.name)
+    except BadInput as exc:
+        show_problems(exc.problems, box)
+        return []
+    show_export_tables(tables, box)
+    return tables
+
+
+def show_export_tables(tables: list[dict[str, Any]], where: Any) -> None:
+    for table in tables:
+        where.caption(table["title"])
+        where.dataframe(table["rows"], hide_index=True, width="stretch",
+                        column_config={"measured": st.column_config.NumberColumn(format="%,.1f"),
+                                       "predicted": st.column_config.NumberColumn(format="%,.1f")})
+
+
+def make_baseline(where: Any, source: str, measured: dict[str, float], workload: dict[str, Any],
+                  jobs: list[dict[str, Any]] | None = None) -> None:
     """The configuration on the page with the measured workload becomes the base model; it is sized at once."""
     from pydantic import ValidationError
 
@@ -320,7 +349,7 @@ def make_baseline(where: Any, source: str, measured: dict[str, float], workload:
         show_problems(exc.problems, where)
         return
     forms.apply_workload(workload)
-    base = Baseline(source, measured, runner.scenario_key(scenario))
+    base = Baseline(source, measured, runner.scenario_key(scenario), list(jobs or []))
     st.session_state[BASELINE] = base.as_dict()
     st.session_state[SIZED] = base.scenario_json
     st.session_state[SHARE] = 1.0
@@ -344,6 +373,9 @@ def show_baseline(base: Baseline, result: Result) -> None:
     st.dataframe(rows, hide_index=True, width="stretch",
                  column_config={"measured": st.column_config.NumberColumn(format="%,.1f"),
                                 "predicted": st.column_config.NumberColumn(format="%,.1f")})
+    if base.jobs:
+        st.markdown("**fio jobs against the predictions they were exported with** (error = predicted / measured - 1)")
+        show_export_tables(base.jobs, st)
 
 
 def _fast_estimate(scenario: Scenario, share: float, where: DeltaGenerator) -> None:

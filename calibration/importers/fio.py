@@ -103,6 +103,9 @@ class DirectionStats:
     slat_mean_us: float
     percentiles_us: dict[float, float]
     percentile_source: str  # "lat", "clat+slat" or "" when fio printed none
+    lat_bins_ns: dict[float, int] = field(default_factory=dict)
+    """fio's total-latency histogram (``--output-format=json+`` with ``--lat_percentiles=1``): bucket (ns) -> I/Os,
+    summed over the group's entries; empty when fio wrote none."""
 
     @property
     def mean_size_bytes(self) -> float:
@@ -142,13 +145,29 @@ class FioJob:
                 out[f"{name}_iops"] = d.iops
                 if d.ios:
                     out[f"{name}_latency_mean_us"] = d.lat_mean_us
-        else:
-            # flashplan's percentiles are over all I/Os; fio's are per direction, so they
-            # compare only when every I/O went one way
+        out.update(self._percentiles())
+        return out
+
+    def _percentiles(self) -> dict[str, float]:
+        """Latency percentiles over all I/Os, where fio measured them well enough (``TAIL_SAMPLES`` beyond each)."""
+        dirs = self.directions
+        out: dict[str, float] = {}
+        if len(dirs) == 1:
             (only,) = dirs.values()
             for q, metric in PERCENTILE_METRICS.items():
                 if q in only.percentiles_us and only.ios * (1 - q / 100) >= TAIL_SAMPLES:
                     out[metric] = only.percentiles_us[q]
+        elif all(d.lat_bins_ns for d in dirs.values()):
+            # flashplan's percentiles are over all I/Os; fio's are per direction: a mix compares only through
+            # the merged histograms of both directions (json+), never from the per-direction percentiles
+            merged: dict[float, int] = {}
+            for d in dirs.values():
+                for ns, count in d.lat_bins_ns.items():
+                    merged[ns] = merged.get(ns, 0) + count
+            total = sum(merged.values())
+            for q, metric in PERCENTILE_METRICS.items():
+                if total * (1 - q / 100) >= TAIL_SAMPLES:
+                    out[metric] = histogram_percentile_ns(merged, q) / 1000.0
         return out
 
     def describe_workload(self) -> str:
@@ -178,6 +197,20 @@ class FioResult:
             known = ", ".join(f"{j.name!r} (group {j.group})" for j in self.jobs)
             raise MeasurementFileError([("--job", f"no job group named {name_or_group!r}; the result holds {known}")])
         return hits
+
+
+def histogram_percentile_ns(bins: Mapping[float, int], q: float) -> float:
+    """The q-th percentile of fio's latency histogram (bucket value -> I/Os) as fio computes it from its bins
+    (stat.c ``calc_clat_percentiles``): the first bucket, in increasing order, whose cumulative count reaches
+    q / 100 of all I/Os."""
+    total = sum(bins.values())
+    target = q / 100.0 * total
+    seen = 0
+    for value in sorted(bins):
+        seen += bins[value]
+        if seen >= target:
+            return float(value)
+    return float(max(bins))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -557,6 +590,21 @@ def _percentiles(stats: Mapping[str, Any], key: str, where: str) -> dict[float, 
     return out
 
 
+def _bins(stats: Mapping[str, Any], where: str) -> dict[float, int]:
+    """The ``lat_ns`` histogram of json+ output (bucket ns -> I/Os); empty without one."""
+    raw = _mapping(stats, "lat_ns", where, required=False).get("bins")
+    if not isinstance(raw, dict):
+        return {}
+    out: dict[float, int] = {}
+    for key in raw:
+        try:
+            ns = float(key)
+        except ValueError:
+            raise MeasurementFileError([(f"{where}.lat_ns.bins", f"not a latency bucket: {key!r}")]) from None
+        out[ns] = int(_number(raw, key, f"{where}.lat_ns.bins"))
+    return out
+
+
 def _direction(entries: Sequence[_Entry], direction: str, origin: str) -> DirectionStats | None:
     """Sum one direction over a group's entries (means and percentiles weighted by I/Os); None when it did no I/O.
 
@@ -566,6 +614,8 @@ def _direction(entries: Sequence[_Entry], direction: str, origin: str) -> Direct
     ios = iops = bw = io_bytes = weight = lat_sum = slat_sum = 0.0
     pct_sum: dict[float, float] = {}
     pct_weight: dict[float, float] = {}
+    bins: dict[float, int] = {}
+    every_entry_binned = True
     source = ""
     for e in entries:
         where = f"{origin}: jobs[{e.index}].{direction}"
@@ -596,13 +646,17 @@ def _direction(entries: Sequence[_Entry], direction: str, origin: str) -> Direct
         for q, v in pct.items():
             pct_sum[q] = pct_sum.get(q, 0.0) + v * n
             pct_weight[q] = pct_weight.get(q, 0.0) + n
+        entry_bins = _bins(st, where)
+        every_entry_binned = every_entry_binned and bool(entry_bins)
+        for ns, count in entry_bins.items():
+            bins[ns] = bins.get(ns, 0) + count
     if ios == 0:
         return None
     return DirectionStats(
         ios=int(ios), iops=iops, bytes_per_s=bw, io_bytes=io_bytes,
         lat_mean_us=lat_sum / weight / 1000.0, slat_mean_us=slat_sum / weight / 1000.0,
         percentiles_us={q: pct_sum[q] / pct_weight[q] for q in pct_sum if pct_weight[q] > 0},
-        percentile_source=source,
+        percentile_source=source, lat_bins_ns=bins if every_entry_binned else {},
     )
 
 
@@ -753,6 +807,7 @@ __all__ = [
     "FioJob",
     "FioResult",
     "describe_workload",
+    "histogram_percentile_ns",
     "parse_bssplit",
     "parse_fio",
     "parse_size",

@@ -55,6 +55,7 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
     "calibration.cli",
     "sim.cli.sweep",
     "sim.cli.import_",
+    "sim.cli.export",
     "sim.cli.plan",
     "sim.cli.analyze",
     "sim.cli.qd_sweep",

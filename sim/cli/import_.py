@@ -2,6 +2,7 @@
 
     flashplan import fio RESULT.json [--job NAME] [--scenario FILE [--set k=v ...]] [--compare]
                                      [--out FILE.yaml] [--records FILE.yaml] [--tolerance REL] [--json]
+    flashplan import fio RESULT.json --against DIR|SCENARIO [--set k=v ...] [--solver des|fast] [--job NAME] [--json]
     flashplan import iostat FILE [--device GLOB ...] [--keep-first] [--peak iops|mbps]
                                  [--as open|closed] [--access random|sequential] [--profile [--interval-s S]]
     flashplan import csv FILE [--interval-s S] [--access random|sequential]
@@ -12,7 +13,9 @@ report or row) instead of one steady workload. ``--out`` writes the imported wor
 scenario with its workload replaced - a file ``flashplan simulate`` and sweep bases accept.
 ``--records`` writes the fio measurements as calibration records (system ``user``) that refer
 to ``--scenario`` by a path relative to the records file. ``--compare`` simulates the scenario
-with each fio job's workload and prints measured vs predicted with relative errors. Files are
+with each fio job's workload and prints measured vs predicted with relative errors. ``--against`` reads the results
+of jobs ``flashplan export fio`` wrote: each job beside the prediction it was exported with (the export's
+directory, whose manifest.json holds them), or predicted again from the scenario or requirements file. Files are
 written only after everything has been checked, each in one step; nothing is written on error.
 """
 
@@ -22,6 +25,7 @@ import argparse
 import math
 import os
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -193,7 +197,71 @@ def _check_fio_options(args: argparse.Namespace) -> None:
         raise _bad([("--workers", f"must be >= 1, got {args.workers}")])
 
 
+def _against_predictions(args: argparse.Namespace) -> tuple[list[Any], str]:
+    """The job predictions ``--against`` names: an export directory's manifest, or a scenario / requirements file
+    predicted as ``flashplan export fio`` does."""
+    from calibration.fio_loop import MANIFEST_NAME, forecast_jobs, forecast_source, read_manifest
+
+    path = Path(args.against)
+    if path.is_dir():
+        if args.set:
+            raise _bad([("--set", "an export directory holds its predictions; --set applies to a scenario file")])
+        manifest = path / MANIFEST_NAME
+        return read_manifest(read_bytes(manifest, MAX_MEASUREMENT_BYTES), str(manifest)), f"the predictions exported to {args.against}"
+    forecast = forecast_source(args.against, args.set, args.solver)
+    return forecast_jobs(forecast), f"{args.against}, predicted by {forecast.words()}"
+
+
+def _print_against(comparisons: list[Any], source: str, what: str, console: Console) -> None:
+    from calibration.fio_loop import LABELS
+
+    console.print(f"{source} against {what}", markup=False, highlight=False)
+    for c in comparisons:
+        p = c.prediction
+        title = f"fio job '{c.job.name}' (group {c.job.group}): workload {p.workload}"
+        if p.interval is not None:
+            title += f", interval {p.interval}" + (f" ({p.label})" if p.label else "")
+        title += f"; {c.job.runtime_s:.1f} s, {c.job.total_ios:,} I/Os"
+        table = Table(title=title, title_justify="left")
+        for col in ("metric", "measured", "predicted", "95% CI", "error", "inside CI"):
+            table.add_column(col, justify="left" if col == "metric" else "right")
+        for r in c.rows:
+            f = r.predicted
+            rel = r.rel_error
+            inside = "-" if r.inside_ci is None else ("yes" if r.inside_ci else "[red]no[/]")
+            table.add_row(LABELS[r.metric], _fmt(r.measured), _fmt(f.value) if f else "-",
+                          f"{_fmt(f.ci95[0])} .. {_fmt(f.ci95[1])}" if f and f.ci95 else "-",
+                          f"{rel:+.1%}" if rel is not None else "-", inside)
+        console.print(table)
+        console.print(f"workload: {p.describe}", markup=False, highlight=False)
+        for note in c.job.notes:
+            console.print(f"note: {note}", markup=False, highlight=False)
+    console.print("error = (predicted - measured) / measured", markup=False, highlight=False)
+
+
+def cmd_import_against(args: argparse.Namespace, console: Console) -> int:
+    """``import fio RESULT --against DIR|SCENARIO``: each exported job's measurements beside its prediction."""
+    from calibration.fio_loop import compare
+
+    for flag in ("compare", "records", "out", "scenario"):
+        if getattr(args, flag):
+            raise _bad([(f"--{flag}", "cannot be combined with --against (which names the predictions to compare with)")])
+    source = Path(args.result).name
+    result = _parsed(parse_fio, read_input(args.result), origin=source)
+    jobs: list[FioJob] = _parsed(result.select, args.job)
+    predictions, what = _against_predictions(args)
+    comparisons = compare(replace(result, jobs=jobs), predictions)
+    if args.json:
+        print(dumps_json({"file": source, "fio_version": result.fio_version, "against": what,
+                          "jobs": [c.as_dict() for c in comparisons]}))
+    else:
+        _print_against(comparisons, source, what, console)
+    return 0
+
+
 def cmd_import_fio(args: argparse.Namespace, console: Console) -> int:
+    if args.against:
+        return cmd_import_against(args, console)
     _check_fio_options(args)
     out_path = _output_path(args.out, "--out")
     records_path = _output_path(args.records, "--records")
@@ -382,6 +450,11 @@ def register(subparsers: Any) -> None:
     fio.add_argument("--records", metavar="FILE.yaml", help="write calibration records (system: user) against --scenario")
     fio.add_argument("--tolerance", type=float, metavar="REL", help="relative tolerance for every record (default: from fio's own spread)")
     fio.add_argument("--workers", type=int, default=1, help="processes for --compare (default 1)")
+    fio.add_argument("--against", metavar="DIR|SCENARIO",
+                     help="jobs written by `flashplan export fio`: compare each with its prediction (the export directory, "
+                          "or the scenario / requirements file predicted again; --set applies to it)")
+    fio.add_argument("--solver", choices=("des", "fast"), default="des", help="--against a file: predict with the DES "
+                                                                          "(default) or the fast path")
     scenario_options(fio)
     fio.set_defaults(func=cmd_import_fio)
 

@@ -192,6 +192,11 @@ def _cases(f: dict[str, str]) -> list[tuple[str, list[str], dict[str, str], str]
         ("fio_not_utf8", ["import", "fio", b("not_utf8.yaml")], {}, "not UTF-8"),
         ("fio_bad_set", ["import", "fio", FIO_OK, "--scenario", MM1, "--set", "run.seed=2024-01-01", "--out", f["existing"]],
          {}, "run.seed"),
+        ("fio_against_missing", ["import", "fio", FIO_OK, "--against", str(BAD / "missing_export")], {}, "no such file"),
+        # fio job files
+        ("export_runtime_negative", ["export", "fio", MM1, "--runtime-s", "-1"], {}, "--runtime-s"),
+        ("export_set_nan", ["export", "fio", MM1, "--solver", "fast", "--set", "workload.rate_iops=.nan"], {}, "workload.rate_iops"),
+        ("export_out_is_a_file", ["export", "fio", MM1, "--solver", "fast", "--out", f["existing"]], {}, "not a directory"),
         ("iostat_binary", ["import", "iostat", b("iostat_binary.txt")], {}, "iostat_binary.txt"),
         ("iostat_empty", ["import", "iostat", b("iostat_empty.txt"), "--out", f["existing"]], {}, "empty"),
         ("iostat_missing", ["import", "iostat", str(BAD / "missing.txt")], {}, "no such file"),

@@ -257,6 +257,7 @@ def test_every_json_output_is_strict(capsys: pytest.CaptureFixture[str]) -> None
                            (["analyze", str(EXAMPLES / "mm1.yaml"), "--json", "--set", "workload.rate_iops=150000"], 3),
                            (["import", "iostat", str(fixtures / "iostat" / "iostat_x_t_vda_loop0.txt"), "--json"], 0),
                            (["import", "fio", str(fixtures / "fio" / "randread_4k_qd8_libaio.json"), "--json"], 0),
+                           (["export", "fio", str(EXAMPLES / "mm1.yaml"), "--solver", "fast", "--json"], 0),
                            (["catalog", "--json"], 0)):
         code, out, err = run_cli(args, capsys)
         assert code == expected, (args, err)

@@ -13,6 +13,8 @@ from typing import Any
 
 STEPS = (1.0, 2.0, 5.0)
 """The mantissas of a log axis's ticks (1-2-5: at most three labels a decade, none crowding the next)."""
+PAD_DECADES = 0.08
+"""Room beyond the first and last tick (in decades), for an objective line's label at the last."""
 MAX_TICKS = 10
 """Above this many 1-2-5 ticks the axis keeps one a decade."""
 
@@ -62,7 +64,7 @@ def log_latency_axis(values: Iterable[float | None]) -> dict[str, Any]:
     if not vals:
         return {"type": "log"}
     return {"type": "log", "tickmode": "array", "tickvals": vals, "ticktext": text, "minor": {"showgrid": False},
-            "range": [math.log10(vals[0]), math.log10(vals[-1])]}
+            "range": [math.log10(vals[0]) - PAD_DECADES, math.log10(vals[-1]) + PAD_DECADES]}
 
 
 def linear_unit(values: Iterable[float | None]) -> tuple[str, float]:
@@ -74,3 +76,16 @@ def linear_unit(values: Iterable[float | None]) -> tuple[str, float]:
 def objective_words(statistic: str, bound_us: float) -> str:
     """An objective line's label: "objective: p99 <= 2 ms"."""
     return f"objective: {statistic} <= {us_words(bound_us)}"
+
+
+def objective_line(fig: Any, y_us: float, text: str, *, log: bool, xref: str = "x domain", yref: str = "y",
+                   colour: str = "crimson", row: int | None = None, col: int | None = None) -> None:
+    """A dashed objective line across a latency axis, labelled above it at the left. The label is an annotation of
+    its own: plotly places an ``add_hline`` label at the raw value on a log axis (off the chart), where an
+    annotation's y is the axis's log10."""
+    if row is not None:
+        fig.add_hline(y=y_us, line_dash="dash", line_color=colour, row=row, col=col)
+    else:
+        fig.add_hline(y=y_us, line_dash="dash", line_color=colour)
+    fig.add_annotation(x=0.01, xref=xref, y=math.log10(y_us) if log else y_us, yref=yref, text=text, showarrow=False,
+                       xanchor="left", yanchor="bottom", font={"color": colour})

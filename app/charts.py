@@ -13,7 +13,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from app.axes import log_latency_axis, objective_words
+from app.axes import log_latency_axis, objective_line, objective_words
 from app.validity import MARKER_SYMBOLS, badge
 
 BOTTLENECK = "crimson"
@@ -291,8 +291,7 @@ def latency_over_time_chart(intervals: Sequence[dict[str, Any]], slo_us: float |
     fig.add_trace(go.Scatter(x=mid, y=values("latency_mean_us"), mode="lines", name="mean", line_color=DES, line_dash="dot",
                              line_shape="hvh", text=labels, hovertemplate="%{text}<br>mean %{y:,.0f} us<extra></extra>"), row=1, col=1)
     if slo_us:
-        fig.add_hline(y=slo_us, line_dash="dash", line_color=BOTTLENECK, annotation_text=objective_words("p99", slo_us),
-                      annotation_position="top left", row=1, col=1)
+        objective_line(fig, slo_us, objective_words("p99", slo_us), log=True, colour=BOTTLENECK, row=1, col=1)
     if peak_index is not None and 0 <= peak_index < len(intervals) and p99[peak_index] is not None:
         fig.add_trace(go.Scatter(x=[mid[peak_index]], y=[p99[peak_index]], mode="markers+text", name="peak interval",
                                  marker={"symbol": "star", "size": 16, "color": BOTTLENECK}, text=["peak"],
@@ -334,8 +333,7 @@ def growth_chart(curve: Sequence[Sequence[float | None]], slo_us: float, breakin
                      "array": [(d["p99_us"]["ci95"] or [0, d["p99_us"]["value"]])[1] - d["p99_us"]["value"] for d in des],
                      "arrayminus": [d["p99_us"]["value"] - (d["p99_us"]["ci95"] or [d["p99_us"]["value"], 0])[0] for d in des]},
             text=[d["verdict"] for d in des], hovertemplate="x%{x:.3f}: DES p99 %{y:,.0f} us (%{text})<extra></extra>"))
-    fig.add_hline(y=slo_us, line_dash="dash", line_color=BOTTLENECK, annotation_text=objective_words("p99", slo_us),
-                  annotation_position="top left")
+    objective_line(fig, slo_us, objective_words("p99", slo_us), log=True, colour=BOTTLENECK)
     if breaking_factor is not None:
         fig.add_vline(x=breaking_factor, line_dash="dot", line_color="grey",
                       annotation_text=f"breaks at x{breaking_factor:.3g}", annotation_position="bottom right")

@@ -193,7 +193,7 @@ def interval_objective_chart(rows: Sequence[IntervalEstimateRow], slo_us: float,
     simulation with its 95% interval where it ran, and the load each interval offered below."""
     from plotly.subplots import make_subplots
 
-    from app.axes import log_latency_axis, objective_words
+    from app.axes import log_latency_axis, objective_line, objective_words
 
     total = sum(r.duration_s for r in rows)
     axis_title, scale = _time_axis(total)
@@ -218,10 +218,9 @@ def interval_objective_chart(rows: Sequence[IntervalEstimateRow], slo_us: float,
         fig.add_trace(go.Scatter(x=[mid[peak_index]], y=[rows[peak_index].p99_us], mode="markers+text", name="peak interval",
                                  marker={"symbol": "star", "size": 14, "color": MISSED}, text=["peak"],
                                  textposition="top center", hoverinfo="skip"), row=1, col=1)
-    fig.add_hline(y=slo_us, line_dash="dash", line_color=MISSED, annotation_text=objective_words("p99", slo_us),
-                  annotation_position="top left", row=1, col=1)
+    objective_line(fig, slo_us, objective_words("p99", slo_us), log=True, colour=MISSED, row=1, col=1)
     fig.add_trace(go.Bar(x=mid, y=[r.offered_iops for r in rows], width=[r.duration_s * scale for r in rows], name="offered IOPS",
-                         marker_color=BAR, text=labels, hovertemplate="%{text}<br>%{y:,.0f} IOPS offered<extra></extra>"),
+                         marker_color=BAR, customdata=labels, hovertemplate="%{customdata}<br>%{y:,.0f} IOPS offered<extra></extra>"),
                   row=2, col=1)
     fig.update_yaxes(title_text="p99 latency", **log_latency_axis(shown), row=1, col=1)
     fig.update_yaxes(title_text="offered IOPS", rangemode="tozero", row=2, col=1)

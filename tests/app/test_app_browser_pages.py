@@ -196,7 +196,9 @@ def test_the_default_size_preset_carries_its_calibrated_think_time(app_url: str,
         "YCSB read-mostly on PostgreSQL (256 threads)")
     caption = page.get_by_text(re.compile(r"Think time [\d.,]+ us per I/O")).first
     caption.wait_for()
-    think = float(re.search(r"Think time ([\d.,]+) us", caption.inner_text()).group(1).replace(",", ""))
+    said = re.search(r"Think time ([\d.,]+) us", caption.inner_text())
+    assert said is not None
+    think = float(said.group(1).replace(",", ""))
     assert 400 < think < 600  # the fitted value (models/catalog/fitted.yaml), about 502 us
     box = page.get_by_role("spinbutton", name="Think time between I/Os (us)", exact=True)
     assert float(box.input_value().replace(",", "")) == pytest.approx(think, abs=0.05)

@@ -13,6 +13,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from app.axes import log_latency_axis, objective_line, objective_words
 from app.validity import MARKER_SYMBOLS, badge
 
 BOTTLENECK = "crimson"
@@ -290,8 +291,7 @@ def latency_over_time_chart(intervals: Sequence[dict[str, Any]], slo_us: float |
     fig.add_trace(go.Scatter(x=mid, y=values("latency_mean_us"), mode="lines", name="mean", line_color=DES, line_dash="dot",
                              line_shape="hvh", text=labels, hovertemplate="%{text}<br>mean %{y:,.0f} us<extra></extra>"), row=1, col=1)
     if slo_us:
-        fig.add_hline(y=slo_us, line_dash="dash", line_color=BOTTLENECK, annotation_text=f"SLO p99 {slo_us:,.0f} us",
-                      annotation_position="top left", row=1, col=1)
+        objective_line(fig, slo_us, objective_words("p99", slo_us), log=True, colour=BOTTLENECK, row=1, col=1)
     if peak_index is not None and 0 <= peak_index < len(intervals) and p99[peak_index] is not None:
         fig.add_trace(go.Scatter(x=[mid[peak_index]], y=[p99[peak_index]], mode="markers+text", name="peak interval",
                                  marker={"symbol": "star", "size": 16, "color": BOTTLENECK}, text=["peak"],
@@ -307,7 +307,9 @@ def latency_over_time_chart(intervals: Sequence[dict[str, Any]], slo_us: float |
                   row=2, col=1)
     fig.update_layout(barmode="stack", title=title or "Latency over time (DES replay of the profile)", height=560,
                       margin={"l": 10, "r": 10, "t": 50, "b": 40}, legend={"orientation": "h", "y": -0.12}, **AUTOMARGIN)
-    fig.update_yaxes(title_text="latency (us)", type="log", row=1, col=1)
+    shown = [*p99, *values("latency_mean_us"), *(iv["latency_p99_us"]["ci95"][1] for iv in intervals if iv["latency_p99_us"]["ci95"]),
+             slo_us]
+    fig.update_yaxes(title_text="latency", **log_latency_axis(shown), row=1, col=1)
     fig.update_yaxes(title_text="offered IOPS", row=2, col=1)
     fig.update_xaxes(title_text="time (s)", row=2, col=1)
     return fig
@@ -331,12 +333,12 @@ def growth_chart(curve: Sequence[Sequence[float | None]], slo_us: float, breakin
                      "array": [(d["p99_us"]["ci95"] or [0, d["p99_us"]["value"]])[1] - d["p99_us"]["value"] for d in des],
                      "arrayminus": [d["p99_us"]["value"] - (d["p99_us"]["ci95"] or [d["p99_us"]["value"], 0])[0] for d in des]},
             text=[d["verdict"] for d in des], hovertemplate="x%{x:.3f}: DES p99 %{y:,.0f} us (%{text})<extra></extra>"))
-    fig.add_hline(y=slo_us, line_dash="dash", line_color=BOTTLENECK, annotation_text=f"SLO p99 {slo_us:,.0f} us",
-                  annotation_position="top left")
+    objective_line(fig, slo_us, objective_words("p99", slo_us), log=True, colour=BOTTLENECK)
     if breaking_factor is not None:
         fig.add_vline(x=breaking_factor, line_dash="dot", line_color="grey",
                       annotation_text=f"breaks at x{breaking_factor:.3g}", annotation_position="bottom right")
     fig.update_layout(title=title or "p99 latency as the load grows", xaxis_title="load multiplier (x today's)",
-                      yaxis_title="p99 latency (us)", yaxis_type="log", height=420,
-                      margin={"l": 10, "r": 10, "t": 50, "b": 40}, **AUTOMARGIN)
+                      yaxis_title="p99 latency", height=420, margin={"l": 10, "r": 10, "t": 50, "b": 40}, **AUTOMARGIN)
+    fig.update_yaxes(**log_latency_axis([p for _, p in pts] + [slo_us] + [v for d in des for v in
+                                                                    (d["p99_us"]["value"], *(d["p99_us"]["ci95"] or ()))]))
     return fig

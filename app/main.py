@@ -19,8 +19,9 @@ from app.views.common import PAGE_SCRIPTS
 
 st.set_page_config(page_title="flashplan", page_icon=":material/storage:", layout="wide")
 
+SIZE_ADDRESSES = ("sizing", "size")
 PAGES = [
-    st.Page(PAGE_SCRIPTS["size"], title="Size", icon=":material/speed:", url_path="sizing", default=True),
+    st.Page(PAGE_SCRIPTS["size"], title="Size", icon=":material/speed:", url_path="", default=True),
     st.Page(PAGE_SCRIPTS["compare"], title="Compare", icon=":material/compare_arrows:", url_path="compare"),
     st.Page(PAGE_SCRIPTS["what-if"], title="What-if", icon=":material/ssid_chart:", url_path="what-if"),
     st.Page(PAGE_SCRIPTS["plan"], title="Plan", icon=":material/checklist:", url_path="plan"),
@@ -28,8 +29,10 @@ PAGES = [
     st.Page(PAGE_SCRIPTS["load-over-time"], title="Load over time", icon=":material/timeline:", url_path="load-over-time"),
     st.Page(PAGE_SCRIPTS["calibration"], title="Calibration", icon=":material/target:", url_path="calibration"),
     st.Page(PAGE_SCRIPTS["library"], title="Scenario library", icon=":material/folder_open:", url_path="library"),
-    # the default page is served at "/", so /size needs a page of its own: the same script, not listed twice
-    st.Page(PAGE_SCRIPTS["size"], title="Size", icon=":material/speed:", url_path="size", visibility="hidden"),
+    # the default page is served at "/" (a url_path given to it is reserved but never served), so /sizing and /size
+    # are pages of their own: the same script, not listed twice
+    *(st.Page(PAGE_SCRIPTS["size"], title="Size", icon=":material/speed:", url_path=path, visibility="hidden")
+      for path in SIZE_ADDRESSES),
 ]
 
 page = st.navigation(PAGES)

@@ -16,7 +16,8 @@ LAYOUTS = {"jbod": "JBOD", "raid0": "RAID-0", "raid1": "RAID-1", "raid10": "RAID
 
 
 def _workload_words(wl: dict[str, Any]) -> str:
-    from models.presets import PRESETS, matching_preset
+    from app.presets import matching_preset
+    from models.presets import PRESETS
 
     try:
         key = matching_preset(wl)

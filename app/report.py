@@ -125,7 +125,7 @@ def _limiting_html(m: Result, fast_bottleneck: str | None) -> str:
     html = (f"<p>{_e(limiting)} <span class=muted>(model component {_e(m.bottleneck)}: "
             f"{_e(component_words(m.bottleneck))})</span></p>")
     if fast_bottleneck:
-        html += (f"<p>The fast path (queueing model) names another bottleneck: {_e(component_words(fast_bottleneck))} "
+        html += (f"<p>The fast path (queueing model) finds another component busiest: {_e(component_words(fast_bottleneck))} "
                  f"<span class=muted>(model component {_e(fast_bottleneck)})</span>.</p>")
     return html
 

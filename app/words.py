@@ -62,5 +62,18 @@ def limiting_sentence(bottleneck: str, utilization: float) -> str:
             "think time), not the hardware, sets the throughput")
 
 
+BUSIEST = "busiest component"
+"""A table's column of the most utilized component: "the bottleneck" only where it limits (``busiest_words``)."""
+
+
+def busiest_words(name: str, utilization: float | None = None) -> str:
+    """A table cell for the most utilized component: "NVMe adapter 3: PCIe uplink, to the host (29% busy)", and
+    ", the bottleneck" only when it is near saturation (``BOTTLENECK_UTILIZATION``)."""
+    words = component_words(name)
+    if utilization is None or utilization != utilization:
+        return words
+    return f"{words} ({utilization:.0%} busy{', the bottleneck' if is_bottleneck(utilization) else ''})"
+
+
 def is_bottleneck(utilization: float) -> bool:
     return utilization == utilization and utilization >= BOTTLENECK_UTILIZATION

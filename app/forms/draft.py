@@ -16,10 +16,11 @@ import annotated_types
 import streamlit as st
 from pydantic import BaseModel, ValidationError
 
-from models.presets import PRESETS
+from app.presets import preset_data
 from models.scenario import Scenario, ScenarioFileError, read_scenario_data, scenario_from_data
 from sim.route.host import stack_choices
 
+DEFAULT_PRESET = "ycsb_read_mostly"
 EXAMPLES = Path(__file__).resolve().parent.parent.parent / "examples"
 DRAFT = "draft"
 MEMORY = "draft.topologies"
@@ -113,9 +114,8 @@ def example_names() -> frozenset[str]:
 
 def default_draft() -> dict[str, Any]:
     """What the Size page shows first: the seeds' LinuxONE NVMe RAID-10 under YCSB read-mostly, quick precision."""
-    data = example_data(STARTING_POINTS["direct_nvme"]) or {
-        "topology": FALLBACK_TOPOLOGIES["direct_nvme"], "workload": dict(PRESETS["ycsb_read_mostly"].data)}
-    data = copy.deepcopy(data)
+    data = copy.deepcopy(example_data(STARTING_POINTS["direct_nvme"]) or {"topology": FALLBACK_TOPOLOGIES["direct_nvme"]})
+    data["workload"] = preset_data(DEFAULT_PRESET)  # with the think time its source's throughput comes from
     data.setdefault("run", {}).update(PRECISIONS[next(iter(PRECISIONS))])
     return data
 

@@ -12,8 +12,9 @@ from streamlit.delta_generator import DeltaGenerator
 
 from app.forms.draft import COMMON_WORKLOAD_FIELDS, WORKLOAD_DEFAULTS, allowed_range, clear_widgets, draft
 from app.forms.fields import FormBase
+from app.presets import conditions, preset_data
+from app.presets import matching_preset as matching_preset  # re-exported (app.forms)
 from models.presets import PRESETS
-from models.presets import matching_preset as matching_preset  # re-exported (app.forms)
 from models.workload import BurstyWorkload, ClosedWorkload, OpenWorkload, SizeWeight, WorkloadBase
 
 
@@ -141,7 +142,7 @@ def preset_picker(where: DeltaGenerator, prefix: str = "size") -> str | None:
     def picked() -> None:
         choice = st.session_state[key]
         if choice in PRESETS:
-            apply_workload(PRESETS[choice].data, prefix)
+            apply_workload(preset_data(choice), prefix)
 
     options = [CUSTOM_WORKLOAD, *PRESETS]
     where.selectbox("Workload preset", options, key=key, on_change=picked,
@@ -149,5 +150,6 @@ def preset_picker(where: DeltaGenerator, prefix: str = "size") -> str | None:
                     help="The I/O patterns measured in the source documents; picking one fills the fields below.")
     if current in PRESETS:
         p = PRESETS[current]
-        where.caption(f"Source: {p.source}. Assumed: {p.assumptions}.")
+        extra = conditions(current)
+        where.caption(f"Source: {p.source}. Assumed: {p.assumptions}." + (f" {extra}." if extra else ""))
     return current if current in PRESETS else None

@@ -16,17 +16,20 @@ import math
 from typing import Any
 
 import streamlit as st
+from pydantic import TypeAdapter
 
 from app import charts, forms, runner
 from app.naming import display_name, plain, scenario_name
+from app.presets import preset_data
 from app.validity import badge, is_final, note_of, validity_of
 from app.views.common import SIZE_SOURCE, load_source, scenario_sources, show_problems
-from app.words import component_words
+from app.words import BUSIEST, busiest_words
 from models.cost import CostError, capex, price_performance_between, usd_per_kiops
 from models.presets import PRESETS
 from models.result import Result
 from models.scenario import Scenario, with_overrides
 from models.topology import San
+from models.workload import Workload
 
 DEFAULT_SOURCES = ("paper:s1_ycsb_nvme.yaml", "paper:s1_ycsb_fcp.yaml",
                    "example:s5_fs9100_nvmefc.yaml", "example:s3_exflash_4dimms.yaml")
@@ -42,7 +45,7 @@ def common_workload(scenarios: list[Scenario], choice: str) -> list[Scenario]:
     """Give every configuration the same workload: configuration 1's or a preset's."""
     if choice == OWN_WORKLOAD:
         return scenarios
-    workload = scenarios[0].workload if choice == FIRST_WORKLOAD else PRESETS[choice].workload
+    workload = scenarios[0].workload if choice == FIRST_WORKLOAD else TypeAdapter(Workload).validate_python(preset_data(choice))
     out = []
     for s in scenarios:
         if s.workload == workload:
@@ -158,7 +161,7 @@ def _table(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "usable TB": r.get("usable_tb"),
             "cost per IOPS vs #1": "baseline" if r["#"] == 1 else (f"{r['cost_per_kiops_vs_1']:.3g}x"
                                                                  if pp is not None and math.isfinite(pp) else "-"),
-            "bottleneck": component_words(r["bottleneck"]),
+            BUSIEST: busiest_words(r["bottleneck"], r.get("bottleneck_utilization")),
         })
     return out
 

@@ -19,6 +19,7 @@ from plotly.subplots import make_subplots
 
 from app import runner
 from app.views.common import fmt, result_table
+from app.words import busiest_words
 from models.faults import DEFAULT_MD_THROTTLE, MD_THROTTLES, throttle_words
 from models.scenario import Scenario
 from sim.plan.faults import FaultStates, state_scenarios, timeline
@@ -115,8 +116,8 @@ def show_failure_states(scenario: Scenario) -> None:
     margins = states.margins()
     for name, result in states.results.items():
         margin = f", SLO margin {margins[name]:+.1f}%" if margins.get(name) is not None else ""
-        st.markdown(f"**{name}**: {fmt(result.iops.value)} IOPS, p99 {fmt(result.latency_p99_us.value)} us, "
-                    f"bottleneck `{result.bottleneck}`{margin}")
+        st.markdown(f"**{name}**: {fmt(result.iops.value)} IOPS, p99 {fmt(result.latency_p99_us.value)} us, busiest: "
+                    f"{busiest_words(result.bottleneck, result.utilization.get(result.bottleneck))}{margin}")
         st.dataframe(pd.DataFrame(result_table(result)), hide_index=True, key=f"{KEY}:table:{name}")
     rebuilding = states.results.get("rebuilding")
     if rebuilding is not None and rebuilding.rebuild is not None:

@@ -20,7 +20,7 @@ from app.naming import plain
 from app.sizing import price_at_bound
 from app.validity import badge, is_final, validity_of_stop
 from app.views.common import fmt, go_to, show_problems
-from app.words import component_words
+from app.words import BUSIEST, component_words
 from models.presets import PRESETS
 from models.requirements import PLATFORMS, PROTECTION_LAYOUTS, LatencySlo, Requirements, Target, VerifySettings, requirements_from_data
 from models.scenario import Scenario
@@ -178,7 +178,7 @@ def _row(c: dict[str, Any]) -> dict[str, Any]:
             "headroom %": None if c.get("headroom_pct") is None else round(c["headroom_pct"]),
             "mean latency (us)": round(des["latency_mean_us"]["value"], 1) if des else (round(fast["latency_mean_us"], 1) if fast else None),
             "p99 latency (us)": round(des["latency_p99_us"]["value"], 1) if des else None,
-            "bottleneck": component_words(c["bottleneck"]) if c.get("bottleneck") else None}
+            BUSIEST: component_words(c["bottleneck"]) if c.get("bottleneck") else None}
 
 
 def render() -> None:

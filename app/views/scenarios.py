@@ -17,6 +17,7 @@ from app import forms
 from app.library import Library, LibraryError, ScenarioEntry, export_scenario, parse_scenario_file
 from app.naming import plain
 from app.views.common import fmt, go_to, library, show_problems
+from app.words import BUSIEST, component_words
 from models.scenario import MAX_SCENARIO_BYTES, Scenario, ScenarioFileError
 
 MAX_UPLOAD_MB = 1
@@ -106,7 +107,7 @@ def saved() -> None:
     if results:
         st.markdown("**Saved results**")
         st.dataframe([{"saved": r.created, "label": r.label, "IOPS": round(r.iops), "mean latency (us)": round(r.latency_mean_us, 1),
-                       "p99 latency (us)": round(r.latency_p99_us, 1), "bottleneck": r.bottleneck} for r in results],
+                       "p99 latency (us)": round(r.latency_p99_us, 1), BUSIEST: component_words(r.bottleneck)} for r in results],
                      hide_index=True, width="stretch")
         rid = st.selectbox("Result", [r.id for r in results], key="library:result",
                            format_func=lambda i: next(f"{r.created} {r.label}" for r in results if r.id == i))

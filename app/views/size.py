@@ -178,7 +178,7 @@ def show_sizing(scenario: Scenario, result: Result, share: float = 1.0, key: str
     _price_metrics(row, price, result, scenario)
     cores = result.cpu_us_per_io.value * result.iops.value / 1e6
     other = fast_disagrees(scenario, result)
-    fast_words = f" (the fast path names {component_words(other)})" if other else ""
+    fast_words = f" (the fast path's busiest component: {component_words(other)})" if other else ""
     st.caption(f"{limiting_sentence(result.bottleneck, result.utilization.get(result.bottleneck, math.nan))}{fast_words}; "
                f"host CPU {cores:,.2f} cores busy. Run: {result.stop_reason}; {result.simulated_ios:,} I/Os simulated, seed {result.seed}.")
 

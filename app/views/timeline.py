@@ -1,13 +1,16 @@
-"""Load over time: a profile workload replayed by the simulation, latency over time against a p99 SLO,
-and how far the load can grow before the SLO breaks.
+"""Load over time: a profile workload's p99 interval by interval against a p99 objective, and how far the load can
+grow before the objective breaks.
 
-A profile comes from an example (examples/linuxone_bdi_batch_profile.yaml; next to a steady load:
+A profile comes from an example (the first: examples/day_linuxone_hourly_profile.yaml, a day of hourly
+intervals; examples/linuxone_bdi_batch_profile.yaml, seconds of write bursts; next to a steady load:
 examples/linuxone_bdi_batch_and_ycsb.yaml, every workload then gets its own latency over time), the scenario library or
 an uploaded scenario file (``flashplan import iostat FILE --profile --scenario S --out F`` or
-``flashplan import csv`` write one). The fast path's per-interval table is instant and flags the
-intervals too short to be a steady state; the replay (DES) runs in the worker pool; the growth
-query bisects on the fast path and checks the breaking point with the DES (``sim.plan.growth``).
-"""
+``flashplan import csv`` write one). The fast path takes every interval as a steady state at once, draws each
+interval's p99 estimate against the objective and flags the intervals too short to be a steady state. Then the
+simulation: a short profile is replayed whole (DES, in the worker pool); a long one (a day of iostat intervals,
+billions of I/Os: ``MAX_REPLAY_IOS``) has its peak interval simulated as its own steady state, which a long interval
+reaches. The growth query bisects on the fast path and checks the breaking point with the DES
+(``sim.plan.growth``)."""
 
 from __future__ import annotations
 
@@ -19,13 +22,22 @@ from typing import Any
 import streamlit as st
 
 from app import charts, jobs, runner
+from app.objective_charts import IntervalEstimateRow, ObjectivePoint, interval_objective_chart, verdict_words
+from app.validity import badge, is_final, note_of, validity_of
 from app.views.common import example_names, holds_profile, library, show_problems
+from app.words import limiting_sentence
+from models.result import Metric
 from models.scenario import Scenario, ScenarioFileError
 from models.workload import ProfileWorkload
 from sim.plan.growth import date_after
+from sim.plan.profile_fast import ProfileEstimate
 
 UPLOAD = "upload"
 DEFAULT_SLO_US = 2_000.0
+MAX_REPLAY_IOS = 3_000_000
+"""Above about this many I/Os a replay of the whole profile is too long for the page: the peak interval is simulated."""
+FIRST_EXAMPLE = "day_linuxone_hourly_profile.yaml"
+"""The page's first example: a day of hourly intervals (the fast path for each, the simulation of the peak)."""
 
 
 def sources() -> dict[str, str]:
@@ -34,7 +46,8 @@ def sources() -> dict[str, str]:
     from models.scenario import read_scenario_data
 
     out: dict[str, str] = {}
-    for name, title in example_names(profiles=True).items():
+    names = example_names(profiles=True)
+    for name, title in sorted(names.items(), key=lambda kv: kv[0] != FIRST_EXAMPLE):
         try:
             if holds_profile(read_scenario_data(EXAMPLES / name)):
                 out[f"example:{name}"] = f"Example: {title}"
@@ -66,22 +79,97 @@ def load(source: str) -> tuple[Scenario | None, list[tuple[str, str]]]:
         return None, list(exc.problems)
 
 
-def fast_table(scenario: Scenario) -> None:
-    """Every interval as a steady state, with the settling check (instant)."""
+def fast_table(scenario: Scenario, profile: ProfileWorkload) -> ProfileEstimate:
+    """Every interval as a steady state, with the settling check (instant); returns the estimate."""
+    from app.words import component_words, limiting_sentence
     from sim.plan.profile_fast import evaluate_profile
 
     est = evaluate_profile(scenario)
-    rows = [{"interval": e.index, "length (s)": e.duration_s, "offered IOPS": e.offered_iops,
+    rows = [{"interval": e.index, "label": profile.intervals[e.index].label, "length (s)": e.duration_s,
+             "offered IOPS": e.offered_iops,
              "fast-path mean (us)": e.fast.latency_mean_us if e.fast and math.isfinite(e.fast.latency_mean_us) else None,
              "p99 estimate (us)": e.p99_estimate_us if math.isfinite(e.p99_estimate_us) else None,
              **{f"{name} mean (us)": w.latency_mean_us if math.isfinite(w.latency_mean_us) else None
                 for name, w in ((e.fast.workloads or {}) if e.fast else {}).items()},
+             "busiest": (f"{component_words(e.fast.bottleneck)} {e.fast.utilization.get(e.fast.bottleneck, 0.0):.0%}"
+                         if e.fast else "-"),
              "settling (s)": e.settling_s if math.isfinite(e.settling_s) else None, "steady state holds": e.reliable,
-             "note": e.note} for e in est.intervals]
+             "note": _in_words(e.note, e.fast)} for e in est.intervals]
+    peak = est.intervals[est.peak_index]
+    limits = limiting_sentence(peak.fast.bottleneck, peak.fast.utilization.get(peak.fast.bottleneck, math.nan)) if peak.fast else ""
     with st.expander(f"Fast path: each interval as a steady state (peak: interval {est.peak_index}, {est.peak_reason})"):
         st.dataframe(rows, hide_index=True, width="stretch")
         st.caption("An interval shorter than 3 relaxation times of its bottleneck queue (S / (1 - sqrt(rho))^2, M/M/1) has not "
-                   "settled: its steady-state figures are unreliable there and the replay below is the answer.")
+                   "settled: its steady-state figures are unreliable there and the simulation is the answer."
+                   + (f" At the peak interval: {limits}." if limits else ""))
+    return est
+
+
+def _in_words(note: str, fast: Any) -> str:
+    """A fast-path note with the components it names in the user's words."""
+    from app.words import component_words
+
+    if fast is None:
+        return note
+    for name in sorted({fast.bottleneck, fast.bounds.bottleneck}, key=len, reverse=True):
+        note = note.replace(name, component_words(name))
+    return note
+
+
+def estimate_rows(profile: ProfileWorkload, est: ProfileEstimate) -> list[IntervalEstimateRow]:
+    starts = [0.0]
+    for iv in profile.intervals[:-1]:
+        starts.append(starts[-1] + iv.duration_s)
+    return [IntervalEstimateRow(e.index, profile.intervals[e.index].label, starts[e.index], e.duration_s,
+                                e.fast.iops if e.fast and e.offered_iops is None else (e.offered_iops or 0.0),
+                                e.p99_estimate_us if math.isfinite(e.p99_estimate_us) else None) for e in est.intervals]
+
+
+def replay_ios(est: ProfileEstimate) -> float:
+    """About how many I/Os a replay of the whole profile simulates (each interval's throughput x its length)."""
+    return sum(e.fast.iops * e.duration_s for e in est.intervals if e.fast is not None and math.isfinite(e.fast.iops))
+
+
+def peak_verdict(p99: Metric, slo_us: float, validity: str) -> ObjectivePoint:
+    """The peak interval's p99 against the objective (met / missed / uncertain by its 95% interval; a run that is not
+    final says so)."""
+    from models.slo import verdict
+
+    value = p99.value if math.isfinite(p99.value) else None
+    low, high = (p99.ci95 if p99.has_ci else (None, None))
+    return ObjectivePoint("peak interval", "latency_p99_us", "max", slo_us, value=value, low=low, high=high,
+                          verdict=verdict("max", slo_us, value, low, high), validity=validity)
+
+
+def peak_sentence(index: int, label: str, point: ObjectivePoint) -> str:
+    from app.axes import us_words
+
+    figure = us_words(point.value) if point.value is not None else "-"
+    if point.low is not None and point.high is not None:
+        figure += f" (95% interval {us_words(point.low)} .. {us_words(point.high)})"
+    return (f"**Peak interval {index}**{f' ({label})' if label else ''}: p99 {figure} against the p99 objective of "
+            f"{us_words(point.bound)}: **{verdict_words(point.verdict, point.validity)}**.")
+
+
+def simulate_peak(scenario: Scenario, profile: ProfileWorkload, est: ProfileEstimate, slo_us: float) -> ObjectivePoint | None:
+    """The peak interval simulated as its own steady state (long intervals settle: their steady state is their
+    answer), in the worker pool, cached; its p99 against the objective."""
+    from sim.plan.profile_fast import interval_scenario
+
+    peak = est.peak_index
+    try:
+        result = runner.simulate_one(interval_scenario(scenario, profile, peak), label="simulating the peak interval")
+    except RuntimeError as exc:
+        st.error(f"The simulation of the peak interval failed: {exc}", icon=":material/error:")
+        return None
+    validity = validity_of(result)
+    point = peak_verdict(result.latency_p99_us, slo_us, validity)
+    st.markdown(peak_sentence(peak, profile.intervals[peak].label, point))
+    if not is_final(validity):
+        st.warning(f"{badge(validity)}: {note_of(result)}", icon=":material/warning:")
+    st.caption(f"Simulated as a steady state: {result.simulated_ios:,} I/Os, {result.stop_reason}; seed {result.seed}. "
+               f"{limiting_sentence(result.bottleneck, result.utilization.get(result.bottleneck, math.nan))}.")
+    return point
 
 
 def replay(scenario: Scenario, slo_us: float) -> None:
@@ -91,6 +179,8 @@ def replay(scenario: Scenario, slo_us: float) -> None:
     except RuntimeError as exc:
         st.error(f"The replay failed: {exc}", icon=":material/error:")
         return
+    from app.words import component_words
+
     summary = result.summary()
     peak = result.peak_interval
     st.plotly_chart(charts.latency_over_time_chart(summary["intervals"], slo_us, peak.index if peak else None,
@@ -102,17 +192,16 @@ def replay(scenario: Scenario, slo_us: float) -> None:
             st.plotly_chart(charts.latency_over_time_chart(own["intervals"], slo_us, w.peak_interval.index if w.peak_interval else None,
                                                            title=f"workload {name} ({w.kind}): latency over time"),
                             key=f"timeline:chart:{name}")
-    if peak is not None:
-        p99 = result.intervals[peak.index].metrics["latency_p99_us"].value if result.intervals else math.nan
-        verdict = "meets" if p99 <= slo_us else "breaks"
-        st.markdown(f"**Peak interval {peak.index}**: {peak.reason}. Its p99 {verdict} the {slo_us:,.0f} us SLO.")
+    if peak is not None and result.intervals:
+        point = peak_verdict(result.intervals[peak.index].metrics["latency_p99_us"], slo_us, validity_of(result))
+        st.markdown(peak_sentence(peak.index, result.intervals[peak.index].label, point) + f" ({peak.reason})")
     if result.validity != "precise" or result.validity_note:
         st.caption(f"{result.validity}: {result.validity_note}")
     st.caption(result.stop_reason)
     rows = [{"interval": iv["index"], "label": iv["label"], "start (s)": iv["start_s"], "offered IOPS": iv["offered_iops"],
              "IOPS": iv["iops"]["value"], "MB/s": iv["mbps"]["value"], "mean (us)": iv["latency_mean_us"]["value"],
              "p99 (us)": iv["latency_p99_us"]["value"], "p99 95% CI": _ci(iv["latency_p99_us"]),
-             "backlog at end": iv["backlog_end"], "busiest": f"{iv['busiest']} {iv['busiest_utilization']:.0%}"}
+             "backlog at end": iv["backlog_end"], "busiest": f"{component_words(iv['busiest'])} {iv['busiest_utilization']:.0%}"}
             for iv in summary["intervals"]]
     st.dataframe(rows, hide_index=True, width="stretch")
 
@@ -158,6 +247,34 @@ def growth(scenario: Scenario, slo_us: float) -> None:
                    f"{doc['trusted_because']}.")
 
 
+def over_time(scenario: Scenario, profile: ProfileWorkload, slo_us: float) -> None:
+    """The fast path's every interval at once; then the simulation: a replay of the whole profile when it is short,
+    else the peak interval as its own steady state (a day of intervals is billions of I/Os)."""
+    est = fast_table(scenario, profile)
+    rows = estimate_rows(profile, est)
+    ios = replay_ios(est)
+    chart = st.empty()
+    chart.plotly_chart(interval_objective_chart(rows, slo_us, est.peak_index), key="timeline:estimates")
+    if ios <= MAX_REPLAY_IOS:
+        if st.button("Replay with the simulation", key="timeline:replay", type="primary", icon=":material/play_arrow:") \
+                or runner.cached(scenario) is not None:
+            replay(scenario, slo_us)
+        return
+    st.caption(f"A replay of all {len(profile.intervals)} intervals ({profile.duration_s / 3600:,.1f} h) would simulate "
+               f"about {ios:,.0f} I/Os. The fast path above answers every interval; the simulation runs the peak interval "
+               f"(interval {est.peak_index}, {est.peak_reason}) as its own steady state, to its precision target.")
+    from sim.plan.profile_fast import interval_scenario
+
+    if st.button("Simulate the peak interval", key="timeline:peak", type="primary", icon=":material/play_arrow:") \
+            or runner.cached(interval_scenario(scenario, profile, est.peak_index)) is not None:
+        point = simulate_peak(scenario, profile, est, slo_us)
+        if point is not None:
+            chart.plotly_chart(interval_objective_chart(rows, slo_us, est.peak_index, point,
+                                                        title="p99 per interval against the objective: fast path, "
+                                                              "and the simulation of the peak"),
+                               key="timeline:estimates_des")
+
+
 def render() -> None:
     st.title("Load over time")
     st.caption("Replay a load profile (iostat or CSV intervals, or written by hand) through the simulation, see every "
@@ -177,10 +294,7 @@ def render() -> None:
         beside = [name for name, other in scenario.named_workloads() if other is not wl]
         st.caption(f"{len(wl.intervals)} intervals over {wl.duration_s:g} s of simulated time"
                    + (f", next to the steady workload(s) {', '.join(beside)}" if beside else ""))
-        fast_table(scenario)
-        if st.button("Replay with the simulation", key="timeline:replay", type="primary", icon=":material/play_arrow:") \
-                or runner.cached(scenario) is not None:
-            replay(scenario, slo_us)
+        over_time(scenario, wl, slo_us)
     else:
         st.info("This configuration's load is steady: the growth search below applies; for load over time give it a "
                 "profile workload (`flashplan import iostat FILE --profile` or `flashplan import csv`).")

@@ -349,7 +349,7 @@ def render() -> None:
 
 def _readable(frame: pd.DataFrame) -> pd.DataFrame:
     """The table as shown: a result badge first, the bottlenecks in the user's words."""
-    from app.words import component_words
+    from app.words import BUSIEST, component_words
 
     table = frame.copy()
     if "validity" in table.columns:
@@ -357,7 +357,7 @@ def _readable(frame: pd.DataFrame) -> pd.DataFrame:
     for column in ("bottleneck", FAST_BOTTLENECK):
         if column in table.columns:
             table[column] = [component_words(b) if isinstance(b, str) else b for b in table[column]]
-    return table
+    return table.rename(columns={"bottleneck": BUSIEST, FAST_BOTTLENECK: f"fast path: {BUSIEST}"})
 
 
 def show_frame(frame: pd.DataFrame, factors: list[str], solver: str) -> None:

@@ -23,6 +23,7 @@ from streamlit.testing.v1 import AppTest
 from app import forms, runner
 from app.library import Library, LibraryError, export_scenario, parse_scenario_file
 from app.naming import scenario_name
+from app.presets import preset_data
 from app.sizing import curve_factors, des_scenarios, fast_curve, load_knob, price_of
 from app.views.calibration import quick_chunks
 from app.views.compare import price_performance_sentence
@@ -103,8 +104,11 @@ def test_a_sizing_obeys_littles_law_and_draws_its_bottleneck_in_red() -> None:
     shown = metrics(at)
     iops, latency_us = number(shown["IOPS"]), number(shown["Latency mean"])
     assert number(shown["Latency p99"]) >= latency_us > 0
-    # closed workload, no think time: 256 jobs x QD 1 are always in flight, so X * R = 256 (Little's law)
-    assert iops * latency_us / 1e6 == pytest.approx(256, rel=0.05)
+    # closed workload with its calibrated think time Z: 256 jobs x QD 1 each in flight or thinking, so X * (R + Z) = 256
+    # (Little's law over the whole loop)
+    think_us = preset_data("ycsb_read_mostly")["think_time_us"]
+    assert think_us > 0
+    assert iops * (latency_us + think_us) / 1e6 == pytest.approx(256, rel=0.05)
     assert number(shown["Purchase cost"]) > 0 and number(shown["$ per KIOPS"]) > 0
     assert number(shown["$ per KIOPS"]) == pytest.approx(number(shown["Purchase cost"]) / (iops / 1000), rel=0.01)
     assert sum(c.value.startswith("95% CI ") for c in at.caption) >= 5

@@ -21,8 +21,13 @@ def test_the_example_shows_each_workload_and_its_fast_path_share() -> None:
     described, fast = at.dataframe[0].value, at.dataframe[1].value
     assert list(described["workload"]) == ["oltp", "batch", "backup"]
     assert list(fast["workload"]) == ["oltp", "batch", "backup"]
-    (bars,) = figures(at)
-    assert [trace["name"] for trace in bars["data"]] == ["oltp", "batch", "backup"]
+    bars, objectives = figures(at)
+    # IOPS and MB/s of each workload in panels of their own (the 500-IOPS backup on its own scale)
+    assert [trace["x"][0] for trace in bars["data"]] == ["oltp", "oltp", "batch", "batch", "backup", "backup"]
+    assert len({trace["yaxis"] for trace in bars["data"]}) == 6
+    # each objective against its line: the OLTP p99 under 1 ms, the backup's MB/s over 500
+    lines = sorted(shape["y0"] for shape in objectives["layout"]["shapes"])
+    assert lines == [500.0, 1000.0]
 
 
 def test_an_uploaded_scenario_is_simulated_per_workload() -> None:

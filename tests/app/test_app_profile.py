@@ -51,7 +51,8 @@ def test_a_profile_is_replayed_with_latency_over_time_and_a_growth_date() -> Non
     at.number_input(key="timeline:slo").set_value(500.0).run()
     at.button(key="timeline:replay").click().run()
     clean(at)
-    (chart,) = figures(at)
+    estimate, chart = figures(at)  # every interval's fast-path p99 against the SLO, then the replay
+    assert estimate["layout"]["title"]["text"].startswith("p99 per interval against the objective")
     p99 = next(t for t in chart["data"] if t.get("name") == "p99")
     assert len(p99["y"]) == 3 and p99["y"][1] > p99["y"][0]  # the heavy interval waits longest
     peak = next(t for t in chart["data"] if t.get("name") == "peak interval")

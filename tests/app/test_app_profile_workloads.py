@@ -72,7 +72,8 @@ def test_a_replay_draws_every_workload_over_time() -> None:
     at.selectbox(key="timeline:source").set_value(f"library:{entry}").run()
     at.button(key="timeline:replay").click().run()
     clean(at)
-    charts = figures(at)
+    estimate, *charts = figures(at)  # the fast path's p99 per interval first
+    assert estimate["layout"]["title"]["text"].startswith("p99 per interval against the objective")
     assert len(charts) == 3  # all workloads, then batch and oltp
     titles = [c["layout"]["title"]["text"] for c in charts]
     assert titles[0].endswith("(all workloads)") and "workload batch (profile)" in titles[1] and "workload oltp (open)" in titles[2]

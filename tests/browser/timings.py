@@ -4,11 +4,15 @@ Starts the app headless (as tests/app/test_app_browser.py does), then times, fro
 answer on screen, with the pages' defaults and a cold cache: Size it (the seed-000 NVMe RAID-10
 under YCSB, Quick precision; the first run also starts the worker processes, so it is timed again
 with another seed), a What-if sweep on the fast path and on the simulation (drives
-4, 8, 12, 16; Quick), and Plan (the IBM i OLTP requirements). Prints one line per answer.
+4, 8, 12, 16; Quick), Plan (the IBM i OLTP requirements), the Consolidation example's simulation
+(its file's budget) and the Load over time example's peak interval (a day of hourly intervals).
+Prints one line per answer. The browser tests of tests/app/test_app_browser_pages.py time their
+pages' main actions the same way, into test-artifacts/browser-timings.txt.
 """
 
 from __future__ import annotations
 
+import re
 import tempfile
 import time
 from pathlib import Path
@@ -52,6 +56,14 @@ def main() -> None:
             rows.append(("Plan (IBM i OLTP, 3 finalists verified)", _timed(
                 page, page.get_by_role("button", name="Plan", exact=True).click,
                 page.get_by_text("Cheapest configuration that meets the requirements"))))
+            go(page, "Consolidation", "Consolidation")
+            rows.append(("Consolidation, simulate (OLTP + batch + backup, the file's budget)", _timed(
+                page, page.get_by_role("button", name="Simulate (DES, per-workload latency with 95% intervals)").click,
+                page.get_by_text("Simulation: each workload against its objectives"))))
+            go(page, "Load over time", "Load over time")
+            rows.append(("Load over time, simulate the peak interval (a day of hourly intervals)", _timed(
+                page, page.get_by_role("button", name="Simulate the peak interval").click,
+                page.get_by_text(re.compile(r"^Peak interval \d+ ")))))
             browser.close()
     for label, seconds in rows:
         print(f"{label}: {seconds:.1f} s")

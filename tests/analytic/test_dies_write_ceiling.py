@@ -12,7 +12,9 @@ import pytest
 
 from calibration.ext.die_solvers import scenario_for
 from models.catalog import lookup
+from models.hardware import FlashDeviceSpec
 from models.scenario import Scenario
+from models.topology import DirectNvme
 from sim.analytic import evaluate
 from sim.des.engine import simulate
 from sim.route.flash import controller_write_kiops, die_layout
@@ -34,8 +36,9 @@ def test_the_ceiling_is_the_higher_of_the_read_and_write_figures() -> None:
         spec = lookup("drives", name)
         layout = die_layout(spec)
         assert layout.write_kiops == controller_write_kiops(spec) == layout.controller_kiops == spec.read_kiops
-    spec = _drive_scenario(1, 0.0).topology.drive
-    layout = die_layout(spec)  # type: ignore[arg-type]
+    topo = _drive_scenario(1, 0.0).topology
+    assert isinstance(topo, DirectNvme) and isinstance(topo.drive, FlashDeviceSpec)
+    layout = die_layout(topo.drive)
     assert (layout.controller_kiops, layout.write_kiops) == (460.0, WRITE_KIOPS)
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from models.catalog import parameter
 from models.hardware import FlashDeviceSpec
 from models.loading import BadInput
-from sim.route.links import us_per_byte
+from sim.route.links import memory_channel_payload_gbs, pcie_payload_gbs, us_per_byte
 
 FIRST_READ_BYTES = 4096
 """The transfer a device's QD1 read latency includes (datasheets quote it for 4 KiB reads)."""
@@ -180,7 +180,12 @@ class DieLayout:
       the eXFlash DIMM alike.
     * ``channels`` C: device_behaviour ``channels`` (assumption; the read-bandwidth cap stands in for
       the sum of channel bandwidths, DEVICE_PARAMETERS.md rule 4).
-    * ``controller_kiops``: the controller's command-rate ceiling, the datasheet read IOPS.
+    * ``controller_kiops``: the controller's command-rate ceiling for reads, the datasheet read IOPS (a read holds its
+      single server 1 / read IOPS); ``write_kiops``: its ceiling for write commands, from the drive's figures
+      (``controller_write_kiops``): the higher of the read and write IOPS. A write figure below the read figure is the
+      NAND's limit (the programs', ``ProgramOperations``), not the controller's, which handles a write command no
+      slower than a read; a write figure above it (a fresh drive, a large write cache) is the controller's own, and
+      the read figure would clip it.
     * ``die_read_cv``: the die's tight service law (device_behaviour ``die_read_cv``).
     * ``page_bytes``: bytes one die read delivers (device_behaviour ``die_page_bytes``): a larger read
       spans several dies (fork/join).
@@ -199,11 +204,18 @@ class DieLayout:
     controller_kiops: float
     page_bytes: int = 16384
     rating_qd: int = 256
+    write_kiops: float | None = None
+    """The controller's ceiling for write commands (thousands per second); None: ``controller_kiops``."""
 
     @property
     def controller_service_us(self) -> float:
         """The controller's time per command at its ceiling (its single server), part of ``controller_us``."""
         return 1e3 / self.controller_kiops
+
+    @property
+    def controller_write_us(self) -> float:
+        """A write command's time at the controller's single server at its write ceiling (``write_kiops``)."""
+        return 1e3 / (self.write_kiops or self.controller_kiops)
 
     @property
     def controller_delay_us(self) -> float:
@@ -226,7 +238,8 @@ class DieLayout:
         die longer than tR, ``FlashParameters.die_read_time_us``): for the die-level tail estimates."""
         return DieLayout(dies=self.dies, channels=self.channels, die_read_us=die_read_us, die_read_cv=self.die_read_cv,
                          transfer_us=self.transfer_us, controller_us=self.controller_us,
-                         controller_kiops=self.controller_kiops, page_bytes=self.page_bytes, rating_qd=self.rating_qd)
+                         controller_kiops=self.controller_kiops, page_bytes=self.page_bytes, rating_qd=self.rating_qd,
+                         write_kiops=self.write_kiops)
 
     @property
     def die_kiops(self) -> float:
@@ -236,10 +249,11 @@ class DieLayout:
 
 def write_command_us(d: DieLayout, p: FlashParameters) -> float:
     """A write's time at the controller's single server under the ``dies`` model: the per-command time at the
-    ceiling (1 / datasheet read IOPS), but never more than the write's acknowledgement (``write_ack_us``): a write
-    acknowledged sooner cannot have held the server that long (eXFlash: 1 / 142K = 7.04 us per command, writes
-    acknowledged in 5.0 us, seed 002 Figure 11: 5.35 us with the host). The rest of the acknowledgement is a delay."""
-    return min(d.controller_service_us, p.write_ack_us)
+    write ceiling (``DieLayout.controller_write_us``: 1 / the higher of the read and write IOPS), but never more than
+    the write's acknowledgement (``write_ack_us``): a write acknowledged sooner cannot have held the server that long
+    (eXFlash: 1 / 142K = 7.04 us per command, writes acknowledged in 5.0 us, seed 002 Figure 11: 5.35 us with the
+    host). The rest of the acknowledgement is a delay."""
+    return min(d.controller_write_us, p.write_ack_us)
 
 
 @dataclass(frozen=True)
@@ -292,9 +306,15 @@ class OperationCount:
 
 
 def host_transfer_us(spec: FlashDeviceSpec, size: float = FIRST_READ_BYTES) -> float:
-    """Time to move ``size`` bytes over the device's host link: its PCIe link, or for a DIMM its memory channel."""
+    """Time to move ``size`` bytes over the device's host link at the payload rate the route gives it: its PCIe link
+    (``links.pcie_payload_gbs``), or for a DIMM its memory channel (``links.memory_channel_payload_gbs``)."""
     link = spec.link
-    gbs = link.gbs if link is not None else spec.memory_channel_gbs
+    if link is not None:
+        gbs: float | None = pcie_payload_gbs(link.gbs)
+    elif spec.memory_channel_gbs is not None:
+        gbs = memory_channel_payload_gbs(spec.memory_channel_gbs)
+    else:
+        gbs = None
     return 0.0 if gbs is None else size * us_per_byte(gbs)
 
 
@@ -310,6 +330,12 @@ def die_read_room_us(spec: FlashDeviceSpec) -> float:
     """The die read time tR the layout would give a device (``DieLayout``): its rated QD1 read latency less the
     4 KiB host transfer and the controller's fixed cost; not positive where the die layout cannot represent it."""
     return spec.read_latency_us - host_transfer_us(spec) - float(parameter("device_behaviour.controller_fixed_us"))
+
+
+def controller_write_kiops(spec: FlashDeviceSpec) -> float:
+    """The controller's ceiling for write commands (thousands per second, ``DieLayout.write_kiops``): the higher of the
+    device's rated 4 KiB random read and write IOPS (every command passes the controller)."""
+    return max(spec.read_kiops, spec.write_kiops)
 
 
 def die_layout(spec: FlashDeviceSpec) -> DieLayout:
@@ -333,7 +359,8 @@ def die_layout(spec: FlashDeviceSpec) -> DieLayout:
     return DieLayout(dies=dies, channels=channels, die_read_us=t_read,
                      die_read_cv=float(parameter("device_behaviour.die_read_cv")), transfer_us=transfer,
                      controller_us=controller, controller_kiops=spec.read_kiops,
-                     page_bytes=int(parameter("device_behaviour.die_page_bytes")), rating_qd=rating_qd)
+                     page_bytes=int(parameter("device_behaviour.die_page_bytes")), rating_qd=rating_qd,
+                     write_kiops=controller_write_kiops(spec))
 
 
 class WritePoint:

@@ -37,6 +37,7 @@ def _plan_json(req: Any, jobs: int, verify_top: int) -> tuple[str, list[tuple[st
     return dumps_json(data, default=float), reports
 
 
+@pytest.mark.slow
 @pytest.mark.skipif("fork" not in __import__("multiprocessing").get_all_start_methods(), reason="workers are forked")
 def test_the_plan_is_the_same_with_one_and_two_processes() -> None:
     """Screening in 2 forked processes (chunks finishing in any order) and verifying with look-ahead runs

@@ -100,6 +100,7 @@ def test_planner_scale_bench_runs_every_stage() -> None:
     assert now["build_screen_cpu_s"] > 0 and m["speedup_build_screen"] > 0
 
 
+@pytest.mark.slow
 def test_plan_over_the_wide_space_verifies_distinct_purchases() -> None:
     """``flashplan plan --space wide``: the planner screens the wide space and, once a purchase is
     verified, does not spend DES runs on other settings of the same purchase."""

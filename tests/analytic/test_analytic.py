@@ -382,6 +382,7 @@ def _in_claim_domain(sc: Scenario) -> bool:
 
 
 # no shrinking: every example runs the DES; a failure prints its scenario in full instead
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, derandomize=True, phases=[Phase.explicit, Phase.generate],
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(data=st.data())

@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import pytest
+
 from calibration.evaluate import Outcome, Schedule, evaluate, verdict_settled
 from calibration.records import Record
 
@@ -74,6 +76,7 @@ def test_settled_records_keep_the_screen_value_and_the_others_take_the_full_runs
     assert alone["far"].budget == "screen" and alone["far"].predicted == screened and alone["far"].status == "outside"
 
 
+@pytest.mark.slow
 def test_the_cli_screens_by_default_and_full_budget_runs_everything_at_the_full_budget(tmp_path: Any) -> None:
     """S5 (10 records, 4 scenarios): the default run says its screen in the results and which pass gave each value;
     --full-budget gives every value from the full budget, and every record the same status."""

@@ -219,6 +219,7 @@ def test_conservation_generic(sc: Scenario) -> None:
     check_conservation(simulate(sc))
 
 
+@pytest.mark.slow
 @settings(SETTINGS, max_examples=15)
 @given(direct_scenarios())
 def test_conservation_direct_nvme(sc: Scenario) -> None:
@@ -239,6 +240,7 @@ def test_closed_throughput_monotone_in_queue_depth_generic(topo: tuple[dict[str,
     check_qd_monotone({"topology": topo[0], "workload": wl, "run": small_run(seed)})
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(direct_topologies(), closed_workloads(max_jobs=8, max_qd=16), st.sampled_from([4, 64]), seeds)
 def test_closed_throughput_monotone_in_queue_depth_direct_nvme(topo: dict[str, Any], wl: dict[str, Any], kib: int, seed: int) -> None:

@@ -64,6 +64,7 @@ def test_every_notebook_is_collected() -> None:
         assert any("conclusions" in c.get("metadata", {}).get("tags", []) for c in nb.cells), f"{name}: no cell tagged 'conclusions'"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_notebook_runs_headless(name: str, artifacts: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     png = artifacts / f"{name}.png"

@@ -11,12 +11,11 @@ import os
 import pickle
 import subprocess
 import sys
-import time
 
 import pytest
 
 from sim.plan.parent_watch import worker_start
-from tests.conftest import ROOT
+from tests.conftest import HANG_S, ROOT
 
 WORKER = """\
 import sys, time
@@ -24,7 +23,7 @@ from sim.plan.parent_watch import worker_start
 initializer, initargs = worker_start(int(sys.argv[1]))
 initializer(*initargs)
 print("ready", flush=True)
-time.sleep(60)
+time.sleep(600)  # killed long before, or the test fails on its exit status
 """
 
 PARENT = """\
@@ -32,7 +31,7 @@ import os, subprocess, sys, time
 worker = subprocess.Popen([sys.executable, "-c", sys.argv[1], str(os.getpid())], stdout=subprocess.PIPE, text=True)
 assert worker.stdout is not None and worker.stdout.readline() == "ready\\n"
 print(worker.pid, flush=True)
-time.sleep(60)
+time.sleep(600)
 """
 
 SUBREAPER = """\
@@ -52,24 +51,25 @@ print(os.WTERMSIG(status) if os.WIFSIGNALED(status) else -os.WEXITSTATUS(status)
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG and PR_SET_CHILD_SUBREAPER are Linux's")
 def test_the_kernel_kills_a_running_worker_when_its_parent_is_sigkilled() -> None:
-    """A worker past its initializer, whose parent is SIGKILLed, is SIGKILLed by the kernel at once:
-    not by its own watch thread (that would be an exit status 1, up to a second later)."""
-    done = subprocess.run([sys.executable, "-c", SUBREAPER, PARENT, WORKER], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    """A worker past its initializer, whose parent is SIGKILLed, is SIGKILLed by the kernel: not by its own watch
+    thread (that would be an exit status 1), and not left to end its sleep (exit status 0). Told by how it ended,
+    not by how long it took, so a loaded machine cannot fail it; the timeout only guards against a hang."""
+    done = subprocess.run([sys.executable, "-c", SUBREAPER, PARENT, WORKER], cwd=ROOT, capture_output=True, text=True,
+                          timeout=HANG_S)
     assert done.returncode == 0, done.stderr
-    signal_number, seconds = done.stdout.split()
+    signal_number, _seconds = done.stdout.split()
     assert int(signal_number) == 9, f"the worker ended with {signal_number} (negative: an exit status), not SIGKILL"
-    assert float(seconds) < 30
 
 
 def test_a_worker_whose_parent_is_already_gone_exits_at_start() -> None:
     """The parent died before the initializer ran (the worker now belongs to a reaper): exit status 1 at once,
     not a worker waiting for ever on a queue nobody feeds."""
-    start = time.monotonic()
     not_my_parent = 0  # pid 0 is nobody's parent: as if the real one had died and the worker been reparented
-    done = subprocess.run([sys.executable, "-c", WORKER, str(not_my_parent)], cwd=ROOT, capture_output=True, text=True, timeout=30)
+    # a worker that went on would print "ready" and sleep: the exit status and the output tell, not the time taken
+    done = subprocess.run([sys.executable, "-c", WORKER, str(not_my_parent)], cwd=ROOT, capture_output=True, text=True,
+                          timeout=HANG_S)
     assert done.returncode == 1, done
     assert done.stdout == "", "the worker went on past its initializer"
-    assert time.monotonic() - start < 30
 
 
 def test_a_starting_worker_checks_its_parent_before_importing_sim() -> None:
@@ -80,7 +80,7 @@ def test_a_starting_worker_checks_its_parent_before_importing_sim() -> None:
              "initializer(*initargs); "
              "print(sorted(m for m in sys.modules if m.split('.')[0] in ('sim', 'models', 'numpy', 'scipy'))); "
              "print([t.name for t in threading.enumerate()])")
-    child = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, input=initializer, capture_output=True, timeout=60)
+    child = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, input=initializer, capture_output=True, timeout=HANG_S)
     # the child's parent is this process, the pid it was given: it must carry on, watched
     assert child.returncode == 0, child.stderr.decode()
     imported, threads = child.stdout.decode().splitlines()

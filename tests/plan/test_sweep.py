@@ -267,23 +267,32 @@ def test_a_sweep_killed_mid_way_resumes_without_recomputing(tmp_path: Path) -> N
     assert not journal.exists()
 
 
-SLOW_WORKER_START = """\
-import sys, time
+HELD_WORKER_START = """\
+import os, sys, time
 if "--multiprocessing-fork" in sys.argv:  # a spawned worker (not the sweep, not multiprocessing's resource tracker)
-    time.sleep(2.0)
+    def parent_is_the_sweep():  # once the sweep is killed, the worker's parent is a reaper (init or a subreaper)
+        try:
+            with open(f"/proc/{os.getppid()}/cmdline", "rb") as f:
+                return b"sim.cli.flashplan" in f.read()
+        except OSError:
+            return False
+    deadline = time.monotonic() + 600
+    while parent_is_the_sweep() and time.monotonic() < deadline:  # held until the sweep that spawned it is gone
+        time.sleep(0.005)
 """
 
 
 def test_a_sweep_killed_while_its_workers_start_leaves_no_worker_behind(tmp_path: Path) -> None:
     """The sweep is SIGKILLed the moment its worker processes exist, while they are still starting up.
 
-    A ``sitecustomize`` on the sweep's PYTHONPATH holds every spawned worker 2 s at interpreter
-    start, before it unpickles its job or runs the pool's initializer, so the kill lands in that
-    window every time: the workers must still notice their parent is gone and exit.
+    A ``sitecustomize`` on the sweep's PYTHONPATH holds every spawned worker at interpreter start,
+    before it unpickles its job or runs the pool's initializer, until the sweep that spawned it is gone
+    (its parent changes), so the kill lands in that window every time however loaded the machine is:
+    the workers must still notice their parent is gone and exit.
     """
     hook = tmp_path / "hook"
     hook.mkdir()
-    (hook / "sitecustomize.py").write_text(SLOW_WORKER_START, encoding="utf-8")
+    (hook / "sitecustomize.py").write_text(HELD_WORKER_START, encoding="utf-8")
     sweep = write_sweep(tmp_path / "s.yaml", factors={"workload.rate_iops": RATES})
     out = tmp_path / "results.csv"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(hook), str(ROOT), os.environ.get("PYTHONPATH", "")])}

@@ -158,7 +158,7 @@ def _print_tables(rows: list[dict[str, Any]], out: Console) -> None:
     for r in rows:
         ci = f" ({_fmt(r['ci95'][0])}..{_fmt(r['ci95'][1])})" if r["ci95"] else ""
         err_txt = "-" if r["rel_error"] is None else f"{r['rel_error']:+.1%}"
-        table.add_row(r["id"], f"{_fmt(r['measured'])} {r['unit'][:18]}", f"{_fmt(r['predicted'])}{ci}", err_txt, _tol(r),
+        table.add_row(r["id"], f"{_fmt(r['measured'])} {r['unit']}", f"{_fmt(r['predicted'])}{ci}", err_txt, _tol(r),
                       _verdict(r))
     out.print(table)
     s = Table(title="per system", title_justify="left")

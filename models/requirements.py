@@ -26,11 +26,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 
+from models.catalog import load_catalog
 from models.common import StrictModel, field_problem
 from models.faults import Rebuild
 from models.loading import check_tree
 from models.presets import PRESETS, AnyWorkload, preset_workload
-from models.scenario import MAX_WORKLOADS, DeviceModel, apply_overrides, read_scenario_data
+from models.scenario import MAX_WORKLOADS, DeviceModel, Scenario, apply_overrides, read_scenario_data
 from models.slo import WorkloadSlo
 from models.topology import HostConfig, Layout
 from models.workload import BurstyWorkload, ClosedWorkload, OpenWorkload, Workload
@@ -113,6 +114,60 @@ PLATFORMS: dict[str, PlatformOptions] = {
                "EDEVs are single devices (no RAID across them is modelled)",
     ),
 }
+
+
+PLATFORM_DEVICE_RULES: dict[str, str] = {
+    "power10_ibmi": "IBM i takes its own NVMe feature codes in EJ1Y / EJ1X cages (seed 001's list of supported drives)",
+    "linuxone": "LinuxONE takes U.2 / U.3 NVMe drives, one per IBM NVMe Carrier FC 0448 (seed 000 section 3): the drives "
+                "seed 000 tested and every other catalog U.2 drive that is not an IBM i feature code",
+    "x86_exflash": "the x3850 X6 takes eXFlash memory-channel DIMMs (seed 002)",
+    "zvm_edev": "z/VM EDEVs are the Intel P4510 on the IBM Adapter for NVMe (seed 003)",
+}
+"""Which hardware each platform takes, in words: the reason a refusal gives."""
+
+
+def platform_devices(platform: str) -> tuple[str, ...]:
+    """Every catalog device ``platform`` takes (the one rule: requirements, planner, ``simulate`` and the app).
+
+    IBM i, x86 eXFlash and z/VM: the devices their seed names (``PLATFORMS``). LinuxONE: the drives seed 000
+    tested, then every other catalog U.2 NVMe drive that is not an IBM i feature code (a U.2 drive fits the
+    IBM NVMe Carrier; an IBM i feature code is firmware for IBM i, an add-in card does not fit a carrier).
+    """
+    options = PLATFORMS[platform]
+    if platform != "linuxone":
+        return options.devices
+    ibmi = set(PLATFORMS["power10_ibmi"].devices)
+    drives = load_catalog().drives
+    extra = sorted(n for n, spec in drives.items() if n not in ibmi and n not in options.devices and spec.form_factor == "U.2")
+    return (*options.devices, *extra)
+
+
+def device_refusal(platform: str, device: str) -> str | None:
+    """Why ``platform`` does not take the catalog ``device`` (None when it does)."""
+    allowed = platform_devices(platform)
+    if device in allowed:
+        return None
+    return f"{device!r} is not available on {platform}: {PLATFORM_DEVICE_RULES[platform]}; allowed: {', '.join(allowed)}"
+
+
+def platform_of_host(host_model: str | None) -> str | None:
+    """The platform whose catalog host ``host_model`` is (None for any other host, e.g. x86-Linux-server)."""
+    return next((name for name, options in PLATFORMS.items() if options.host_model == host_model), None)
+
+
+def scenario_device_problems(scenario: Scenario) -> list[tuple[str, str]]:
+    """(field, reason) when a scenario on a platform's catalog host uses a catalog device that platform does not
+    take (``platform_devices``); an inline device spec or another host is the user's own and is not checked."""
+    topo = scenario.topology
+    host = getattr(topo, "host", None)
+    platform = platform_of_host(host.model if host is not None else None)
+    for field in ("drive", "dimm"):
+        device = getattr(topo, field, None)
+        if platform is not None and isinstance(device, str):
+            why = device_refusal(platform, device)
+            if why:
+                return [(f"topology.{field}", f"{why} (the host {host.model} is {platform}'s)")]
+    return []
 
 
 def _workload_tag(value: Any) -> str | None:
@@ -260,8 +315,11 @@ class Requirements(StrictModel):
     def _fits_platform(self) -> Requirements:
         options = PLATFORMS[self.platform]
         space = self.candidates
-        for field, chosen, allowed in (("candidates.devices", space.devices, options.devices),
-                                       ("candidates.adapters", space.adapters, options.adapters),
+        for device in space.devices or ():
+            why = device_refusal(self.platform, device)
+            if why:
+                raise field_problem("candidates.devices", why)
+        for field, chosen, allowed in (("candidates.adapters", space.adapters, options.adapters),
                                        ("candidates.layouts", space.layouts, options.layouts)):
             for value in chosen or ():
                 if value not in allowed:
@@ -398,6 +456,7 @@ def load_requirements(path: str | Path, overrides: dict[str, Any] | None = None)
 
 __all__ = [
     "PLATFORMS", "PROTECTION_LAYOUTS", "CandidateSpace", "ConsolidationRequirements", "LatencySlo", "Platform", "PlatformOptions",
-    "Protection", "Requirements", "SurviveFailures", "Target", "VerifySettings", "consolidation_from_data", "load_requirements",
-    "requirements_from_data",
+    "PLATFORM_DEVICE_RULES", "Protection", "Requirements", "SurviveFailures", "Target", "VerifySettings", "consolidation_from_data",
+    "device_refusal", "load_requirements", "platform_devices", "platform_of_host", "requirements_from_data",
+    "scenario_device_problems",
 ]

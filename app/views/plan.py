@@ -22,7 +22,7 @@ from app.validity import badge, is_final, validity_of_stop
 from app.views.common import fmt, go_to, show_problems
 from app.words import component_words
 from models.presets import PRESETS
-from models.requirements import PLATFORMS, PROTECTION_LAYOUTS, LatencySlo, Requirements, Target, VerifySettings, requirements_from_data
+from models.requirements import PLATFORM_DEVICE_RULES, PLATFORMS, PROTECTION_LAYOUTS, platform_devices, LatencySlo, Requirements, Target, VerifySettings, requirements_from_data
 from models.scenario import Scenario
 
 DATA = "plan.data"
@@ -86,9 +86,10 @@ def requirements_form(form: forms.ScenarioForm) -> int:
     else:
         data.pop("budget_usd", None)
     more = st.expander("Candidates and verification")
+    takes = platform_devices(platform)
     devices = more.multiselect(f"{'Drive' if options.device_section == 'drives' else 'DIMM'} models to try (none = all)",
-                               list(options.devices), key=form.key("candidates.devices"),
-                               default=[d for d in (data.get("candidates") or {}).get("devices") or [] if d in options.devices])
+                               list(takes), key=form.key("candidates.devices"), help=PLATFORM_DEVICE_RULES[platform],
+                               default=[d for d in (data.get("candidates") or {}).get("devices") or [] if d in takes])
     data.setdefault("candidates", {})
     if devices:
         data["candidates"]["devices"] = devices

@@ -34,9 +34,11 @@ from models.faults import throttle_words
 from models.loading import format_validation_error
 from models.numbers import format_number as _fmt
 from models.placement import check_placement
+from models.requirements import scenario_device_problems
 from models.result import IntervalResult, PeakInterval, RebuildFigures, Result
 from models.scenario import Scenario, parse_override, read_scenario_data, scenario_from_data
 from models.topology import DirectNvme
+from sim.cli.output import command_console
 from sim.errors import (
     EXIT_BAD_INPUT,
     EXIT_FAILURE,
@@ -66,9 +68,13 @@ def load_with_overrides(path: str, sets: Sequence[str]) -> Scenario:
     try:
         data = read_scenario_data(path)
         overrides = dict(parse_override(s) for s in sets)
-        return scenario_from_data(data, overrides)
+        scenario = scenario_from_data(data, overrides)
     except ValidationError as exc:
         raise BadInput(format_validation_error(exc)) from None
+    problems = scenario_device_problems(scenario)
+    if problems:
+        raise BadInput(problems)
+    return scenario
 
 
 METRIC_LABELS = [
@@ -416,7 +422,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    out = Console(width=None if sys.stdout.isatty() else 120)
+    out = command_console()
     try:
         if os.environ.get("FLASHPLAN_CATALOG_DIR"):
             load_catalog()  # a user's catalog is checked before any work, whether or not the command looks it up

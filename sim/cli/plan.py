@@ -356,7 +356,7 @@ def _print_cost_report(report: dict[str, Any], out: Console) -> None:
             table.add_column(col, justify="right" if col in ("quantity", "unit $", "total $") else "left", overflow="fold")
         for ln in conf["capex"]["lines"]:
             table.add_row(ln["item"], ln["model"], f"{ln['quantity']:g}", _money(ln["unit_usd"]), _money(ln["total_usd"]),
-                          ln["source"][:90] + ("..." if len(ln["source"]) > 90 else ""))
+                          ln["source"])
         out.print(table)
         c = conf["capex"]
         tp = conf["throughput"]

@@ -8,11 +8,15 @@ field by field, before the planner (sim/plan/planner.py) enumerates a single can
     workload: oltp_4k_70_30           # a preset key (models/presets.py) or an inline workload
     target: {iops: 400000}            # or {mbps: 3000}
     latency_slo: {statistic: p99, us: 1000}
-    usable_tb: 6
+    usable_tb: 6                      # optional: no capacity requirement when left out
     protection: redundant             # none | redundant | mirror | parity
     growth_headroom_pct: 25           # plan for target x 1.25
     growth: {rate_per_year: 0.25, years: 3}   # optional: and for the load in 3 years at 25% a year
     budget_usd: 60000                 # optional
+    candidates:                       # optional limits on what the planner tries (CandidateSpace)
+      devices: [ES5F, ES5H]           # drive / DIMM models the platform takes (platform_devices)
+      layouts: [ibmi_mirror]
+      include_san: false              # LinuxONE: also try DS8950F / FS9100 over FCP (default true)
 
 ``PLATFORMS`` says what each platform can be built from (drive models, adapters, layouts,
 device counts, SAN) and where that comes from in the seeds.
@@ -20,6 +24,7 @@ device counts, SAN) and where that comes from in the seeds.
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -213,16 +218,42 @@ class LatencySlo(StrictModel):
     us: float = Field(gt=0, le=1e7, description="microseconds")
 
 
-class CandidateSpace(StrictModel):
-    """Optional limits on what the planner tries (default: everything the platform allows)."""
+def _per_platform(values: Any) -> str:
+    return "; ".join(f"{name}: {values(options)}" for name, options in PLATFORMS.items())
 
-    devices: list[str] | None = Field(default=None, min_length=1, description="drive or DIMM models to try")
-    device_counts: list[int] | None = Field(default=None, min_length=1, description="drive / DIMM counts to try")
-    max_devices: int | None = Field(default=None, ge=1, le=256)
-    namespaces: list[int] | None = Field(default=None, min_length=1, description="namespaces per drive to try")
-    layouts: list[Layout] | None = Field(default=None, min_length=1)
-    adapters: list[str] | None = Field(default=None, min_length=1, description="JBOF adapter / carrier models to try")
-    include_san: bool = Field(default=True, description="also try SAN storage servers where the platform has them")
+
+CANDIDATE_DEVICES = (
+    "drive or DIMM models to try, each one the platform takes ("
+    + _per_platform(lambda o: ", ".join(o.devices))
+    + "; LinuxONE also every other catalog U.2 drive that is not an IBM i feature code, e.g. P4510-4TB); default: "
+      "the models listed here (plan --space wide: every model the platform takes)")
+CANDIDATE_MAX_DEVICES = "at most this many drives / DIMMs; default: the platform's limit (" + _per_platform(lambda o: o.max_devices) + ")"
+CANDIDATE_LAYOUTS = ("volume layouts to try, among those the platform offers (" + _per_platform(lambda o: ", ".join(o.layouts))
+                     + ") and the protection allows; default: all of them")
+CANDIDATE_ADAPTERS = ("JBOF adapter / carrier models to try (" + _per_platform(lambda o: ", ".join(o.adapters) or "none")
+                      + "); default: all of them")
+
+
+class CandidateSpace(StrictModel):
+    """The requirements file's ``candidates:`` block: optional limits on the configurations the planner tries
+    (each left out means everything the platform allows), for instance
+    ``candidates: {devices: [P4510-4TB], layouts: [raid10], include_san: false}``."""
+
+    devices: list[str] | None = Field(
+        default=None, min_length=1,
+        description=CANDIDATE_DEVICES)
+    device_counts: list[int] | None = Field(default=None, min_length=1,
+                                            description="drive / DIMM counts to try, each 1..1024; default: 1 up to max_devices")
+    max_devices: int | None = Field(default=None, ge=1, le=256,
+                                    description=CANDIDATE_MAX_DEVICES)
+    namespaces: list[int] | None = Field(default=None, min_length=1, description="namespaces per drive to try, each 1..1024")
+    layouts: list[Layout] | None = Field(
+        default=None, min_length=1,
+        description=CANDIDATE_LAYOUTS)
+    adapters: list[str] | None = Field(default=None, min_length=1,
+                                       description=CANDIDATE_ADAPTERS)
+    include_san: bool = Field(default=True, description="also try SAN storage servers (DS8950F, FS9100 over FCP) where the "
+                                                        "platform has them (LinuxONE) and the protection is none or redundant")
     namespace_queue_depth: int | None = Field(
         default=None, ge=1, le=65_535,
         description="I/Os the host keeps outstanding per namespace; default: 32 on IBM i (one disk unit per namespace), no limit elsewhere",
@@ -236,6 +267,9 @@ class CandidateSpace(StrictModel):
                 if not 1 <= v <= 1024:
                     raise ValueError(f"every entry must be in 1..1024, got {v}")
         return values
+
+
+CANDIDATES_BLOCK = inspect.cleandoc(CandidateSpace.__doc__ or "")
 
 
 class GrowthHorizon(StrictModel):
@@ -276,6 +310,8 @@ class SurviveFailures(StrictModel):
         return self.drive or self.adapter
 
 
+USABLE_TB = ("usable decimal TB after protection the configuration must offer; leave it out when the question has no "
+             "capacity (every configuration qualifies on capacity)")
 CANDIDATES_DEVICE_MODEL = ("the flash device model of every candidate with flash of its own (a scenario's device_model): "
                            "'auto' (the default: dies for NVMe drives, pooled for the eXFlash DIMMs), 'pooled', or 'dies' "
                            "(addressed NAND dies behind a controller, issue 18: the fast path screens p99 objectives "
@@ -291,7 +327,7 @@ class Requirements(StrictModel):
     workload: PresetOrWorkload = Field(description="a preset key (models/presets.py) or an inline workload")
     target: Target
     latency_slo: LatencySlo
-    usable_tb: float = Field(gt=0, le=100_000, description="usable decimal TB after protection")
+    usable_tb: float | None = Field(default=None, gt=0, le=100_000, description=USABLE_TB)
     protection: Protection = "redundant"
     growth_headroom_pct: float = Field(default=0.0, ge=0, le=1000, description="plan for target x (1 + pct/100)")
     growth: GrowthHorizon | None = Field(default=None, description="plan for the load after years of growth (x (1 + rate)^years, "
@@ -299,7 +335,7 @@ class Requirements(StrictModel):
     budget_usd: float | None = Field(default=None, gt=0)
     storage_server_share: float = Field(default=1.0, gt=0, le=1, description="share of a SAN storage server's price charged")
     host: HostConfig | None = Field(default=None, description="host override; default: the platform's catalog host")
-    candidates: CandidateSpace = Field(default_factory=CandidateSpace)
+    candidates: CandidateSpace = Field(default_factory=CandidateSpace, description=CANDIDATES_BLOCK)
     verify: VerifySettings = Field(default_factory=VerifySettings)
     survive: SurviveFailures | None = Field(default=None, description="failure states the SLO must hold in (issue 22)")
     device_model: DeviceModel = Field(default="auto", description=CANDIDATES_DEVICE_MODEL)
@@ -395,12 +431,12 @@ class ConsolidationRequirements(StrictModel):
     platform: Platform
     workloads: list[Workload] = Field(min_length=1, max_length=MAX_WORKLOADS)
     slos: list[WorkloadSlo] = Field(min_length=1, max_length=64)
-    usable_tb: float = Field(gt=0, le=100_000, description="usable decimal TB after protection")
+    usable_tb: float | None = Field(default=None, gt=0, le=100_000, description=USABLE_TB)
     protection: Protection = "redundant"
     budget_usd: float | None = Field(default=None, gt=0)
     storage_server_share: float = Field(default=1.0, gt=0, le=1, description="share of a SAN storage server's price charged")
     host: HostConfig | None = Field(default=None, description="host override; default: the platform's catalog host")
-    candidates: CandidateSpace = Field(default_factory=CandidateSpace)
+    candidates: CandidateSpace = Field(default_factory=CandidateSpace, description=CANDIDATES_BLOCK)
     verify: VerifySettings = Field(default_factory=VerifySettings)
     device_model: DeviceModel = Field(default="auto", description=CANDIDATES_DEVICE_MODEL)
 

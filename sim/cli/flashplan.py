@@ -121,6 +121,19 @@ def bottleneck_words(result: Result) -> str:
     return both_words(result.bottleneck, fast.utilization, fast.bottleneck)
 
 
+VALIDITY_WORDS = {
+    "precise": "the run met its precision target: every reported 95% CI is within run.target_rel_ci",
+    "cut_short": "the values are indicative, their CIs wide or unknown",
+    "unstable": "the latency only says how long the run lasted",
+}
+
+
+def validity_words(result: Result) -> str:
+    """A result's validity (precise, cut_short or unstable) and why, in one phrase."""
+    why = result.validity_note or VALIDITY_WORDS[result.validity]
+    return f"{result.validity} ({why})"
+
+
 def print_result(result: Result, console: Console, top: int = 8) -> None:
     """The human-readable report of ``flashplan simulate``: an unstable or cut-short result says so first."""
     if result.validity == "unstable":
@@ -153,7 +166,7 @@ def print_result(result: Result, console: Console, top: int = 8) -> None:
     if model is not None:
         console.print(model, markup=False, highlight=False)
     console.print(
-        f"stop: {result.stop_reason}; {result.simulated_ios:,} I/Os simulated "
+        f"validity: {result.validity}; stop: {result.stop_reason}; {result.simulated_ios:,} I/Os simulated "
         f"({result.measured_ios:,} measured in {result.batches} batches), "
         f"{result.simulated_seconds:.3f} s simulated in {result.wall_seconds:.2f} s wall"
     )
@@ -314,6 +327,11 @@ def cmd_simulate(args: argparse.Namespace, out: Console) -> int:
 
 
 def cmd_schema(args: argparse.Namespace, out: Console) -> int:
+    if args.requirements:
+        from models.requirements import Requirements
+
+        print(dumps_json(Requirements.model_json_schema()))
+        return EXIT_OK
     print(dumps_json(Scenario.model_json_schema()))
     return EXIT_OK
 
@@ -405,6 +423,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the Result as JSON")
     p.set_defaults(func=cmd_simulate)
     p = sub.add_parser("schema", help="print the scenario JSON Schema")
+    p.add_argument("--requirements", action="store_true", help="the requirements file's schema (flashplan plan) instead")
     p.set_defaults(func=cmd_schema)
     p = sub.add_parser("catalog", help="list the hardware catalog")
     p.add_argument("--json", action="store_true")

@@ -212,8 +212,9 @@ def _print_plan(result: Any, out: Console, show: int) -> None:
     out.print(f"Plan: {req.name or 'requirements'}", markup=False)
     out.print(
         f"  {req.platform}, workload {wl}, target {target}, design rate "
-        f"{result.design_iops:,.0f} IOPS ({req.growth_words()}); {slo.statistic} latency <= {slo.us:g} us; "
-        f">= {req.usable_tb:g} TB usable, protection {req.protection}"
+        f"{result.design_iops:,.0f} IOPS ({req.growth_words()}); {slo.statistic} latency <= {slo.us:g} us"
+        + ("; no capacity requirement" if req.usable_tb is None else f"; >= {req.usable_tb:g} TB usable")
+        + f", protection {req.protection}"
         + (f"; budget ${req.budget_usd:,.0f}" if req.budget_usd else ""),
         markup=False,
     )
@@ -391,8 +392,46 @@ def cmd_cost(args: argparse.Namespace, out: Console) -> int:
     return 0
 
 
+REQUIREMENTS_EXAMPLE = """\
+requirements file (YAML, TOML or JSON; `flashplan plan examples/plan/ibmi_oltp.yaml`):
+  name: OLTP on IBM i
+  platform: power10_ibmi            # power10_ibmi | linuxone | x86_exflash | zvm_edev
+  workload: oltp_4k_70_30           # a preset key or an inline workload (kind: closed | open | bursty)
+  target: {iops: 400000}            # or {mbps: 3000}
+  latency_slo: {statistic: p99, us: 1000}
+  usable_tb: 6                      # optional: leave it out when the question has no capacity
+  protection: redundant             # none | redundant | mirror | parity
+  growth_headroom_pct: 25           # optional: plan for the target x 1.25
+  budget_usd: 60000                 # optional
+  candidates:                       # optional: limits on what the planner tries
+    devices: [ES5F, ES5H]
+    layouts: [ibmi_mirror]
+"""
+
+
+def requirements_help() -> str:
+    """The requirements file and its ``candidates:`` block, for ``plan --help`` (from the model's field descriptions)."""
+    import textwrap
+
+    from models.requirements import CANDIDATES_BLOCK, PLATFORMS, CandidateSpace, platform_devices
+
+    lines = [REQUIREMENTS_EXAMPLE, textwrap.fill(" ".join(CANDIDATES_BLOCK.split()).replace("``", "`"), width=100)]
+    for name, field in CandidateSpace.model_fields.items():
+        lines.append(textwrap.fill(f"{name}: {field.description or ''}", width=100, initial_indent="  ",
+                                   subsequent_indent="      ", break_on_hyphens=False))
+    lines.append("")
+    lines.append(textwrap.fill("models each platform takes (simulate, plan and the app apply the same rule): "
+                               + "; ".join(f"{p}: {', '.join(platform_devices(p))}" for p in PLATFORMS),
+                               width=100, break_on_hyphens=False))
+    lines.append("Every field: `flashplan schema --requirements` prints the JSON schema.")
+    return "\n".join(lines)
+
+
 def register(subparsers: Any) -> None:
-    p = subparsers.add_parser("plan", help="find the cheapest configuration that meets a requirements file")
+    p = subparsers.add_parser("plan", help="find the cheapest configuration that meets a requirements file",
+                              description="Find the cheapest configuration that meets a requirements file: the planner\n"
+                                          "screens every candidate with the fast path and confirms the cheapest with the DES.",
+                              epilog=requirements_help(), formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("file", help="requirements file (YAML, TOML or JSON)")
     p.add_argument("--set", action="append", metavar="dotted.path=VALUE", help="override a requirements field (repeatable)")
     p.add_argument("--verify-top", type=int, default=3, metavar="N", help="candidates to confirm with the DES (default 3)")
@@ -401,8 +440,8 @@ def register(subparsers: Any) -> None:
                    help="candidates: the planner's grid (default) or every catalog device, count, namespaces, adapters and "
                         "settings (sim/plan/space.py; about 15,000 for IBM i), finalists verified as distinct purchases")
     p.add_argument("--jobs", type=int, default=1, metavar="N",
-                   help="processes that screen and verify (default 1: in this process; on the shared 2-core machine 2 "
-                        "processes measured slower, README); the plan is the same for any N")
+                   help="processes that screen and verify (default 1: in this process; more help only with spare cores); "
+                        "the plan is the same for any N")
     p.add_argument("--quiet", action="store_true", help="no progress bar on stderr (it is shown only on a terminal)")
     p.add_argument("--json", action="store_true", help="print the whole plan as JSON")
     p.add_argument("--survive", action="append", choices=("drive", "adapter"),

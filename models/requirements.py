@@ -164,14 +164,14 @@ def scenario_device_problems(scenario: Scenario) -> list[tuple[str, str]]:
     """(field, reason) when a scenario on a platform's catalog host uses a catalog device that platform does not
     take (``platform_devices``); an inline device spec or another host is the user's own and is not checked."""
     topo = scenario.topology
-    host = getattr(topo, "host", None)
-    platform = platform_of_host(host.model if host is not None else None)
+    host = getattr(getattr(topo, "host", None), "model", None)
+    platform = platform_of_host(host)
     for field in ("drive", "dimm"):
         device = getattr(topo, field, None)
         if platform is not None and isinstance(device, str):
             why = device_refusal(platform, device)
             if why:
-                return [(f"topology.{field}", f"{why} (the host {host.model} is {platform}'s)")]
+                return [(f"topology.{field}", f"{why} (the host {host} is {platform}'s)")]
     return []
 
 
@@ -491,8 +491,24 @@ def load_requirements(path: str | Path, overrides: dict[str, Any] | None = None)
 
 
 __all__ = [
-    "PLATFORMS", "PROTECTION_LAYOUTS", "CandidateSpace", "ConsolidationRequirements", "LatencySlo", "Platform", "PlatformOptions",
-    "PLATFORM_DEVICE_RULES", "Protection", "Requirements", "SurviveFailures", "Target", "VerifySettings", "consolidation_from_data",
-    "device_refusal", "load_requirements", "platform_devices", "platform_of_host", "requirements_from_data",
+    "PLATFORMS",
+    "PLATFORM_DEVICE_RULES",
+    "PROTECTION_LAYOUTS",
+    "CandidateSpace",
+    "ConsolidationRequirements",
+    "LatencySlo",
+    "Platform",
+    "PlatformOptions",
+    "Protection",
+    "Requirements",
+    "SurviveFailures",
+    "Target",
+    "VerifySettings",
+    "consolidation_from_data",
+    "device_refusal",
+    "load_requirements",
+    "platform_devices",
+    "platform_of_host",
+    "requirements_from_data",
     "scenario_device_problems",
 ]

@@ -20,9 +20,11 @@ PIPE_WIDTH = 120
 UNBOUNDED = 100_000
 
 
-def fit_columns(console: Console, table: Table, width: int) -> int:
+def fit_columns(console: Console, table: Table, width: int, shrink: bool = False) -> int:
     """Set the width of every column of ``table`` so that it fits ``width`` characters and no word is split;
-    return the width the table needs (above ``width`` when its longest words do not fit)."""
+    return the width the table needs (above ``width`` when its longest words do not fit). With ``shrink`` (a
+    terminal, which cannot widen) columns whose longest words do not fit share ``width`` by those words' lengths
+    and fold them."""
     options = console.options.update_width(UNBOUNDED)
     ranges = [table._measure_column(console, options, column) for column in table.columns]
     pads = [table._get_padding_width(column._index) for column in table.columns]
@@ -31,11 +33,15 @@ def fit_columns(console: Console, table: Table, width: int) -> int:
     room = width - table._extra_width
     if sum(highs) <= room:
         return sum(highs) + table._extra_width
-    spare = max(room - sum(lows), 0)
-    slack = [h - lo for h, lo in zip(highs, lows)]
-    total = sum(slack) or 1
-    for column, low, pad, extra in zip(table.columns, lows, pads, slack):
-        column.width = max(low + spare * extra // total - pad, 1)
+    if sum(lows) > room and shrink:
+        widths = [max(room * low // sum(lows), pad + 1) for low, pad in zip(lows, pads, strict=True)]
+    else:
+        spare = max(room - sum(lows), 0)
+        slack = [h - lo for h, lo in zip(highs, lows, strict=True)]
+        total = sum(slack) or 1
+        widths = [low + spare * extra // total for low, extra in zip(lows, slack, strict=True)]
+    for column, cell_width, pad in zip(table.columns, widths, pads, strict=True):
+        column.width = max(cell_width - pad, 1)
         column.overflow = "fold"
     return sum(lows) + table._extra_width
 
@@ -45,7 +51,7 @@ class FullConsole(Console):
 
     def print(self, *objects: Any, **kwargs: Any) -> None:  # type: ignore[override]
         tables = [o for o in objects if isinstance(o, Table)]
-        need = max((fit_columns(self, t, self.width) for t in tables), default=0)
+        need = max((fit_columns(self, t, self.width, shrink=self.is_terminal) for t in tables), default=0)
         if self.is_terminal or need <= self.width:
             super().print(*objects, **kwargs)
             return

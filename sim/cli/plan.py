@@ -30,7 +30,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from models.common import dumps_json
-from models.cost import Capex, Comparison, CostError, capex, price_performance, usd_per_kiops, usd_per_usable_tb
+from models.cost import AT_BOUND, AT_SIMULATED, Capex, Comparison, CostError, capex, price_performance, usd_per_kiops, usd_per_usable_tb
 from models.requirements import ConsolidationRequirements, consolidation_from_data, load_requirements
 from models.result import Metric
 from models.scenario import Scenario, ScenarioFileError, format_validation_error, parse_override, read_scenario_data
@@ -183,8 +183,8 @@ def _ranked_table(result: Any, show: int) -> Table:
     t = result.target_iops
     table = Table(title=f"Candidates that meet the requirements, cheapest first (* = DES-verified: {stat} latency "
                         f"with 95% CI; others: fast path{'' if stat == 'mean' else ' estimate'}; headroom = max IOPS "
-                        f"over the target)", title_justify="left")
-    for col in ("#", "configuration", "capex $", "TB", "$/KIOPS", "headroom", f"{stat} us", "bottleneck"):
+                        f"over the target; $/KIOPS {AT_BOUND}, the fast path's max IOPS)", title_justify="left")
+    for col in ("#", "configuration", "capex $", "TB", "$/KIOPS at bound", "headroom", f"{stat} us", "bottleneck"):
         table.add_column(col, justify="left" if col in ("configuration", "bottleneck") else "right",
                          no_wrap=col not in ("bottleneck", "configuration"), overflow="fold",
                          min_width=12 if col == "bottleneck" else None)
@@ -230,7 +230,8 @@ def _print_plan(result: Any, out: Console, show: int) -> None:
     assert w.des is not None
     out.print(
         f"winner: {w.label}: ${w.capex_usd:,.0f}, {w.usable_tb:.2f} TB usable (${w.usd_per_usable_tb:,.0f}/TB, "
-        f"${_money(w.usd_per_kiops)}/KIOPS), DES {slo.statistic} latency "
+        f"${_money(w.usd_per_kiops)}/KIOPS {AT_BOUND}, ${_money(usd_per_kiops(w.capex_usd, w.des.iops.value))}/KIOPS "
+        f"{AT_SIMULATED}), DES {slo.statistic} latency "
         f"{_ci(w.des.latency_mean_us if slo.statistic == 'mean' else w.des.latency_p99_us)} us at "
         f"{w.des.iops.value:,.0f} IOPS, headroom {_num(w.headroom_pct(t))}% over the target, bottleneck {w.bottleneck_words}",
         markup=False,
@@ -274,6 +275,16 @@ def _throughput(scenario: Scenario, perf: float | None) -> tuple[float, tuple[fl
 
     result = simulate(scenario)
     return result.iops.value, result.iops.ci95, "simulated IOPS"
+
+
+def _throughput_bound(scenario: Scenario) -> float | None:
+    """The fast path's throughput bound Xmax of a steady scenario (None for a load profile or an unbounded one)."""
+    if scenario.profile_index() is not None:
+        return None
+    from sim.analytic import evaluate
+
+    x_max = evaluate(scenario).bounds.x_max_iops
+    return x_max if math.isfinite(x_max) and x_max > 0 else None
 
 
 def _capex_or_bad(scenario: Scenario, field: str, **kwargs: Any) -> Capex:
@@ -327,10 +338,14 @@ def _cost_report(args: argparse.Namespace, files: list[str], perfs: list[float])
     throughputs = [_throughput(s, perfs[i] if i < len(perfs) else None) for i, s in enumerate(scenarios)]
     report: dict[str, Any] = {"configurations": []}
     for f, s, cap, (value, ci, unit) in zip(files, scenarios, caps, throughputs, strict=True):
+        bound = _throughput_bound(s)
         report["configurations"].append({
             "file": f, "name": s.name, "capex": cap.as_dict(), "throughput": {"value": value, "ci95": list(ci), "unit": unit},
             "usd_per_kiops": {"value": usd_per_kiops(cap.total_usd, value),
-                              "ci95": [usd_per_kiops(cap.total_usd, ci[1]), usd_per_kiops(cap.total_usd, ci[0])]},
+                              "ci95": [usd_per_kiops(cap.total_usd, ci[1]), usd_per_kiops(cap.total_usd, ci[0])],
+                              "basis": AT_SIMULATED if unit == "simulated IOPS" else "at the given throughput"},
+            "usd_per_kiops_at_bound": None if bound is None else {
+                "value": usd_per_kiops(cap.total_usd, bound), "x_max_iops": bound, "basis": AT_BOUND},
             "usd_per_usable_tb": usd_per_usable_tb(cap.total_usd, cap.usable_tb),
         })
     if len(files) == 2:
@@ -364,9 +379,13 @@ def _print_cost_report(report: dict[str, Any], out: Console) -> None:
         kiops = conf["usd_per_kiops"]
         out.print(f"  capex ${c['total_usd']:,.0f}; raw {c['raw_tb']:.2f} TB, usable {c['usable_tb']:.2f} TB, "
                   f"${conf['usd_per_usable_tb']:,.0f} per usable TB", markup=False)
-        per = "KIOPS" if tp["unit"] == "simulated IOPS" else "1,000 units of the given throughput"
+        per = f"KIOPS {AT_SIMULATED}" if tp["unit"] == "simulated IOPS" else "1,000 units of the given throughput"
         out.print(f"  throughput {_q(tp['value'])} ({tp['unit']}; 95% CI {_q(tp['ci95'][0])}..{_q(tp['ci95'][1])}); "
                   f"${kiops['value']:,.2f} per {per} (95% CI {kiops['ci95'][0]:,.2f}..{kiops['ci95'][1]:,.2f})", markup=False)
+        bound = conf["usd_per_kiops_at_bound"]
+        if bound is not None:
+            out.print(f"  ${bound['value']:,.2f} per KIOPS {AT_BOUND} ({_q(bound['x_max_iops'])} IOPS, the fast path's Xmax: "
+                      "the figure `flashplan plan` ranks by)", markup=False)
         for note in c["notes"]:
             out.print(f"  note: {note}", markup=False)
     if "price_performance" in report:

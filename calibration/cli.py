@@ -76,7 +76,7 @@ def register(sub: Any) -> None:
                    help=f"with --fit: least-squares steps per system, 1..{MAX_FIT_STEPS} (default {FIT_STEPS}); each step "
                         "simulates the system's records once per free parameter, plus once")
     p.add_argument("--device-model", choices=("auto", "pooled", "dies"), default=None,
-                   help="force every record's scenario to this flash device model (issue 18; default: as the records "
+                   help="force every record's scenario to this flash device model (default: as the records "
                         "say: S1-S5 as their scenarios, auto (dies for NVMe drives, pooled for the eXFlash DIMMs); EXT "
                         "as its file, dies); a forced run never writes latest.json (use --results)")
     p.set_defaults(func=cmd_calibrate)

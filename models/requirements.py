@@ -297,7 +297,7 @@ class VerifySettings(StrictModel):
 
 
 class SurviveFailures(StrictModel):
-    """Failure states in which the latency SLO must hold too (issue 22): one drive failed (degraded, then
+    """Failure states in which the latency SLO must hold too: one drive failed (degraded, then
     rebuilding onto its replacement at ``rebuild``'s settings, md's defaults unless given), one adapter
     failed (a JBOF adapter, or a SAN host adapter). Candidates that lose data in a state are rejected."""
 
@@ -314,7 +314,7 @@ USABLE_TB = ("usable decimal TB after protection the configuration must offer; l
              "capacity (every configuration qualifies on capacity)")
 CANDIDATES_DEVICE_MODEL = ("the flash device model of every candidate with flash of its own (a scenario's device_model): "
                            "'auto' (the default: dies for NVMe drives, pooled for the eXFlash DIMMs), 'pooled', or 'dies' "
-                           "(addressed NAND dies behind a controller, issue 18: the fast path screens p99 objectives "
+                           "(addressed NAND dies behind a controller: the fast path screens p99 objectives "
                            "with the die-level tail)")
 
 
@@ -337,7 +337,7 @@ class Requirements(StrictModel):
     host: HostConfig | None = Field(default=None, description="host override; default: the platform's catalog host")
     candidates: CandidateSpace = Field(default_factory=CandidateSpace, description=CANDIDATES_BLOCK)
     verify: VerifySettings = Field(default_factory=VerifySettings)
-    survive: SurviveFailures | None = Field(default=None, description="failure states the SLO must hold in (issue 22)")
+    survive: SurviveFailures | None = Field(default=None, description="failure states the SLO must hold in")
     device_model: DeviceModel = Field(default="auto", description=CANDIDATES_DEVICE_MODEL)
 
     @field_validator("workload")
@@ -408,7 +408,7 @@ class Requirements(StrictModel):
 
 
 class ConsolidationRequirements(StrictModel):
-    """Size one configuration for several workloads, each with its own objectives (issue 21)::
+    """Size one configuration for several workloads, each with its own objectives::
 
         name: OLTP + backup on LinuxONE
         platform: linuxone

@@ -173,7 +173,7 @@ def _print_failure_states(w: Any, req: Any, out: Console) -> None:
         metric = d.latency_mean_us if slo.statistic == "mean" else d.latency_p99_us
         rebuild = (f", rebuild {d.rebuild.rate_mbps.value:,.0f} MB/s per drive: {d.rebuild.time_s / 3600:,.2f} h"
                    if d.rebuild is not None else "")
-        out.print(f"  {name}: DES {slo.statistic} {_ci(metric)} us at {d.iops.value:,.0f} IOPS, SLO margin "
+        out.print(f"  {name}: DES {slo.statistic} {_ci(metric)} us at {d.iops.value:,.0f} IOPS ({d.validity}), SLO margin "
                   f"{state.margin_pct(req):+.1f}%{rebuild} (bottleneck {state.bottleneck_words})", markup=False)
 
 
@@ -233,7 +233,8 @@ def _print_plan(result: Any, out: Console, show: int) -> None:
         f"${_money(w.usd_per_kiops)}/KIOPS {AT_BOUND}, ${_money(usd_per_kiops(w.capex_usd, w.des.iops.value))}/KIOPS "
         f"{AT_SIMULATED}), DES {slo.statistic} latency "
         f"{_ci(w.des.latency_mean_us if slo.statistic == 'mean' else w.des.latency_p99_us)} us at "
-        f"{w.des.iops.value:,.0f} IOPS, headroom {_num(w.headroom_pct(t))}% over the target, bottleneck {w.bottleneck_words}",
+        f"{w.des.iops.value:,.0f} IOPS (DES validity: {w.des.validity}), headroom {_num(w.headroom_pct(t))}% over the target, "
+        f"bottleneck {w.bottleneck_words}",
         markup=False,
     )
     _print_failure_states(w, req, out)

@@ -57,7 +57,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--max-ios", type=int, default=None, help="DES completions per point (default 40,000)")
     p.add_argument("--device-model", default="auto",
                    help="flash device model: auto (default: dies for NVMe drives, pooled for memory-channel DIMMs), dies "
-                        "(addressed NAND dies behind a controller, issue 18) or pooled (identical read units)")
+                        "(addressed NAND dies behind a controller) or pooled (identical read units)")
     p.add_argument("--json", action="store_true", help="print the rows and the published points as JSON")
     p.set_defaults(func=cmd_qd_sweep)
 

@@ -168,6 +168,14 @@ def as_row(c: Check) -> dict[str, Any]:
             "known_gap": c.note if c.kind == "gap" else None, "error": c.note}
 
 
+VERDICTS = {"within": "within tolerance", "outside": "outside tolerance", "conflict": "a documented conflict",
+            "known_gap": "a known gap", "out_of_scope": "out of scope"}
+
+
+def _shown(value: float | None, digits: str = ",.4g") -> str:
+    return "-" if value is None else format(value, digits)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m calibration.faults.check", description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true")
@@ -177,11 +185,9 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps([asdict(c) for c in checks], indent=2, allow_nan=False))
     else:
         for c in checks:
-            verdict = {True: "pass", False: "MISS", None: "-"}[c.passed]
-            shown = f"{c.predicted:,.4g}" if c.predicted is not None else "-"
-            print(f"{c.record}: {c.kind}: measured {c.measured:,.4g} {c.unit}, DES {shown}, fast "
-                  f"{c.fast_path if c.fast_path is None else f'{c.fast_path:,.4g}'}, cap share "
-                  f"{c.cap_share if c.cap_share is None else f'{c.cap_share:.3f}'}: {verdict}  ({c.note})")
+            verdict = VERDICTS[as_row(c)["status"]]
+            print(f"{c.record}: {c.kind}: measured {c.measured:,.4g} {c.unit}, DES {_shown(c.predicted)}, fast path "
+                  f"{_shown(c.fast_path)}, idle rate / md's cap {_shown(c.cap_share, '.3f')}: {verdict} ({c.note})")
     # a documented conflict, a known gap or an out-of-scope record does not fail the check
     return 0 if all(c.passed for c in checks if c.kind in ("rel", "bound")) else 1
 

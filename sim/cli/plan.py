@@ -458,7 +458,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--show", type=int, default=10, metavar="N", help="rows of each table to print (default 10)")
     p.add_argument("--space", choices=("grid", "wide"), default="grid",
                    help="candidates: the planner's grid (default) or every catalog device, count, namespaces, adapters and "
-                        "settings (sim/plan/space.py; about 15,000 for IBM i), finalists verified as distinct purchases")
+                        "settings (about 15,000 for IBM i), finalists verified as distinct purchases")
     p.add_argument("--jobs", type=int, default=1, metavar="N",
                    help="processes that screen and verify (default 1: in this process; more help only with spare cores); "
                         "the plan is the same for any N")

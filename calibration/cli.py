@@ -102,6 +102,8 @@ def _tol(row: dict[str, Any]) -> str:
         return str(row["tolerance"])
     if row["tolerance_kind"] == "rel":
         return f"±{row['tolerance']:.0%}"
+    if row["tolerance_kind"] == "none":
+        return "-"
     return f"±{row['tolerance']:g} pt"
 
 
@@ -158,7 +160,7 @@ def _print_tables(rows: list[dict[str, Any]], out: Console) -> None:
     for r in rows:
         ci = f" ({_fmt(r['ci95'][0])}..{_fmt(r['ci95'][1])})" if r["ci95"] else ""
         err_txt = "-" if r["rel_error"] is None else f"{r['rel_error']:+.1%}"
-        table.add_row(r["id"], f"{_fmt(r['measured'])} {r['unit'][:18]}", f"{_fmt(r['predicted'])}{ci}", err_txt, _tol(r),
+        table.add_row(r["id"], f"{_fmt(r['measured'])} {r['unit']}", f"{_fmt(r['predicted'])}{ci}", err_txt, _tol(r),
                       _verdict(r))
     out.print(table)
     s = Table(title="per system", title_justify="left")
@@ -181,9 +183,7 @@ def cmd_calibrate(args: argparse.Namespace, out: Console) -> int:
     if args.only == "FAULTS":  # checked, never fitted: their own check (calibration/faults/check.py)
         if args.fit:
             raise BadInput([("--fit", "the FAULTS records are checked, never fitted")])
-        from calibration.faults.check import main as check_faults
-
-        return EXIT_OK if check_faults(["--json"] if args.json else []) == 0 else EXIT_FAILURE
+        return _calibrate_faults(args, out)
     if args.only == EXT_SYSTEM and args.fit:
         raise BadInput([("--fit", "the EXT records are checked, never fitted")])
     records = gate_records(args.only, args.device_model)
@@ -241,6 +241,26 @@ def cmd_calibrate(args: argparse.Namespace, out: Console) -> int:
     return EXIT_FAILURE if gate_failures(rows, args.strict) else EXIT_OK
 
 
+def _calibrate_faults(args: argparse.Namespace, out: Console) -> int:
+    """``--only FAULTS``: the failure / rebuild records checked against the solvers (calibration/faults/check.py),
+    printed as every system's are: the records table, the per-system summary and the gate line."""
+    from dataclasses import asdict
+
+    from calibration.faults.check import as_row, check_records
+    from sim.errors import EXIT_FAILURE, EXIT_OK
+
+    t0 = time.perf_counter()
+    checks = check_records()
+    rows = [as_row(c) for c in checks]
+    if args.json:
+        print(dumps_json([asdict(c) for c in checks], indent=1))
+    else:
+        _print_tables(rows, out)
+        out.print(f"{time.perf_counter() - t0:.0f} s wall", markup=False)
+    (Console(stderr=True) if args.json else out).print(gate_message(rows, args.strict), markup=False)
+    return EXIT_FAILURE if gate_failures(rows, args.strict) else EXIT_OK
+
+
 def gate_failures(rows: list[dict[str, Any]], strict: bool) -> list[dict[str, Any]]:
     """The records that fail ``flashplan calibrate``: those outside their tolerance (or not predicted);
     with ``strict`` also those settled by a conflict of sources, declared known gaps, and known-gap
@@ -253,12 +273,13 @@ def gate_message(rows: list[dict[str, Any]], strict: bool) -> str:
     """What the gate decided and why, with one line per stale known-gap declaration."""
     lines = [f"known gap now within tolerance: remove the declaration: {r['id']} (measured {_fmt(r['measured'])}, "
              f"predicted {_fmt(r['predicted'])})" for r in rows if stale_known_gap(r)]
-    counts = {k: sum(1 for r in rows if r["status"] == k) for k in ("within", "conflict", "known_gap", "outside")}
+    counts = {k: sum(1 for r in rows if r["status"] == k) for k in ("within", "conflict", "known_gap", "outside", "out_of_scope")}
     failing = gate_failures(rows, strict)
     verdict = f"FAIL ({len(failing)} failing: {', '.join(r['id'] for r in failing[:5])}{', ...' if len(failing) > 5 else ''})" \
         if failing else "pass"
     lines.append(f"gate{' (--strict)' if strict else ''}: {verdict}; {counts['within']} within tolerance, {counts['conflict']} settled by "
-                 f"a conflict, {counts['known_gap']} declared known gaps, {counts['outside']} outside")
+                 f"a conflict, {counts['known_gap']} declared known gaps, {counts['outside']} outside"
+                 + (f", {counts['out_of_scope']} out of scope" if counts["out_of_scope"] else ""))
     return "\n".join(lines)
 
 
@@ -268,7 +289,10 @@ def _verdict(row: dict[str, Any]) -> str:
     if row["within"]:
         return "[green]yes[/] (known gap: remove the declaration)" if stale_known_gap(row) else "[green]yes[/]"
     if row["status"] == "conflict":
-        return f"[yellow]conflict[/]: {row['settled_by']} holds"
+        held = f"{row['settled_by']} holds" if row.get("settled_by") else "the record documents the sources' conflict"
+        return f"[yellow]conflict[/]: {held}"
     if row["status"] == "known_gap":
         return "[magenta]known gap[/]"
+    if row["status"] == "out_of_scope":
+        return f"out of scope: {row['error']}"
     return f"[red]NO[/] {row['error'] or ''}"

@@ -26,7 +26,9 @@ def summary(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     conflict between sources, declared known gaps and outside, median and max |relative error|, and
     the known-gap declarations now within tolerance (stale: to be removed)."""
     out = []
-    groups = [(s, [r for r in rows if r["system"] == s]) for s in (*GATE_SYSTEMS, "user")]
+    known = (*GATE_SYSTEMS, "user")
+    systems = [*known, *sorted({r["system"] for r in rows} - set(known))]
+    groups = [(s, [r for r in rows if r["system"] == s]) for s in systems]
     groups = [g for g in groups if g[1]] + [("all", list(rows))]
     for system, rs in groups:
         errs = [abs(r["rel_error"]) for r in numeric(rs)]

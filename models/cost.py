@@ -241,6 +241,14 @@ def usd_per_kiops(cost_usd: float, iops: float) -> float:
     return cost_usd / (iops / 1000.0) if iops > 0 else math.inf
 
 
+AT_BOUND = "at the throughput bound"
+"""The basis of a $/KIOPS figure that divides by the fast path's throughput bound Xmax (what the configuration can
+deliver at most: the planner ranks by it, the Plan page and the Size page's estimate quote it)."""
+AT_SIMULATED = "at the simulated IOPS"
+"""The basis of a $/KIOPS figure that divides by the DES's mean IOPS under the scenario's own load (``flashplan cost``,
+the Size page's result)."""
+
+
 def usd_per_usable_tb(cost_usd: float, usable_tb: float) -> float:
     """Dollars per usable decimal terabyte (inf when nothing is usable)."""
     return cost_usd / usable_tb if usable_tb > 0 else math.inf

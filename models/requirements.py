@@ -8,11 +8,15 @@ field by field, before the planner (sim/plan/planner.py) enumerates a single can
     workload: oltp_4k_70_30           # a preset key (models/presets.py) or an inline workload
     target: {iops: 400000}            # or {mbps: 3000}
     latency_slo: {statistic: p99, us: 1000}
-    usable_tb: 6
+    usable_tb: 6                      # optional: no capacity requirement when left out
     protection: redundant             # none | redundant | mirror | parity
     growth_headroom_pct: 25           # plan for target x 1.25
     growth: {rate_per_year: 0.25, years: 3}   # optional: and for the load in 3 years at 25% a year
     budget_usd: 60000                 # optional
+    candidates:                       # optional limits on what the planner tries (CandidateSpace)
+      devices: [ES5F, ES5H]           # drive / DIMM models the platform takes (platform_devices)
+      layouts: [ibmi_mirror]
+      include_san: false              # LinuxONE: also try DS8950F / FS9100 over FCP (default true)
 
 ``PLATFORMS`` says what each platform can be built from (drive models, adapters, layouts,
 device counts, SAN) and where that comes from in the seeds.
@@ -20,17 +24,19 @@ device counts, SAN) and where that comes from in the seeds.
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 
+from models.catalog import load_catalog
 from models.common import StrictModel, field_problem
 from models.faults import Rebuild
 from models.loading import check_tree
 from models.presets import PRESETS, AnyWorkload, preset_workload
-from models.scenario import MAX_WORKLOADS, DeviceModel, apply_overrides, read_scenario_data
+from models.scenario import MAX_WORKLOADS, DeviceModel, Scenario, apply_overrides, read_scenario_data
 from models.slo import WorkloadSlo
 from models.topology import HostConfig, Layout
 from models.workload import BurstyWorkload, ClosedWorkload, OpenWorkload, Workload
@@ -115,6 +121,60 @@ PLATFORMS: dict[str, PlatformOptions] = {
 }
 
 
+PLATFORM_DEVICE_RULES: dict[str, str] = {
+    "power10_ibmi": "IBM i takes its own NVMe feature codes in EJ1Y / EJ1X cages (seed 001's list of supported drives)",
+    "linuxone": "LinuxONE takes U.2 / U.3 NVMe drives, one per IBM NVMe Carrier FC 0448 (seed 000 section 3): the drives "
+                "seed 000 tested and every other catalog U.2 drive that is not an IBM i feature code",
+    "x86_exflash": "the x3850 X6 takes eXFlash memory-channel DIMMs (seed 002)",
+    "zvm_edev": "z/VM EDEVs are the Intel P4510 on the IBM Adapter for NVMe (seed 003)",
+}
+"""Which hardware each platform takes, in words: the reason a refusal gives."""
+
+
+def platform_devices(platform: str) -> tuple[str, ...]:
+    """Every catalog device ``platform`` takes (the one rule: requirements, planner, ``simulate`` and the app).
+
+    IBM i, x86 eXFlash and z/VM: the devices their seed names (``PLATFORMS``). LinuxONE: the drives seed 000
+    tested, then every other catalog U.2 NVMe drive that is not an IBM i feature code (a U.2 drive fits the
+    IBM NVMe Carrier; an IBM i feature code is firmware for IBM i, an add-in card does not fit a carrier).
+    """
+    options = PLATFORMS[platform]
+    if platform != "linuxone":
+        return options.devices
+    ibmi = set(PLATFORMS["power10_ibmi"].devices)
+    drives = load_catalog().drives
+    extra = sorted(n for n, spec in drives.items() if n not in ibmi and n not in options.devices and spec.form_factor == "U.2")
+    return (*options.devices, *extra)
+
+
+def device_refusal(platform: str, device: str) -> str | None:
+    """Why ``platform`` does not take the catalog ``device`` (None when it does)."""
+    allowed = platform_devices(platform)
+    if device in allowed:
+        return None
+    return f"{device!r} is not available on {platform}: {PLATFORM_DEVICE_RULES[platform]}; allowed: {', '.join(allowed)}"
+
+
+def platform_of_host(host_model: str | None) -> str | None:
+    """The platform whose catalog host ``host_model`` is (None for any other host, e.g. x86-Linux-server)."""
+    return next((name for name, options in PLATFORMS.items() if options.host_model == host_model), None)
+
+
+def scenario_device_problems(scenario: Scenario) -> list[tuple[str, str]]:
+    """(field, reason) when a scenario on a platform's catalog host uses a catalog device that platform does not
+    take (``platform_devices``); an inline device spec or another host is the user's own and is not checked."""
+    topo = scenario.topology
+    host = getattr(getattr(topo, "host", None), "model", None)
+    platform = platform_of_host(host)
+    for field in ("drive", "dimm"):
+        device = getattr(topo, field, None)
+        if platform is not None and isinstance(device, str):
+            why = device_refusal(platform, device)
+            if why:
+                return [(f"topology.{field}", f"{why} (the host {host} is {platform}'s)")]
+    return []
+
+
 def _workload_tag(value: Any) -> str | None:
     """A preset key is tagged ``str``; an inline workload by its ``kind`` (so errors read ``workload.jobs``)."""
     if isinstance(value, str):
@@ -158,16 +218,42 @@ class LatencySlo(StrictModel):
     us: float = Field(gt=0, le=1e7, description="microseconds")
 
 
-class CandidateSpace(StrictModel):
-    """Optional limits on what the planner tries (default: everything the platform allows)."""
+def _per_platform(values: Any) -> str:
+    return "; ".join(f"{name}: {values(options)}" for name, options in PLATFORMS.items())
 
-    devices: list[str] | None = Field(default=None, min_length=1, description="drive or DIMM models to try")
-    device_counts: list[int] | None = Field(default=None, min_length=1, description="drive / DIMM counts to try")
-    max_devices: int | None = Field(default=None, ge=1, le=256)
-    namespaces: list[int] | None = Field(default=None, min_length=1, description="namespaces per drive to try")
-    layouts: list[Layout] | None = Field(default=None, min_length=1)
-    adapters: list[str] | None = Field(default=None, min_length=1, description="JBOF adapter / carrier models to try")
-    include_san: bool = Field(default=True, description="also try SAN storage servers where the platform has them")
+
+CANDIDATE_DEVICES = (
+    "drive or DIMM models to try, each one the platform takes ("
+    + _per_platform(lambda o: ", ".join(o.devices))
+    + "; LinuxONE also every other catalog U.2 drive that is not an IBM i feature code, e.g. P4510-4TB); default: "
+      "the models listed here (plan --space wide: every model the platform takes)")
+CANDIDATE_MAX_DEVICES = "at most this many drives / DIMMs; default: the platform's limit (" + _per_platform(lambda o: o.max_devices) + ")"
+CANDIDATE_LAYOUTS = ("volume layouts to try, among those the platform offers (" + _per_platform(lambda o: ", ".join(o.layouts))
+                     + ") and the protection allows; default: all of them")
+CANDIDATE_ADAPTERS = ("JBOF adapter / carrier models to try (" + _per_platform(lambda o: ", ".join(o.adapters) or "none")
+                      + "); default: all of them")
+
+
+class CandidateSpace(StrictModel):
+    """The requirements file's ``candidates:`` block: optional limits on the configurations the planner tries
+    (each left out means everything the platform allows), for instance
+    ``candidates: {devices: [P4510-4TB], layouts: [raid10], include_san: false}``."""
+
+    devices: list[str] | None = Field(
+        default=None, min_length=1,
+        description=CANDIDATE_DEVICES)
+    device_counts: list[int] | None = Field(default=None, min_length=1,
+                                            description="drive / DIMM counts to try, each 1..1024; default: 1 up to max_devices")
+    max_devices: int | None = Field(default=None, ge=1, le=256,
+                                    description=CANDIDATE_MAX_DEVICES)
+    namespaces: list[int] | None = Field(default=None, min_length=1, description="namespaces per drive to try, each 1..1024")
+    layouts: list[Layout] | None = Field(
+        default=None, min_length=1,
+        description=CANDIDATE_LAYOUTS)
+    adapters: list[str] | None = Field(default=None, min_length=1,
+                                       description=CANDIDATE_ADAPTERS)
+    include_san: bool = Field(default=True, description="also try SAN storage servers (DS8950F, FS9100 over FCP) where the "
+                                                        "platform has them (LinuxONE) and the protection is none or redundant")
     namespace_queue_depth: int | None = Field(
         default=None, ge=1, le=65_535,
         description="I/Os the host keeps outstanding per namespace; default: 32 on IBM i (one disk unit per namespace), no limit elsewhere",
@@ -181,6 +267,9 @@ class CandidateSpace(StrictModel):
                 if not 1 <= v <= 1024:
                     raise ValueError(f"every entry must be in 1..1024, got {v}")
         return values
+
+
+CANDIDATES_BLOCK = inspect.cleandoc(CandidateSpace.__doc__ or "")
 
 
 class GrowthHorizon(StrictModel):
@@ -221,6 +310,8 @@ class SurviveFailures(StrictModel):
         return self.drive or self.adapter
 
 
+USABLE_TB = ("usable decimal TB after protection the configuration must offer; leave it out when the question has no "
+             "capacity (every configuration qualifies on capacity)")
 CANDIDATES_DEVICE_MODEL = ("the flash device model of every candidate with flash of its own (a scenario's device_model): "
                            "'auto' (the default: dies for NVMe drives, pooled for the eXFlash DIMMs), 'pooled', or 'dies' "
                            "(addressed NAND dies behind a controller: the fast path screens p99 objectives "
@@ -236,7 +327,7 @@ class Requirements(StrictModel):
     workload: PresetOrWorkload = Field(description="a preset key (models/presets.py) or an inline workload")
     target: Target
     latency_slo: LatencySlo
-    usable_tb: float = Field(gt=0, le=100_000, description="usable decimal TB after protection")
+    usable_tb: float | None = Field(default=None, gt=0, le=100_000, description=USABLE_TB)
     protection: Protection = "redundant"
     growth_headroom_pct: float = Field(default=0.0, ge=0, le=1000, description="plan for target x (1 + pct/100)")
     growth: GrowthHorizon | None = Field(default=None, description="plan for the load after years of growth (x (1 + rate)^years, "
@@ -244,7 +335,7 @@ class Requirements(StrictModel):
     budget_usd: float | None = Field(default=None, gt=0)
     storage_server_share: float = Field(default=1.0, gt=0, le=1, description="share of a SAN storage server's price charged")
     host: HostConfig | None = Field(default=None, description="host override; default: the platform's catalog host")
-    candidates: CandidateSpace = Field(default_factory=CandidateSpace)
+    candidates: CandidateSpace = Field(default_factory=CandidateSpace, description=CANDIDATES_BLOCK)
     verify: VerifySettings = Field(default_factory=VerifySettings)
     survive: SurviveFailures | None = Field(default=None, description="failure states the SLO must hold in")
     device_model: DeviceModel = Field(default="auto", description=CANDIDATES_DEVICE_MODEL)
@@ -260,8 +351,11 @@ class Requirements(StrictModel):
     def _fits_platform(self) -> Requirements:
         options = PLATFORMS[self.platform]
         space = self.candidates
-        for field, chosen, allowed in (("candidates.devices", space.devices, options.devices),
-                                       ("candidates.adapters", space.adapters, options.adapters),
+        for device in space.devices or ():
+            why = device_refusal(self.platform, device)
+            if why:
+                raise field_problem("candidates.devices", why)
+        for field, chosen, allowed in (("candidates.adapters", space.adapters, options.adapters),
                                        ("candidates.layouts", space.layouts, options.layouts)):
             for value in chosen or ():
                 if value not in allowed:
@@ -337,12 +431,12 @@ class ConsolidationRequirements(StrictModel):
     platform: Platform
     workloads: list[Workload] = Field(min_length=1, max_length=MAX_WORKLOADS)
     slos: list[WorkloadSlo] = Field(min_length=1, max_length=64)
-    usable_tb: float = Field(gt=0, le=100_000, description="usable decimal TB after protection")
+    usable_tb: float | None = Field(default=None, gt=0, le=100_000, description=USABLE_TB)
     protection: Protection = "redundant"
     budget_usd: float | None = Field(default=None, gt=0)
     storage_server_share: float = Field(default=1.0, gt=0, le=1, description="share of a SAN storage server's price charged")
     host: HostConfig | None = Field(default=None, description="host override; default: the platform's catalog host")
-    candidates: CandidateSpace = Field(default_factory=CandidateSpace)
+    candidates: CandidateSpace = Field(default_factory=CandidateSpace, description=CANDIDATES_BLOCK)
     verify: VerifySettings = Field(default_factory=VerifySettings)
     device_model: DeviceModel = Field(default="auto", description=CANDIDATES_DEVICE_MODEL)
 
@@ -397,7 +491,24 @@ def load_requirements(path: str | Path, overrides: dict[str, Any] | None = None)
 
 
 __all__ = [
-    "PLATFORMS", "PROTECTION_LAYOUTS", "CandidateSpace", "ConsolidationRequirements", "LatencySlo", "Platform", "PlatformOptions",
-    "Protection", "Requirements", "SurviveFailures", "Target", "VerifySettings", "consolidation_from_data", "load_requirements",
+    "PLATFORMS",
+    "PLATFORM_DEVICE_RULES",
+    "PROTECTION_LAYOUTS",
+    "CandidateSpace",
+    "ConsolidationRequirements",
+    "LatencySlo",
+    "Platform",
+    "PlatformOptions",
+    "Protection",
+    "Requirements",
+    "SurviveFailures",
+    "Target",
+    "VerifySettings",
+    "consolidation_from_data",
+    "device_refusal",
+    "load_requirements",
+    "platform_devices",
+    "platform_of_host",
     "requirements_from_data",
+    "scenario_device_problems",
 ]

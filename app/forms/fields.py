@@ -19,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 from streamlit.delta_generator import DeltaGenerator
 
 from app.forms.draft import _prefers_int, allowed_range, get_path, set_path
+from models.requirements import scenario_device_problems
 from models.scenario import Scenario, ScenarioFileError, format_validation_error, scenario_from_data
 
 T = TypeVar("T")
@@ -143,6 +144,7 @@ class FormBase:
         scenario: Scenario | None = None
         try:
             scenario = scenario_from_data(self.data)
+            problems = scenario_device_problems(scenario)
         except ValidationError as exc:
             problems = format_validation_error(exc)
         except ScenarioFileError as exc:

@@ -22,7 +22,17 @@ from app.validity import badge, is_final, validity_of_stop
 from app.views.common import fmt, go_to, show_problems
 from app.words import BUSIEST, component_words
 from models.presets import PRESETS
-from models.requirements import PLATFORMS, PROTECTION_LAYOUTS, LatencySlo, Requirements, Target, VerifySettings, requirements_from_data
+from models.requirements import (
+    PLATFORM_DEVICE_RULES,
+    PLATFORMS,
+    PROTECTION_LAYOUTS,
+    LatencySlo,
+    Requirements,
+    Target,
+    VerifySettings,
+    platform_devices,
+    requirements_from_data,
+)
 from models.scenario import Scenario
 
 DATA = "plan.data"
@@ -86,9 +96,10 @@ def requirements_form(form: forms.ScenarioForm) -> int:
     else:
         data.pop("budget_usd", None)
     more = st.expander("Candidates and verification")
+    takes = platform_devices(platform)
     devices = more.multiselect(f"{'Drive' if options.device_section == 'drives' else 'DIMM'} models to try (none = all)",
-                               list(options.devices), key=form.key("candidates.devices"),
-                               default=[d for d in (data.get("candidates") or {}).get("devices") or [] if d in options.devices])
+                               list(takes), key=form.key("candidates.devices"), help=PLATFORM_DEVICE_RULES[platform],
+                               default=[d for d in (data.get("candidates") or {}).get("devices") or [] if d in takes])
     data.setdefault("candidates", {})
     if devices:
         data["candidates"]["devices"] = devices
@@ -174,7 +185,8 @@ def _row(c: dict[str, Any]) -> dict[str, Any]:
     validity = des_validity(c)
     return {"configuration": c["label"], "verified": f"DES {badge(validity)}" if validity else "fast path",
             "cost $": round(c["capex_usd"]),
-            "usable TB": round(c["usable_tb"], 2), "$ per KIOPS": None if c.get("usd_per_kiops") is None else round(c["usd_per_kiops"], 2),
+            "usable TB": round(c["usable_tb"], 2),
+            "$ per KIOPS at its bound": None if c.get("usd_per_kiops") is None else round(c["usd_per_kiops"], 2),
             "headroom %": None if c.get("headroom_pct") is None else round(c["headroom_pct"]),
             "mean latency (us)": round(des["latency_mean_us"]["value"], 1) if des else (round(fast["latency_mean_us"], 1) if fast else None),
             "p99 latency (us)": round(des["latency_p99_us"]["value"], 1) if des else None,

@@ -31,6 +31,7 @@ from app.views.common import BASELINE_KEY, fmt, library, metric, result_table, s
 from app.views.faults import faults_section, show_failure_states
 from app.words import component_words, limiting_sentence
 from models.bottleneck import solvers_agree
+from models.cost import AT_BOUND, AT_SIMULATED
 from models.placement import check_placement
 from models.result import Result
 from models.scenario import Scenario
@@ -135,8 +136,10 @@ def _price_metrics(cols: Sequence[Any], price: PriceFigures | None, result: Resu
     validity = validity_of(result)
     if is_final(validity):
         lo, hi = price.usd_per_kiops_ci95
-        cols[2].metric("$ per KIOPS", f"${price.usd_per_kiops:,.2f}", help="SPC-1 price-performance: price / thousands of IOPS.")
-        cols[2].caption(f"95% CI ${lo:,.2f} .. ${hi:,.2f}" if math.isfinite(hi) else "")
+        cols[2].metric("$ per KIOPS", f"${price.usd_per_kiops:,.2f}",
+                       help=f"SPC-1 price-performance {AT_SIMULATED}: price / thousands of simulated IOPS (as `flashplan cost`). "
+                            f"The estimate below quotes it {AT_BOUND}, as the Plan page does.")
+        cols[2].caption(f"{AT_SIMULATED}" + (f"; 95% CI ${lo:,.2f} .. ${hi:,.2f}" if math.isfinite(hi) else ""))
     else:
         cols[2].metric("$ per KIOPS", "-", help="Only a precise result gets a price-performance figure.")
         cols[2].caption(f"none: the result is {badge(validity)}")

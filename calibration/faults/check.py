@@ -146,6 +146,36 @@ def check_records() -> list[Check]:
     return out
 
 
+STATUS = {"conflict": "conflict", "gap": "known_gap", "out_of_scope": "out_of_scope"}
+"""A check's kind -> its status in ``flashplan calibrate``'s rows (rel and bound: within or outside)."""
+
+
+def as_row(c: Check) -> dict[str, Any]:
+    """A check as a row of ``flashplan calibrate``'s records table (the keys of ``calibration.evaluate.Outcome.as_dict``
+    it prints and summarizes): a bound's tolerance is the floor it must reach, a conflict's and a known gap's reason
+    is their note, an out-of-scope record's the reason it is not checked."""
+    within = bool(c.passed) and c.kind in ("rel", "bound")
+    rel_error = None if c.predicted is None or not c.measured else c.predicted / c.measured - 1
+    if c.kind == "bound":
+        tolerance: float | str = f">= {(c.floor or 0.0) * (1 - (c.tolerance or 0.0)):,.0f} {c.unit}"
+    else:
+        tolerance = c.tolerance if c.tolerance is not None else "-"
+    status = ("within" if within else "outside") if c.kind in ("rel", "bound") else STATUS[c.kind]
+    return {"id": c.record, "system": "FAULTS", "source": str(RECORDS.name), "metric": c.unit, "unit": c.unit,
+            "measured": c.measured, "predicted": c.predicted, "ci95": None, "rel_error": None if c.kind == "bound" else rel_error,
+            "tolerance": tolerance, "tolerance_kind": "bound" if c.kind == "bound" else ("rel" if c.tolerance is not None else "none"),
+            "kind": "bound" if c.kind == "bound" else "rel", "within": within, "status": status, "settled_by": None,
+            "known_gap": c.note if c.kind == "gap" else None, "error": c.note}
+
+
+VERDICTS = {"within": "within tolerance", "outside": "outside tolerance", "conflict": "a documented conflict",
+            "known_gap": "a known gap", "out_of_scope": "out of scope"}
+
+
+def _shown(value: float | None, digits: str = ",.4g") -> str:
+    return "-" if value is None else format(value, digits)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m calibration.faults.check", description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true")
@@ -155,11 +185,9 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps([asdict(c) for c in checks], indent=2, allow_nan=False))
     else:
         for c in checks:
-            verdict = {True: "pass", False: "MISS", None: "-"}[c.passed]
-            shown = f"{c.predicted:,.4g}" if c.predicted is not None else "-"
-            print(f"{c.record}: {c.kind}: measured {c.measured:,.4g} {c.unit}, DES {shown}, fast "
-                  f"{c.fast_path if c.fast_path is None else f'{c.fast_path:,.4g}'}, cap share "
-                  f"{c.cap_share if c.cap_share is None else f'{c.cap_share:.3f}'}: {verdict}  ({c.note})")
+            verdict = VERDICTS[as_row(c)["status"]]
+            print(f"{c.record}: {c.kind}: measured {c.measured:,.4g} {c.unit}, DES {_shown(c.predicted)}, fast path "
+                  f"{_shown(c.fast_path)}, idle rate / md's cap {_shown(c.cap_share, '.3f')}: {verdict} ({c.note})")
     # a documented conflict, a known gap or an out-of-scope record does not fail the check
     return 0 if all(c.passed for c in checks if c.kind in ("rel", "bound")) else 1
 

@@ -8,6 +8,7 @@ its subcommands, one module each; the notebooks' shared settings.
 * ``import_``: ``flashplan import fio|iostat``: workloads and calibration checks from real measurements (``import fio
   --against``: exported jobs beside their predictions).
 * ``notebook``: What the what-if notebooks (notebooks/) share: the run budget switch and the PNG chart export.
+* ``output``: The console every ``flashplan`` command prints to: a table is never cut.
 * ``plan``: ``flashplan plan`` and ``flashplan cost``.
 * ``qd_sweep``: ``flashplan qd-sweep DRIVE [--qd 1,2,4,...] [--solver fast|des] [--read-fraction F] [--block-
   kib B] [--max-ios N] [--json]``.

@@ -22,7 +22,7 @@ from models.numbers import format_number as _fmt
 from models.result import Result
 from models.scenario import Scenario
 from sim.analytic import FastResult, evaluate
-from sim.cli.flashplan import device_model_line, fast_rebuild_line, load_with_overrides, print_slos, rebuild_line
+from sim.cli.flashplan import device_model_line, fast_rebuild_line, load_with_overrides, print_slos, rebuild_line, validity_words
 from sim.errors import EXIT_OK, EXIT_UNSTABLE
 from sim.plan.slo_check import fast_figure, slo_verdicts
 
@@ -189,13 +189,9 @@ def cmd_analyze(args: argparse.Namespace, out: Console) -> int:
     scenario = load_with_overrides(args.file, args.set or [])
     if scenario.profile_index() is not None and not args.compare:
         return cmd_analyze_profile(scenario, args, out)
-    fast = evaluate(scenario)
-    des: Result | None = None
-    if args.compare:
-        from sim.des.engine import simulate
-        from sim.plan.capacity_check import cross_checked
-
-        des = cross_checked(scenario, simulate(scenario), fast)
+    if scenario.faults is not None:
+        return _analyze_states(scenario, args, out)
+    fast, des = _solve(scenario, args.compare)
     if args.json:
         data: dict[str, Any] = {"fast": fast.summary()}
         if des is not None:
@@ -203,22 +199,38 @@ def cmd_analyze(args: argparse.Namespace, out: Console) -> int:
             data["relative_error"] = relative_errors(fast, des)
         if scenario.slos:
             data["slos"] = slo_verdicts(scenario, fast_figure(fast))
-        rebuild = _rebuild(scenario)
-        if rebuild is not None:
-            data["rebuild"] = rebuild
         print(dumps_json(data))
         return EXIT_OK if fast.stable else EXIT_UNSTABLE
+    _print_analysis(scenario, scenario.name or "scenario", fast, des, args.top, out)
+    if scenario.slos:
+        print_slos(slo_verdicts(scenario, fast_figure(fast)), out, "fast path; p99 is the planner's screening estimate")
+    return EXIT_OK if fast.stable else EXIT_UNSTABLE
+
+
+def _solve(scenario: Scenario, compare: bool) -> tuple[FastResult, Result | None]:
+    """The fast path's prediction of ``scenario``, and with ``compare`` the DES's result beside it."""
+    fast = evaluate(scenario)
+    if not compare:
+        return fast, None
+    from sim.des.engine import simulate
+    from sim.plan.capacity_check import cross_checked
+
+    return fast, cross_checked(scenario, simulate(scenario), fast)
+
+
+def _print_analysis(scenario: Scenario, title: str, fast: FastResult, des: Result | None, top: int, out: Console) -> None:
+    """One steady state: the figures (beside the DES's), the bounds, the utilization, the bottleneck and the notes."""
     if not fast.stable:  # first, as simulate does: no figure below is a steady state
         out.print(unstable_line(fast), markup=False)
-    table = _compared_table(scenario.name or "scenario", fast, des)
-    out.print(table)
+    if des is not None:
+        out.print(f"DES validity: {validity_words(des)}", markup=False, highlight=False)
+    out.print(_compared_table(title, fast, des))
     if fast.workloads is not None:
         print_workloads(fast, des, out)
     b = fast.bounds
     out.print(f"bounds: Xmax = {_value(b.x_max_iops)} IOPS (D_max at {b.bottleneck}), Rmin = {_value(b.r_min_us)} us, "
               f"N* = {b.n_star:.1f} I/Os in flight", markup=False)
-    util = _utilization_table(fast, des, args.top)
-    out.print(util)
+    out.print(_utilization_table(fast, des, top))
     line = f"bottleneck: {fast.bottleneck}"
     if des is not None:
         same = solvers_agree(des.bottleneck, fast.utilization, fast.bottleneck)
@@ -227,10 +239,62 @@ def cmd_analyze(args: argparse.Namespace, out: Console) -> int:
             line += "; * = fast path outside the DES 95% CI"
     out.print(line, markup=False)
     _print_notes(scenario, fast, out)
-    _print_rebuild(scenario, fast, des, out)
-    if scenario.slos:
-        print_slos(slo_verdicts(scenario, fast_figure(fast)), out, "fast path; p99 is the planner's screening estimate")
-    return EXIT_OK if fast.stable else EXIT_UNSTABLE
+
+
+def _state_slo_figure(fast: FastResult, statistic: str) -> float | None:
+    """The fast path's figure for a faults SLO statistic: the mean, or its p99 / p99.9 estimate (None for p50 / p95)."""
+    if statistic == "mean":
+        return fast.latency_mean_us
+    from sim.plan.planner import p99_estimate_us
+
+    if statistic == "p99":
+        return p99_estimate_us(fast)
+    return fast.latency_p999_us if statistic == "p999" else None
+
+
+def _analyze_states(scenario: Scenario, args: argparse.Namespace, out: Console) -> int:
+    """A scenario with ``faults``: every state (healthy, degraded, rebuilding), each labelled, then the rebuild and
+    the SLO margin of each state by the fast path."""
+    from sim.plan.faults import margin_pct, state_scenarios
+
+    assert scenario.faults is not None
+    statistic, slo_us = scenario.faults.slo_statistic, scenario.faults.slo_us
+    solved = {name: _solve(s, args.compare) for name, s in state_scenarios(scenario)}
+    margins = {name: margin_pct(slo_us, figure) if (figure := _state_slo_figure(fast, statistic)) is not None else None
+               for name, (fast, _) in solved.items()}
+    stable = all(fast.stable for fast, _ in solved.values())
+    if args.json:
+        states: dict[str, Any] = {}
+        for name, (fast, des) in solved.items():
+            states[name] = {"fast": fast.summary()} | ({"des": des.summary(), "relative_error": relative_errors(fast, des)}
+                                                       if des is not None else {})
+        as_given = solved[list(solved)[-1]][0]
+        print(dumps_json({"fast": as_given.summary(), "states": states, "rebuild": _rebuild(scenario),
+                          "slo": {"statistic": statistic, "us": slo_us, "margin_pct": margins}}))
+        return EXIT_OK if stable else EXIT_UNSTABLE
+    for name, (fast, des) in solved.items():
+        out.print(f"\n== state: {name} ({STATE_WORDS[name]}) ==", markup=False, highlight=False)
+        _print_analysis(scenario, f"{scenario.name or 'scenario'}: {name}", fast, des, min(args.top, 5), out)
+        if margins[name] is not None:
+            out.print(f"SLO {statistic} <= {slo_us:g} us: margin {margins[name]:+.1f}% (fast path)", markup=False, highlight=False)
+    out.print("")
+    last_fast, last_des = solved[list(solved)[-1]]
+    _print_rebuild(scenario, last_fast, last_des, out)
+    known = [(m, name) for name, m in margins.items() if m is not None]
+    if known:
+        m, name = min(known)
+        out.print(f"lowest SLO margin: {m:+.1f}% ({name}, fast path)", markup=False, highlight=False)
+    elif slo_us is not None:
+        out.print(f"SLO {statistic} <= {slo_us:g} us: the fast path gives no {statistic}; `flashplan simulate` measures it",
+                  markup=False, highlight=False)
+    return EXIT_OK if stable else EXIT_UNSTABLE
+
+
+STATE_WORDS = {
+    "healthy": "the faults removed",
+    "degraded": "the failed hardware gone, no rebuild",
+    "rebuilding": "degraded, and the rebuild onto the replacements running",
+}
 
 
 def _print_rebuild(scenario: Scenario, fast: FastResult, des: Result | None, out: Console) -> None:

@@ -34,9 +34,11 @@ from models.faults import throttle_words
 from models.loading import format_validation_error
 from models.numbers import format_number as _fmt
 from models.placement import check_placement
+from models.requirements import scenario_device_problems
 from models.result import IntervalResult, PeakInterval, RebuildFigures, Result
 from models.scenario import Scenario, parse_override, read_scenario_data, scenario_from_data
 from models.topology import DirectNvme
+from sim.cli.output import command_console
 from sim.errors import (
     EXIT_BAD_INPUT,
     EXIT_FAILURE,
@@ -68,9 +70,13 @@ def load_with_overrides(path: str, sets: Sequence[str]) -> Scenario:
     try:
         data = read_scenario_data(path)
         overrides = dict(parse_override(s) for s in sets)
-        return scenario_from_data(data, overrides)
+        scenario = scenario_from_data(data, overrides)
     except ValidationError as exc:
         raise BadInput(format_validation_error(exc)) from None
+    problems = scenario_device_problems(scenario)
+    if problems:
+        raise BadInput(problems)
+    return scenario
 
 
 METRIC_LABELS = [
@@ -117,6 +123,19 @@ def bottleneck_words(result: Result) -> str:
     return both_words(result.bottleneck, fast.utilization, fast.bottleneck)
 
 
+VALIDITY_WORDS = {
+    "precise": "the run met its precision target: every reported 95% CI is within run.target_rel_ci",
+    "cut_short": "the values are indicative, their CIs wide or unknown",
+    "unstable": "the latency only says how long the run lasted",
+}
+
+
+def validity_words(result: Result) -> str:
+    """A result's validity (precise, cut_short or unstable) and why, in one phrase."""
+    why = result.validity_note or VALIDITY_WORDS[result.validity]
+    return f"{result.validity} ({why})"
+
+
 def print_result(result: Result, console: Console, top: int = 8) -> None:
     """The human-readable report of ``flashplan simulate``: an unstable or cut-short result says so first."""
     if result.validity == "unstable":
@@ -149,7 +168,7 @@ def print_result(result: Result, console: Console, top: int = 8) -> None:
     if model is not None:
         console.print(model, markup=False, highlight=False)
     console.print(
-        f"stop: {result.stop_reason}; {result.simulated_ios:,} I/Os simulated "
+        f"validity: {result.validity}; stop: {result.stop_reason}; {result.simulated_ios:,} I/Os simulated "
         f"({result.measured_ios:,} measured in {result.batches} batches), "
         f"{result.simulated_seconds:.3f} s simulated in {result.wall_seconds:.2f} s wall"
     )
@@ -310,6 +329,11 @@ def cmd_simulate(args: argparse.Namespace, out: Console) -> int:
 
 
 def cmd_schema(args: argparse.Namespace, out: Console) -> int:
+    if args.requirements:
+        from models.requirements import Requirements
+
+        print(dumps_json(Requirements.model_json_schema()))
+        return EXIT_OK
     print(dumps_json(Scenario.model_json_schema()))
     return EXIT_OK
 
@@ -401,6 +425,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the Result as JSON")
     p.set_defaults(func=cmd_simulate)
     p = sub.add_parser("schema", help="print the scenario JSON Schema")
+    p.add_argument("--requirements", action="store_true", help="the requirements file's schema (flashplan plan) instead")
     p.set_defaults(func=cmd_schema)
     p = sub.add_parser("catalog", help="list the hardware catalog")
     p.add_argument("--json", action="store_true")
@@ -418,7 +443,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    out = Console(width=None if sys.stdout.isatty() else 120)
+    out = command_console()
     try:
         if os.environ.get("FLASHPLAN_CATALOG_DIR"):
             load_catalog()  # a user's catalog is checked before any work, whether or not the command looks it up

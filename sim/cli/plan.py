@@ -30,7 +30,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from models.common import dumps_json
-from models.cost import Capex, Comparison, CostError, capex, price_performance, usd_per_kiops, usd_per_usable_tb
+from models.cost import AT_BOUND, AT_SIMULATED, Capex, Comparison, CostError, capex, price_performance, usd_per_kiops, usd_per_usable_tb
 from models.requirements import ConsolidationRequirements, consolidation_from_data, load_requirements
 from models.result import Metric
 from models.scenario import Scenario, ScenarioFileError, format_validation_error, parse_override, read_scenario_data
@@ -173,7 +173,7 @@ def _print_failure_states(w: Any, req: Any, out: Console) -> None:
         metric = d.latency_mean_us if slo.statistic == "mean" else d.latency_p99_us
         rebuild = (f", rebuild {d.rebuild.rate_mbps.value:,.0f} MB/s per drive: {d.rebuild.time_s / 3600:,.2f} h"
                    if d.rebuild is not None else "")
-        out.print(f"  {name}: DES {slo.statistic} {_ci(metric)} us at {d.iops.value:,.0f} IOPS, SLO margin "
+        out.print(f"  {name}: DES {slo.statistic} {_ci(metric)} us at {d.iops.value:,.0f} IOPS ({d.validity}), SLO margin "
                   f"{state.margin_pct(req):+.1f}%{rebuild} (bottleneck {state.bottleneck_words})", markup=False)
 
 
@@ -183,8 +183,8 @@ def _ranked_table(result: Any, show: int) -> Table:
     t = result.target_iops
     table = Table(title=f"Candidates that meet the requirements, cheapest first (* = DES-verified: {stat} latency "
                         f"with 95% CI; others: fast path{'' if stat == 'mean' else ' estimate'}; headroom = max IOPS "
-                        f"over the target)", title_justify="left")
-    for col in ("#", "configuration", "capex $", "TB", "$/KIOPS", "headroom", f"{stat} us", "bottleneck"):
+                        f"over the target; $/KIOPS {AT_BOUND}, the fast path's max IOPS)", title_justify="left")
+    for col in ("#", "configuration", "capex $", "TB", "$/KIOPS at bound", "headroom", f"{stat} us", "bottleneck"):
         table.add_column(col, justify="left" if col in ("configuration", "bottleneck") else "right",
                          no_wrap=col not in ("bottleneck", "configuration"), overflow="fold",
                          min_width=12 if col == "bottleneck" else None)
@@ -212,8 +212,9 @@ def _print_plan(result: Any, out: Console, show: int) -> None:
     out.print(f"Plan: {req.name or 'requirements'}", markup=False)
     out.print(
         f"  {req.platform}, workload {wl}, target {target}, design rate "
-        f"{result.design_iops:,.0f} IOPS ({req.growth_words()}); {slo.statistic} latency <= {slo.us:g} us; "
-        f">= {req.usable_tb:g} TB usable, protection {req.protection}"
+        f"{result.design_iops:,.0f} IOPS ({req.growth_words()}); {slo.statistic} latency <= {slo.us:g} us"
+        + ("; no capacity requirement" if req.usable_tb is None else f"; >= {req.usable_tb:g} TB usable")
+        + f", protection {req.protection}"
         + (f"; budget ${req.budget_usd:,.0f}" if req.budget_usd else ""),
         markup=False,
     )
@@ -229,9 +230,11 @@ def _print_plan(result: Any, out: Console, show: int) -> None:
     assert w.des is not None
     out.print(
         f"winner: {w.label}: ${w.capex_usd:,.0f}, {w.usable_tb:.2f} TB usable (${w.usd_per_usable_tb:,.0f}/TB, "
-        f"${_money(w.usd_per_kiops)}/KIOPS), DES {slo.statistic} latency "
+        f"${_money(w.usd_per_kiops)}/KIOPS {AT_BOUND}, ${_money(usd_per_kiops(w.capex_usd, w.des.iops.value))}/KIOPS "
+        f"{AT_SIMULATED}), DES {slo.statistic} latency "
         f"{_ci(w.des.latency_mean_us if slo.statistic == 'mean' else w.des.latency_p99_us)} us at "
-        f"{w.des.iops.value:,.0f} IOPS, headroom {_num(w.headroom_pct(t))}% over the target, bottleneck {w.bottleneck_words}",
+        f"{w.des.iops.value:,.0f} IOPS (DES validity: {w.des.validity}), headroom {_num(w.headroom_pct(t))}% over the target, "
+        f"bottleneck {w.bottleneck_words}",
         markup=False,
     )
     _print_failure_states(w, req, out)
@@ -273,6 +276,16 @@ def _throughput(scenario: Scenario, perf: float | None) -> tuple[float, tuple[fl
 
     result = simulate(scenario)
     return result.iops.value, result.iops.ci95, "simulated IOPS"
+
+
+def _throughput_bound(scenario: Scenario) -> float | None:
+    """The fast path's throughput bound Xmax of a steady scenario (None for a load profile or an unbounded one)."""
+    if scenario.profile_index() is not None:
+        return None
+    from sim.analytic import evaluate
+
+    x_max = evaluate(scenario).bounds.x_max_iops
+    return x_max if math.isfinite(x_max) and x_max > 0 else None
 
 
 def _capex_or_bad(scenario: Scenario, field: str, **kwargs: Any) -> Capex:
@@ -326,10 +339,14 @@ def _cost_report(args: argparse.Namespace, files: list[str], perfs: list[float])
     throughputs = [_throughput(s, perfs[i] if i < len(perfs) else None) for i, s in enumerate(scenarios)]
     report: dict[str, Any] = {"configurations": []}
     for f, s, cap, (value, ci, unit) in zip(files, scenarios, caps, throughputs, strict=True):
+        bound = _throughput_bound(s)
         report["configurations"].append({
             "file": f, "name": s.name, "capex": cap.as_dict(), "throughput": {"value": value, "ci95": list(ci), "unit": unit},
             "usd_per_kiops": {"value": usd_per_kiops(cap.total_usd, value),
-                              "ci95": [usd_per_kiops(cap.total_usd, ci[1]), usd_per_kiops(cap.total_usd, ci[0])]},
+                              "ci95": [usd_per_kiops(cap.total_usd, ci[1]), usd_per_kiops(cap.total_usd, ci[0])],
+                              "basis": AT_SIMULATED if unit == "simulated IOPS" else "at the given throughput"},
+            "usd_per_kiops_at_bound": None if bound is None else {
+                "value": usd_per_kiops(cap.total_usd, bound), "x_max_iops": bound, "basis": AT_BOUND},
             "usd_per_usable_tb": usd_per_usable_tb(cap.total_usd, cap.usable_tb),
         })
     if len(files) == 2:
@@ -356,16 +373,20 @@ def _print_cost_report(report: dict[str, Any], out: Console) -> None:
             table.add_column(col, justify="right" if col in ("quantity", "unit $", "total $") else "left", overflow="fold")
         for ln in conf["capex"]["lines"]:
             table.add_row(ln["item"], ln["model"], f"{ln['quantity']:g}", _money(ln["unit_usd"]), _money(ln["total_usd"]),
-                          ln["source"][:90] + ("..." if len(ln["source"]) > 90 else ""))
+                          ln["source"])
         out.print(table)
         c = conf["capex"]
         tp = conf["throughput"]
         kiops = conf["usd_per_kiops"]
         out.print(f"  capex ${c['total_usd']:,.0f}; raw {c['raw_tb']:.2f} TB, usable {c['usable_tb']:.2f} TB, "
                   f"${conf['usd_per_usable_tb']:,.0f} per usable TB", markup=False)
-        per = "KIOPS" if tp["unit"] == "simulated IOPS" else "1,000 units of the given throughput"
+        per = f"KIOPS {AT_SIMULATED}" if tp["unit"] == "simulated IOPS" else "1,000 units of the given throughput"
         out.print(f"  throughput {_q(tp['value'])} ({tp['unit']}; 95% CI {_q(tp['ci95'][0])}..{_q(tp['ci95'][1])}); "
                   f"${kiops['value']:,.2f} per {per} (95% CI {kiops['ci95'][0]:,.2f}..{kiops['ci95'][1]:,.2f})", markup=False)
+        bound = conf["usd_per_kiops_at_bound"]
+        if bound is not None:
+            out.print(f"  ${bound['value']:,.2f} per KIOPS {AT_BOUND} ({_q(bound['x_max_iops'])} IOPS, the fast path's Xmax: "
+                      "the figure `flashplan plan` ranks by)", markup=False)
         for note in c["notes"]:
             out.print(f"  note: {note}", markup=False)
     if "price_performance" in report:
@@ -391,18 +412,56 @@ def cmd_cost(args: argparse.Namespace, out: Console) -> int:
     return 0
 
 
+REQUIREMENTS_EXAMPLE = """\
+requirements file (YAML, TOML or JSON; `flashplan plan examples/plan/ibmi_oltp.yaml`):
+  name: OLTP on IBM i
+  platform: power10_ibmi            # power10_ibmi | linuxone | x86_exflash | zvm_edev
+  workload: oltp_4k_70_30           # a preset key or an inline workload (kind: closed | open | bursty)
+  target: {iops: 400000}            # or {mbps: 3000}
+  latency_slo: {statistic: p99, us: 1000}
+  usable_tb: 6                      # optional: leave it out when the question has no capacity
+  protection: redundant             # none | redundant | mirror | parity
+  growth_headroom_pct: 25           # optional: plan for the target x 1.25
+  budget_usd: 60000                 # optional
+  candidates:                       # optional: limits on what the planner tries
+    devices: [ES5F, ES5H]
+    layouts: [ibmi_mirror]
+"""
+
+
+def requirements_help() -> str:
+    """The requirements file and its ``candidates:`` block, for ``plan --help`` (from the model's field descriptions)."""
+    import textwrap
+
+    from models.requirements import CANDIDATES_BLOCK, PLATFORMS, CandidateSpace, platform_devices
+
+    lines = [REQUIREMENTS_EXAMPLE, textwrap.fill(" ".join(CANDIDATES_BLOCK.split()).replace("``", "`"), width=100)]
+    for name, field in CandidateSpace.model_fields.items():
+        lines.append(textwrap.fill(f"{name}: {field.description or ''}", width=100, initial_indent="  ",
+                                   subsequent_indent="      ", break_on_hyphens=False))
+    lines.append("")
+    lines.append(textwrap.fill("models each platform takes (simulate, plan and the app apply the same rule): "
+                               + "; ".join(f"{p}: {', '.join(platform_devices(p))}" for p in PLATFORMS),
+                               width=100, break_on_hyphens=False))
+    lines.append("Every field: `flashplan schema --requirements` prints the JSON schema.")
+    return "\n".join(lines)
+
+
 def register(subparsers: Any) -> None:
-    p = subparsers.add_parser("plan", help="find the cheapest configuration that meets a requirements file")
+    p = subparsers.add_parser("plan", help="find the cheapest configuration that meets a requirements file",
+                              description="Find the cheapest configuration that meets a requirements file: the planner\n"
+                                          "screens every candidate with the fast path and confirms the cheapest with the DES.",
+                              epilog=requirements_help(), formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("file", help="requirements file (YAML, TOML or JSON)")
     p.add_argument("--set", action="append", metavar="dotted.path=VALUE", help="override a requirements field (repeatable)")
     p.add_argument("--verify-top", type=int, default=3, metavar="N", help="candidates to confirm with the DES (default 3)")
     p.add_argument("--show", type=int, default=10, metavar="N", help="rows of each table to print (default 10)")
     p.add_argument("--space", choices=("grid", "wide"), default="grid",
                    help="candidates: the planner's grid (default) or every catalog device, count, namespaces, adapters and "
-                        "settings (sim/plan/space.py; about 15,000 for IBM i), finalists verified as distinct purchases")
+                        "settings (about 15,000 for IBM i), finalists verified as distinct purchases")
     p.add_argument("--jobs", type=int, default=1, metavar="N",
-                   help="processes that screen and verify (default 1: in this process; on the shared 2-core machine 2 "
-                        "processes measured slower, README); the plan is the same for any N")
+                   help="processes that screen and verify (default 1: in this process; more help only with spare cores); "
+                        "the plan is the same for any N")
     p.add_argument("--quiet", action="store_true", help="no progress bar on stderr (it is shown only on a terminal)")
     p.add_argument("--json", action="store_true", help="print the whole plan as JSON")
     p.add_argument("--survive", action="append", choices=("drive", "adapter"),

@@ -53,6 +53,7 @@ def summary_table(frame: pd.DataFrame, factors: list[str], title: str) -> Table:
         table.add_column(names[f], justify="right")
     for _, label in SUMMARY_METRICS:
         table.add_column(label, justify="right", no_wrap=True)
+    table.add_column("validity")
     table.add_column("bottleneck / error", overflow="fold")
     for _, row in frame.head(SHOWN_ROWS).iterrows():
         cells = [str(row["point"]), *([str(row["replication"])] if show_replication else []), *(_cell(row[f]) for f in factors)]
@@ -60,6 +61,7 @@ def summary_table(frame: pd.DataFrame, factors: list[str], title: str) -> Table:
         for key, _ in SUMMARY_METRICS:
             value, half = row[key], (row[f"{key}_ci95_hi"] - row[f"{key}_ci95_lo"]) / 2
             cells.append(f"{_cell(value)} ±{half / abs(value):.1%}" if ok and value else _cell(value) if ok else "-")
+        cells.append(str(row.get("validity") or "-") if ok else "-")
         unstable = ok and row.get("validity") == "unstable"
         cells.append(f"[red]UNSTABLE[/]: {row['bottleneck']} saturated" if unstable else str(row["bottleneck"]) if ok
                      else f"[red]{row['status']}[/]: {row['error']}")

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from models.bottleneck import both_words, solvers_agree
-from models.cost import Capex, usd_per_kiops, usd_per_usable_tb
+from models.cost import AT_BOUND, Capex, usd_per_kiops, usd_per_usable_tb
 from models.requirements import Requirements
 from models.result import Result
 from models.scenario import Scenario
@@ -47,6 +47,7 @@ class Candidate:
 
     @property
     def usd_per_kiops(self) -> float | None:
+        """$/KIOPS at the throughput bound (``models.cost.AT_BOUND``): capex / the fast path's Xmax."""
         return usd_per_kiops(self.capex_usd, self.max_iops) if self.max_iops else None
 
     @property
@@ -90,6 +91,7 @@ class Candidate:
             "usable_tb": self.usable_tb,
             "raw_tb": self.capex.raw_tb,
             "usd_per_kiops": _finite(self.usd_per_kiops),
+            "usd_per_kiops_basis": AT_BOUND,
             "usd_per_usable_tb": _finite(self.usd_per_usable_tb),
             "headroom_pct": _finite(self.headroom_pct(target_iops)),
             "bottleneck": self.bottleneck,

@@ -117,7 +117,7 @@ def _missed(rows: list[dict[str, Any]], p99_slack: float = 1.0, measured: bool =
 
 def screen(c: ConsolidatedCandidate, req: ConsolidationRequirements) -> None:
     """Capacity, budget, then the fast path against every objective; sets ``stage`` and ``rejection``."""
-    if c.capex.usable_tb < req.usable_tb * (1 - 1e-9):
+    if req.usable_tb is not None and c.capex.usable_tb < req.usable_tb * (1 - 1e-9):
         c.stage, c.rejection = "capacity", f"usable {c.capex.usable_tb:.2f} TB < {req.usable_tb:g} TB required"
         return
     if req.budget_usd is not None and c.capex.total_usd > req.budget_usd:

@@ -335,7 +335,7 @@ def _fmt_iops(x: float) -> str:
 
 def _screen(c: Candidate, req: Requirements) -> None:
     """Run the cheap checks and the fast path; set ``stage``/``rejection`` on failure."""
-    if c.usable_tb < req.usable_tb * (1 - 1e-9):
+    if req.usable_tb is not None and c.usable_tb < req.usable_tb * (1 - 1e-9):
         c.stage, c.rejection = "capacity", f"usable {c.usable_tb:.2f} TB < {req.usable_tb:g} TB required"
         return
     if req.budget_usd is not None and c.capex_usd > req.budget_usd:
@@ -412,14 +412,15 @@ def _infeasible(req: Requirements, candidates: list[Candidate]) -> NoFeasiblePla
     by_stage: dict[str, list[Candidate]] = {}
     for c in candidates:
         by_stage.setdefault(c.stage, []).append(c)
-    if len(by_stage.get("capacity", ())) == len(candidates):
+    if req.usable_tb is not None and len(by_stage.get("capacity", ())) == len(candidates):
         best = max(candidates, key=lambda c: c.usable_tb)
         return NoFeasiblePlan([("usable_tb", f"{req.usable_tb:g} TB is more than any configuration of {where} offers; "
                                              f"allowed: <= {best.usable_tb:.2f} TB ({best.label})")])
     roomy = [c for c in candidates if c.stage != "capacity"]
     if all(c.stage == "budget" for c in roomy):
         best = min(roomy, key=lambda c: c.capex_usd)
-        return NoFeasiblePlan([("budget_usd", f"the cheapest configuration with >= {req.usable_tb:g} TB usable costs "
+        roomy_words = "" if req.usable_tb is None else f" with >= {req.usable_tb:g} TB usable"
+        return NoFeasiblePlan([("budget_usd", f"the cheapest configuration{roomy_words} costs "
                                               f"${best.capex_usd:,.0f} ({best.label}); allowed: >= {best.capex_usd:,.0f}")])
     evaluated = [c for c in roomy if c.fast is not None]
     field_name = "target.iops" if req.target.iops is not None else "target.mbps"

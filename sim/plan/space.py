@@ -38,9 +38,9 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from models.catalog import load_catalog, lookup, pinned_catalog
+from models.catalog import lookup, pinned_catalog
 from models.cost import CostError, capex
-from models.requirements import PLATFORMS, PlatformOptions, Requirements
+from models.requirements import PLATFORMS, PlatformOptions, Requirements, platform_devices
 from models.scenario import Scenario
 from models.topology import HostConfig, NvmeQueues, Topology
 from sim.plan.planner import (
@@ -82,16 +82,6 @@ class WideSpace:
     zvm_aliases: tuple[int, ...] = (0, 1, 2, 3, 5, 7, 11, 15, 23, 31, 47, 59)
 
 
-def platform_devices(platform: str, options: PlatformOptions) -> list[str]:
-    """Every catalog device the platform can use: IBM i its feature codes; LinuxONE every other U.2 NVMe drive."""
-    if platform != "linuxone":
-        return list(options.devices)
-    ibmi = set(PLATFORMS["power10_ibmi"].devices)
-    drives = load_catalog().drives
-    extra = sorted(n for n, spec in drives.items() if n not in ibmi and n not in options.devices and spec.form_factor == "U.2")
-    return [*options.devices, *extra]
-
-
 def _device_counts(req: Requirements, options: PlatformOptions) -> list[int]:
     space = req.candidates
     cap = min(options.max_devices, space.max_devices or options.max_devices)
@@ -124,7 +114,7 @@ def _direct_nvme(req: Requirements, options: PlatformOptions, space: WideSpace) 
     host = platform_host(req, options, IBMI_STACK if ibmi else DEFAULT_STACK["direct_nvme"])
     depths: tuple[int | None, ...] = ((req.candidates.namespace_queue_depth,) if req.candidates.namespace_queue_depth
                                       else space.ibmi_queue_depths if ibmi else (None,))
-    for drive in req.candidates.devices or platform_devices(req.platform, options):
+    for drive in req.candidates.devices or platform_devices(req.platform):
         max_ns = lookup("drives", drive).max_namespaces
         namespaces = [n for n in (req.candidates.namespaces or space.namespaces) if n <= max_ns]
         for count in _device_counts(req, options):

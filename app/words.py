@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 
-BOTTLENECK_UTILIZATION = 0.8
-"""A component is called "the bottleneck" only when it is at least this busy; below, the run is limited by the load."""
+from models.bottleneck import LIMITING_UTILIZATION as BOTTLENECK_UTILIZATION
+from models.bottleneck import limits
 
 _DEVICE = {"adapter": "NVMe adapter", "drive": "drive", "dimm": "eXFlash DIMM", "hba": "host adapter", "lun": "LUN",
            "association": "NVMe/FC association", "driver_thread": "eXFlash driver thread", "ns": "namespace", "port": "port"}
@@ -76,4 +76,5 @@ def busiest_words(name: str, utilization: float | None = None) -> str:
 
 
 def is_bottleneck(utilization: float) -> bool:
-    return utilization == utilization and utilization >= BOTTLENECK_UTILIZATION
+    """Whether the component limits the throughput (``models.bottleneck.limits``: the CLI's and the planner's rule)."""
+    return limits(utilization)

@@ -26,6 +26,11 @@ from collections.abc import Collection, Iterable, Mapping
 TABLE_RESOLUTION = 0.001
 """Utilizations are compared at the resolution the tables print them (0.1 percentage point)."""
 
+LIMITING_UTILIZATION = 0.8
+"""A component is called the bottleneck only when it is at least this busy (utilization of its servers or slots);
+below, the offered load (jobs, queue depth, think time, an open rate), not the hardware, sets the throughput, and the
+most utilized component is only the busiest. One rule for the CLI, the planner's tables and the web app."""
+
 NO_BOTTLENECK = "none"
 """The name given when the table is empty (or every candidate is excluded)."""
 
@@ -84,6 +89,21 @@ def solvers_agree(des_bottleneck: str, fast_utilization: Mapping[str, float], fa
     tied for the top of the fast path's table (symmetric instances, such as four equally loaded adapters, that
     the DES's noise orders at random)."""
     return des_bottleneck == fast_bottleneck or is_most_utilized(des_bottleneck, fast_utilization)
+
+
+def limits(utilization: float) -> bool:
+    """Whether a component this busy limits the throughput (``LIMITING_UTILIZATION``; NaN never does)."""
+    return utilization == utilization and utilization >= LIMITING_UTILIZATION
+
+
+def limit_label(name: str, utilization: Mapping[str, float]) -> str:
+    """The line's label for the most utilized component ``name``: "bottleneck" where it limits, else "busiest
+    component" (with its utilization, and that nothing is near its limit)."""
+    busy = utilization.get(name, math.nan)
+    if limits(busy):
+        return "bottleneck"
+    shown = f"{busy:.1%}" if busy == busy else "-"
+    return f"no bottleneck (nothing {LIMITING_UTILIZATION:.0%} busy); busiest component ({shown})"
 
 
 def both_words(des_bottleneck: str, fast_utilization: Mapping[str, float] | None, fast_bottleneck: str | None) -> str:

@@ -16,7 +16,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from models.bottleneck import solvers_agree
+from models.bottleneck import limit_label, solvers_agree
 from models.common import dumps_json
 from models.numbers import format_number as _fmt
 from models.result import Result
@@ -231,7 +231,7 @@ def _print_analysis(scenario: Scenario, title: str, fast: FastResult, des: Resul
     out.print(f"bounds: Xmax = {_value(b.x_max_iops)} IOPS (D_max at {b.bottleneck}), Rmin = {_value(b.r_min_us)} us, "
               f"N* = {b.n_star:.1f} I/Os in flight", markup=False)
     out.print(_utilization_table(fast, des, top))
-    line = f"bottleneck: {fast.bottleneck}"
+    line = f"{limit_label(fast.bottleneck, fast.utilization)}: {fast.bottleneck}"
     if des is not None:
         same = solvers_agree(des.bottleneck, fast.utilization, fast.bottleneck)
         line += f" ({'the DES agrees' if same else f'DES: {des.bottleneck}'}); DES stop: {des.stop_reason}"

@@ -27,7 +27,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
-from models.bottleneck import both_words
+from models.bottleneck import both_words, limit_label
 from models.catalog import CatalogError, load_catalog
 from models.common import dumps_json
 from models.faults import throttle_words
@@ -163,7 +163,7 @@ def print_result(result: Result, console: Console, top: int = 8) -> None:
     for name, u in sorted(result.utilization.items(), key=lambda kv: -kv[1])[:top]:
         util.add_row(name, f"{u:6.1%}", f"{result.busy[name]:6.1%}")
     console.print(util)
-    console.print(f"bottleneck: {bottleneck_words(result)}", markup=False)
+    console.print(f"{limit_label(result.bottleneck, result.utilization)}: {bottleneck_words(result)}", markup=False)
     model = device_model_line(result.scenario)
     if model is not None:
         console.print(model, markup=False, highlight=False)

@@ -43,6 +43,7 @@ def fit_columns(console: Console, table: Table, width: int, shrink: bool = False
     for column, cell_width, pad in zip(table.columns, widths, pads, strict=True):
         column.width = max(cell_width - pad, 1)
         column.overflow = "fold"
+        column.no_wrap = False  # a column that may not wrap would be cropped at its width instead of folded
     return sum(lows) + table._extra_width
 
 

@@ -433,6 +433,7 @@ def requirements_help() -> str:
     """The requirements file and its ``candidates:`` block, for ``plan --help`` (from the model's field descriptions)."""
     import textwrap
 
+    from models.catalog import CatalogError
     from models.requirements import CANDIDATES_BLOCK, PLATFORMS, CandidateSpace, platform_devices
 
     lines = [REQUIREMENTS_EXAMPLE, textwrap.fill(" ".join(CANDIDATES_BLOCK.split()).replace("``", "`"), width=100)]
@@ -440,8 +441,11 @@ def requirements_help() -> str:
         lines.append(textwrap.fill(f"{name}: {field.description or ''}", width=100, initial_indent="  ",
                                    subsequent_indent="      ", break_on_hyphens=False))
     lines.append("")
-    lines.append(textwrap.fill("models each platform takes (simulate, plan and the app apply the same rule): "
-                               + "; ".join(f"{p}: {', '.join(platform_devices(p))}" for p in PLATFORMS),
+    try:
+        takes = "; ".join(f"{p}: {', '.join(platform_devices(p))}" for p in PLATFORMS)
+    except CatalogError:  # the catalog is read again, with its error, by the command that needs it
+        takes = "see `flashplan catalog` (the catalog could not be read)"
+    lines.append(textwrap.fill(f"models each platform takes (simulate, plan and the app apply the same rule): {takes}",
                                width=100, break_on_hyphens=False))
     lines.append("Every field: `flashplan schema --requirements` prints the JSON schema.")
     return "\n".join(lines)

@@ -90,11 +90,14 @@ def _offences() -> list[str]:
         if rel.as_posix() in generated:
             continue
         dated = rel.parts[0] in DATED_PROSE
+        fenced = False  # a command's output shown in a fenced block quotes the catalog's sources with their dates
         for n, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1):
+            if f.suffix == ".md" and line.lstrip().startswith("```"):
+                fenced = not fenced
             if dated and f.suffix != ".md":
                 line_dates = line.lstrip().startswith("#")
             else:
-                line_dates = dated
+                line_dates = dated and not fenced
             out.extend(f"{rel}:{n}: {hit}" for hit in _findings(line, line_dates))
     for f in _files(CODE, (".py",)):
         if f == Path(__file__).resolve():

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import lru_cache, partial
 from heapq import heappop, heappush
 
@@ -297,6 +297,70 @@ def operations_hop(dies: DieArray, ops: ProgramOperations, unit: Callable[[], fl
     return hop
 
 
+class ControllerFixed(Delay):
+    """A die-level device's controller: its fixed cost less its per-command time, a constant delay every read takes
+    before the controller's server. Keeps the arrival times at the server of the reads on their way (``arrivals``, in
+    order: the delay is constant), which a write reads before it books the server ahead (``DieDevice.reads_arrive_after``)."""
+
+    __slots__ = ("arrivals", "us")
+
+    def __init__(self, env: simpy.Environment, us: float, name: str):
+        super().__init__(env, lambda job: us, name, fixed=True)
+        self.us = us
+        self.arrivals: deque[float] = deque()
+
+    def __call__(self, job: Job) -> None:
+        t = self.clock.now + self.us
+        self.arrivals.append(t)
+        _push(self.clock, self._spare, t, job, self._cbs)
+
+
+class DieWriteEntry:
+    """A write's way into a die-level drive that reads also reach: the single-server links towards the device
+    (``FifoStation``, fed by nothing else: ``sim.des.model._Hops.check_entries``), then the controller, its cache slot and
+    acknowledgement (the device's ``CacheEntry``), with one event instead of two.
+
+    The controller is one FIFO server that reads reach too, through the fixed delay. Leaving the links at ``t``, the
+    write books the controller at ``t`` now when no read can reach it before then unbooked
+    (``DieDevice.reads_arrive_after``) and no write before it is still on its way to it by an event; the times are then
+    the event walk's. Otherwise it leaves the links by an event and enters the ``CacheEntry`` then. The route reads
+    ``(entry, cache_entry, cache_entry.acquire, cache_entry.acknowledge, ...)``."""
+
+    __slots__ = ("_cbs", "_spare", "cache", "channel", "clock", "device", "entry", "passing")
+
+    def __init__(self, env: simpy.Environment, channel: Sequence[FifoStation], device: DieDevice):
+        self.clock = clock_of(env)
+        self.channel: tuple[FifoStation, ...] = tuple(channel)
+        for st in self.channel[1:]:
+            st.reached_ahead()
+        self.device = device
+        device.controller.reached_ahead()  # booked at the links' departure, perhaps after an idle gap
+        assert device.cache_entry is not None
+        self.entry: CacheEntry = device.cache_entry
+        self.cache = device.write_cache
+        self.passing = 0
+        """Writes that leave the links by an event and have not reached the controller yet."""
+        self._spare: list[Ev] = []
+        self._cbs: list[Callable[[Ev], None]] = [self._leave]
+
+    def __call__(self, job: Job) -> None:
+        now = self.clock.now
+        t = now
+        for st in self.channel:
+            t = st.commit(job, t)
+        if t <= now or (self.passing == 0 and self.device.reads_arrive_after(t)):
+            job.step += 1  # past the cache entry's own hop: it is entered here
+            self.entry.enter_at(job, t)
+            return
+        self.passing += 1
+        _push(self.clock, self._spare, t, job, self._cbs)
+
+    def _leave(self, event: Ev) -> None:
+        self.passing -= 1
+        self._spare.append(event)
+        advance(event._value)
+
+
 class ChannelThenOperations:
     """A destaged write's way through the write channel (one FIFO server fed by the destages as they start, so its
     departure is known on arrival: Lindley's recursion) to its NAND operations. The write's operation count
@@ -369,7 +433,8 @@ class DieDevice:
                                         FifoStation(env, f"{name}.controller", 1,
                                                     lambda job: ctrl_s if job.op == READ else ctrl_w))
         controller_delay = d.controller_delay_us
-        fixed = Delay(env, lambda job: controller_delay, f"{name}.controller_fixed")
+        fixed = ControllerFixed(env, controller_delay, f"{name}.controller_fixed")
+        self.fixed: ControllerFixed | None = fixed if controller_delay > 0 else None
         read_unit = streams.unit("lognormal" if d.die_read_cv > 0 else "deterministic", d.die_read_cv)
         if p.shared_dies:
             # a page read holds its die for tR and its share of the bytes beyond the first 4 KiB at 1 / N of the
@@ -435,23 +500,42 @@ class DieDevice:
         self.read_hops: tuple[Hop, ...] = (_no_reads,) if alone else self._read_hops(env, fixed if controller_delay > 0 else None)
         destaging = Fork(destage, jobs)
         destaging.set_body(destage)  # a chain that drops its child recycles it itself
+        self.clock = clock_of(env)
+        self.cache_entry: CacheEntry | None = None
+        """A write's controller, cache slot and acknowledgement (reads reach the controller too)."""
         if alone:
             self.write_hops: tuple[Hop, ...] = (self.controller, self.write_cache.acquire, self.ack, destaging)
         else:
             # the controller, the cache slot and the acknowledgement with one event (``CacheEntry``: the slot booked
             # at the controller's departure when one is surely free then, the acknowledgement drawn in the order
             # the writes leave the controller, a single FIFO server)
-            entry = CacheEntry(env, self.controller, self.write_cache, self.ack)
+            entry = self.cache_entry = CacheEntry(env, self.controller, self.write_cache, self.ack)
             self.write_hops = (entry, entry.acquire, entry.acknowledge, destaging)
         self.parallelism = {"dies": d.dies, "write_cache_slots": p.write_cache_slots}
+
+    def reads_arrive_after(self, t: float) -> bool:
+        """Whether no read reaches the controller before ``t`` (now or later) unless it is booked there already: every
+        read on its way (the fixed delay: its arrival known, in order) arrives after ``t``, and one that starts now
+        would too (a write's entry, ``DieWriteEntry``, may then book the controller at ``t``)."""
+        now = self.clock.now
+        if t <= now:
+            return True
+        fixed = self.fixed
+        if fixed is None:
+            return False
+        arrivals = fixed.arrivals
+        return t < now + fixed.us and (not arrivals or arrivals[0] > t)
 
     def _read_hops(self, env: simpy.Environment, fixed: Delay | None) -> tuple[Hop, ...]:
         """A read's hops: the controller's fixed delay, its server and the dies from its departure in one go (the dies
         booked ahead, ``DieArray.read_at``: one event fewer than by events), then the read channel for the bytes beyond
         the first 4 KiB."""
         controller, dies, clock, read_bw = self.controller, self.dies, clock_of(env), self.read_bw
+        arrivals = self.fixed.arrivals if self.fixed is not None else None
 
         def to_dies(job: Job) -> None:
+            if arrivals is not None:
+                arrivals.popleft()
             dies.read_at(job, controller.commit(job, clock.now))
 
         def channel(job: Job) -> None:

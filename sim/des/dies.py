@@ -305,7 +305,7 @@ class ControllerFixed(Delay):
     __slots__ = ("arrivals", "us")
 
     def __init__(self, env: simpy.Environment, us: float, name: str):
-        super().__init__(env, lambda job: us, name, fixed=True)
+        super().__init__(env, lambda job: us, name)
         self.us = us
         self.arrivals: deque[float] = deque()
 
@@ -313,6 +313,12 @@ class ControllerFixed(Delay):
         t = self.clock.now + self.us
         self.arrivals.append(t)
         _push(self.clock, self._spare, t, job, self._cbs)
+
+    def visit(self, job: Job, t: float) -> float:
+        """As a chain part: the arrival at the server, kept as well."""
+        t += self.us
+        self.arrivals.append(t)
+        return t
 
 
 class DieWriteEntry:

@@ -15,6 +15,11 @@ is set out of reach, so the budget alone ends the run), and the table gives:
   the M/M/8 example (examples/mm8.yaml) run in the same process with the same budget: the rate
   varies with the machine, the ratio much less. M/M/8 runs first and last; the faster counts.
 * the geometric mean of both over the seed examples (s1..s5).
+* the same run under ``device_model: pooled`` beside the scenario's own device model (the default, ``auto``:
+  die-level drives, ``sim.des.dies``): its events per I/O and I/Os per CPU-second (``--no-pooled`` leaves it out).
+* with ``--instructions``: instructions per logical I/O under both device models for the chosen scenarios
+  (valgrind's callgrind, ``bench.device_model_cost.instructions_per_io``: runs of N and 3N I/Os, so start-up and
+  the model build cancel; the same on every run of one build, where CPU seconds on a shared host are not).
 
 ``--breakdown`` attributes every event and every hop visit of the chosen scenarios to the hop
 that caused it (Station service ends, Delay timeouts, pool acquires, forks, split joins, ...),
@@ -24,6 +29,7 @@ are the same, the compiled engine gives bit-identical runs). Nothing in sim/ is 
 
     python -m bench.events [--ios 150000] [--calibration-ios 50000] [--only SUBSTR ...]
                            [--check-steps] [--markdown] [--json] [--breakdown] [--baseline FILE.json]
+                           [--no-pooled] [--instructions [SUBSTR ...]] [--instruction-ios 10000]
 
 ``--baseline before.json`` (a ``--json`` run saved before an engine change) adds each scenario's events
 per I/O before and after and the speed-up, as the ratio of the two runs' "vs M/M/8" columns, so the
@@ -37,6 +43,7 @@ import json
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -56,6 +63,9 @@ DEFAULT_CALIBRATION_IOS = 50_000
 WARMUP_IOS = 2_000
 SEED_EXAMPLE = re.compile(r"^s[1-5]_")
 BREAKDOWN_DEFAULT = ("s2_ibmi_8x4_mirrored", "s5_fs9100_nvmefc", "s5_fs9100_scsi", "s1_linuxone_fcp", "s4_paging")
+INSTRUCTIONS_DEFAULT = ("s1_linuxone_nvme_raid10", "s2_ibmi_8x4_mirrored")
+"""The scenarios ``--instructions`` counts when it names none (the die-level drives' examples)."""
+DEFAULT_INSTRUCTION_IOS = 10_000
 
 
 @dataclass
@@ -164,6 +174,11 @@ class EventTable:
     calibration_ios: int
     machine: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    pooled: dict[str, EventRun] = field(default_factory=dict)
+    """The same scenarios under ``device_model: pooled``, by name (none with ``--no-pooled``)."""
+    instructions: dict[str, dict[str, float]] = field(default_factory=dict)
+    """Instructions per logical I/O by scenario name, then device model ('default', 'pooled'): ``--instructions``."""
+    instruction_ios: int = 0
 
     def ratio(self, run: EventRun) -> float:
         return run.cpu_rate / self.mm8.cpu_rate if self.mm8.cpu_rate else 0.0
@@ -177,14 +192,52 @@ class EventTable:
         return (geometric_mean(r.events_per_io for r in seeds), geometric_mean(r.cpu_rate for r in seeds),
                 geometric_mean(self.ratio(r) for r in seeds))
 
+    def pooled_geomeans(self) -> tuple[float, float]:
+        """(events per I/O, I/Os per CPU-s) geometric means over the seed examples under ``device_model: pooled``."""
+        seeds = [self.pooled[r.name] for r in self.seed_examples() if r.name in self.pooled]
+        return geometric_mean(r.events_per_io for r in seeds), geometric_mean(r.cpu_rate for r in seeds)
+
+    def headers(self) -> list[str]:
+        head = ["scenario", "source", "logical I/Os", "events", "events per I/O"]
+        if self.pooled:
+            head.append("events per I/O, pooled")
+        head.append("I/Os per CPU-s")
+        if self.pooled:
+            head.append("I/Os per CPU-s, pooled")
+        head.append("vs M/M/8")
+        if self.instructions:
+            head += ["instructions per I/O", "instructions per I/O, pooled", "default / pooled"]
+        return head
+
+    def _row(self, r: EventRun) -> list[str]:
+        p = self.pooled.get(r.name)
+        row = [r.name, r.source, f"{r.ios:,}", f"{r.events:,}", f"{r.events_per_io:.2f}"]
+        if self.pooled:
+            row.append(f"{p.events_per_io:.2f}" if p else "")
+        row.append(f"{r.cpu_rate:,.0f}")
+        if self.pooled:
+            row.append(f"{p.cpu_rate:,.0f}" if p else "")
+        row.append(f"{self.ratio(r):.3f}")
+        if self.instructions:
+            ins = self.instructions.get(r.name)
+            row += ([f"{ins['default']:,.0f}", f"{ins['pooled']:,.0f}", f"{ins['default'] / ins['pooled']:.3f}x"]
+                    if ins else ["", "", ""])
+        return row
+
     def rows(self) -> list[list[str]]:
-        out = []
-        for r in self.runs:
-            out.append([r.name, r.source, f"{r.ios:,}", f"{r.events:,}", f"{r.events_per_io:.2f}",
-                        f"{r.cpu_rate:,.0f}", f"{self.ratio(r):.3f}"])
+        out = [self._row(r) for r in self.runs]
         ev, rate, ratio = self.geomeans()
-        out.append([f"geometric mean, {len(self.seed_examples())} seed examples (s1..s5)", "", "", "", f"{ev:.2f}",
-                    f"{rate:,.0f}", f"{ratio:.3f}"])
+        last = [f"geometric mean, {len(self.seed_examples())} seed examples (s1..s5)", "", "", "", f"{ev:.2f}"]
+        pooled_ev, pooled_rate = self.pooled_geomeans() if self.pooled else (math.nan, math.nan)
+        if self.pooled:
+            last.append(f"{pooled_ev:.2f}")
+        last.append(f"{rate:,.0f}")
+        if self.pooled:
+            last.append(f"{pooled_rate:,.0f}")
+        last.append(f"{ratio:.3f}")
+        if self.instructions:
+            last += ["", "", ""]
+        out.append(last)
         return out
 
     def to_json(self) -> dict[str, Any]:
@@ -193,15 +246,16 @@ class EventTable:
                 "mm8": {**asdict(self.mm8), "events_per_io": self.mm8.events_per_io, "cpu_rate": self.mm8.cpu_rate},
                 "runs": [{**asdict(r), "events_per_io": r.events_per_io, "cpu_rate": r.cpu_rate, "ratio_to_mm8": self.ratio(r)}
                          for r in self.runs],
-                "geomean_seed_examples": {"events_per_io": ev, "cpu_rate": rate, "ratio_to_mm8": ratio}}
-
-
-HEADERS = ["scenario", "source", "logical I/Os", "events", "events per I/O", "I/Os per CPU-s", "vs M/M/8"]
+                "geomean_seed_examples": {"events_per_io": ev, "cpu_rate": rate, "ratio_to_mm8": ratio},
+                "pooled": {name: {**asdict(r), "events_per_io": r.events_per_io, "cpu_rate": r.cpu_rate}
+                           for name, r in self.pooled.items()},
+                "instructions_per_io": self.instructions, "instruction_ios": self.instruction_ios}
 
 
 def format_text(table: EventTable) -> str:
-    rows = [HEADERS, *table.rows()]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(HEADERS))]
+    headers = table.headers()
+    rows = [headers, *table.rows()]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(headers))]
     lines = []
     for k, r in enumerate(rows):
         lines.append("  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))))
@@ -211,7 +265,8 @@ def format_text(table: EventTable) -> str:
 
 
 def format_markdown(table: EventTable) -> str:
-    lines = ["| " + " | ".join(HEADERS) + " |", "|" + "|".join("---" for _ in HEADERS) + "|"]
+    headers = table.headers()
+    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
     lines += ["| " + " | ".join(r) + " |" for r in table.rows()]
     return "\n".join(lines)
 
@@ -222,8 +277,9 @@ def machine_line() -> str:
 
 
 def measure(ios: int = DEFAULT_IOS, calibration_ios: int = DEFAULT_CALIBRATION_IOS, only: Sequence[str] = (),
-            check_steps: bool = False, log: Callable[[str], None] = lambda m: None) -> EventTable:
-    """Count events for every (matching) scenario, with M/M/8 run first and last as the rate reference."""
+            check_steps: bool = False, log: Callable[[str], None] = lambda m: None, pooled: bool = True) -> EventTable:
+    """Count events for every (matching) scenario, with M/M/8 run first and last as the rate reference; with
+    ``pooled`` each scenario runs again under ``device_model: pooled``."""
     from sim.native import guard as native
 
     def mm8() -> EventRun:
@@ -233,6 +289,7 @@ def measure(ios: int = DEFAULT_IOS, calibration_ios: int = DEFAULT_CALIBRATION_I
     first = mm8()
     log(f"  mm8 (reference): {first.events_per_io:.2f} events per I/O, {first.cpu_rate:,.0f} I/Os per CPU-s")
     runs = []
+    pooled_runs: dict[str, EventRun] = {}
     for source, path in scenario_files():
         if only and not any(s in path.stem for s in only):
             continue
@@ -240,9 +297,26 @@ def measure(ios: int = DEFAULT_IOS, calibration_ios: int = DEFAULT_CALIBRATION_I
         run = count_events(path, budget, source, check_steps)
         log(f"  {path.stem}: {run.ios:,} I/Os, {run.events_per_io:.2f} events per I/O, {run.cpu_rate:,.0f} I/Os per CPU-s")
         runs.append(run)
+        if pooled:
+            p = pooled_runs[path.stem] = count_events(path, budget, source, check_steps, device_model="pooled")
+            log(f"    pooled: {p.events_per_io:.2f} events per I/O, {p.cpu_rate:,.0f} I/Os per CPU-s")
     last = mm8()
     reference = first if first.cpu_rate >= last.cpu_rate else last
-    return EventTable(runs, reference, native.status(), ios, calibration_ios, machine_line())
+    return EventTable(runs, reference, native.status(), ios, calibration_ios, machine_line(), pooled=pooled_runs)
+
+
+def count_instructions(table: EventTable, wanted: Sequence[str], ios: int, log: Callable[[str], None] = lambda m: None) -> None:
+    """Instructions per logical I/O under the scenario's own device model and under pooled, for the table's scenarios
+    whose name contains one of ``wanted`` (``bench.device_model_cost.instructions_per_io``: valgrind)."""
+    from bench.device_model_cost import instructions_per_io
+
+    paths = {p.stem: p for _, p in scenario_files()}
+    for run in table.runs:
+        if any(s in run.name for s in wanted):
+            per = {model: instructions_per_io(paths[run.name], ios, model) for model in ("default", "pooled")}
+            log(f"  {run.name}: {per['default']:,.0f} instructions per I/O, pooled {per['pooled']:,.0f}")
+            table.instructions[run.name] = per
+    table.instruction_ios = ios
 
 
 def compare(table: EventTable, baseline: dict[str, Any]) -> str:
@@ -541,6 +615,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print strict JSON instead of a table")
     parser.add_argument("--baseline", type=Path, metavar="FILE.json",
                         help="a saved --json run (e.g. before an engine change): also print events and speed-up against it")
+    parser.add_argument("--no-pooled", action="store_true", help="leave out the runs under device_model: pooled")
+    parser.add_argument("--instructions", nargs="*", metavar="SUBSTR",
+                        help="also count instructions per I/O under both device models (valgrind) for the scenarios "
+                             f"whose name contains one of these (none named: {', '.join(INSTRUCTIONS_DEFAULT)})")
+    parser.add_argument("--instruction-ios", type=_positive, default=DEFAULT_INSTRUCTION_IOS,
+                        help="logical I/Os of the shorter of the two valgrind runs (the longer: 3x)")
     parser.add_argument("--breakdown", action="store_true",
                         help=f"events and hop visits by kind for --only scenarios (default: {', '.join(BREAKDOWN_DEFAULT)})")
     args = parser.parse_args(argv)
@@ -549,19 +629,7 @@ def main(argv: list[str] | None = None) -> int:
         print(msg, file=sys.stderr, flush=True)
 
     if args.breakdown:
-        wanted = args.only or list(BREAKDOWN_DEFAULT)
-        runs = [(p, args.ios if source == "example" else args.calibration_ios)
-                for source, p in scenario_files() if any(s in p.stem for s in wanted)]
-        if not runs:
-            print(f"--only: no scenario file name contains any of {wanted}", file=sys.stderr)
-            return 2
-        results = breakdowns(runs)
-        if args.json:
-            print(json.dumps([b.to_json() for b in results], allow_nan=False))
-        else:
-            print("\n\n".join(format_breakdown(b) for b in results))
-        return 0
-
+        return _print_breakdowns(args)
     if args.only and not any(any(s in p.stem for s in args.only) for _, p in scenario_files()):
         print(f"--only: no scenario file name contains any of {args.only}", file=sys.stderr)
         return 2
@@ -574,19 +642,49 @@ def main(argv: list[str] | None = None) -> int:
         except (OSError, ValueError) as exc:
             print(f"--baseline: {args.baseline} is not a saved `python -m bench.events --json` run ({exc})", file=sys.stderr)
             return 2
+    if args.instructions is not None and shutil.which("valgrind") is None:
+        print("error: --instructions needs valgrind (apt-get install valgrind)", file=sys.stderr)
+        return 2
     log(f"events per logical I/O: examples at {args.ios:,} I/Os, calibration scenarios at {args.calibration_ios:,}")
-    table = measure(args.ios, args.calibration_ios, args.only, args.check_steps, log)
+    table = measure(args.ios, args.calibration_ios, args.only, args.check_steps, log, pooled=not args.no_pooled)
+    if args.instructions is not None:
+        count_instructions(table, args.instructions or INSTRUCTIONS_DEFAULT, args.instruction_ios, log)
     if args.json:
         print(json.dumps(table.to_json(), allow_nan=False))
         return 0
-    print(f"Events per logical I/O (python -m bench.events; engine {table.mode}; {table.machine})")
-    print(f"M/M/8 reference: {table.mm8.ios:,} I/Os, {table.mm8.events_per_io:.2f} events per I/O, "
-          f"{table.mm8.cpu_rate:,.0f} I/Os per CPU-s (the faster of a run before and after the table)")
-    print(format_markdown(table) if args.markdown else format_text(table))
+    _print_table(table, args.markdown)
     if baseline is not None:
         print(f"\nAgainst {args.baseline} (engine {baseline.get('mode', '?')}):")
         print(compare(table, baseline))
     return 0
+
+
+def _print_breakdowns(args: argparse.Namespace) -> int:
+    wanted = args.only or list(BREAKDOWN_DEFAULT)
+    runs = [(p, args.ios if source == "example" else args.calibration_ios)
+            for source, p in scenario_files() if any(s in p.stem for s in wanted)]
+    if not runs:
+        print(f"--only: no scenario file name contains any of {wanted}", file=sys.stderr)
+        return 2
+    results = breakdowns(runs)
+    if args.json:
+        print(json.dumps([b.to_json() for b in results], allow_nan=False))
+    else:
+        print("\n\n".join(format_breakdown(b) for b in results))
+    return 0
+
+
+def _print_table(table: EventTable, markdown: bool) -> None:
+    print(f"Events per logical I/O (python -m bench.events; engine {table.mode}; {table.machine})")
+    print(f"M/M/8 reference: {table.mm8.ios:,} I/Os, {table.mm8.events_per_io:.2f} events per I/O, "
+          f"{table.mm8.cpu_rate:,.0f} I/Os per CPU-s (the faster of a run before and after the table)")
+    if table.pooled:
+        print("Each scenario under its own device model (the default, auto: die-level drives) and under "
+              "device_model: pooled (the columns marked pooled).")
+    if table.instructions:
+        print(f"Instructions per logical I/O: valgrind (callgrind), runs of {table.instruction_ios:,} and "
+              f"{3 * table.instruction_ios:,} I/Os, the difference over {2 * table.instruction_ios:,}.")
+    print(format_markdown(table) if markdown else format_text(table))
 
 
 if __name__ == "__main__":

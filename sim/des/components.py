@@ -1136,8 +1136,13 @@ class CacheEntry:
         self._cb: list[Callable[[Ev], None]] = [self._leave]
 
     def __call__(self, job: Job) -> None:
+        self.enter_at(job, self.clock.now)
+
+    def enter_at(self, job: Job, arrival: float) -> None:
+        """Enter the station at ``arrival`` (now, or later when nothing can reach the station before then unbooked:
+        ``sim.des.dies.DieWriteEntry``)."""
         now = self.clock.now
-        t = self.station.commit(job, now)
+        t = self.station.commit(job, arrival)
         if self.slow == 0 and self.cache.can_book(now, t):
             self.cache.acquire_at(t)
             t = self.ack.visit(job, t)

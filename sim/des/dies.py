@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import lru_cache, partial
 from heapq import heappop, heappush
 
@@ -47,6 +47,7 @@ from sim.des.components import (
     CHAIN_DROP,
     READ,
     BookedPool,
+    CacheEntry,
     Chain,
     Delay,
     Ev,
@@ -56,8 +57,8 @@ from sim.des.components import (
     Job,
     JobFactory,
     Meter,
-    Pool,
     Station,
+    _push,
     advance,
     clock_of,
     make_route,
@@ -81,12 +82,14 @@ class DieArray(Meter):
     """``dies`` NAND dies, each a FIFO queue of one operation at a time; the meter's capacity is the die
     count, so its utilization is the mean die's. ``read`` and ``program`` are hops."""
 
-    __slots__ = ("_done_cb", "busy", "current", "cursor", "die_read", "pages", "pick", "pieces", "queues", "random", "waiting", "write_point")
+    __slots__ = ("_done_cb", "_done_cbs", "busy", "current", "cursor", "die_read", "held", "held_job", "held_service", "pages",
+                 "pick", "pieces", "queues", "random", "reservations", "reserved", "waiting", "write_point")
 
     def __init__(self, env: simpy.Environment, name: str, layout: DieLayout, die_read: Callable[[Job], float],
                  pick: Callable[[], float], random: bool):
         super().__init__(env, name, layout.dies)
-        self.queues: list[deque[tuple[Job, float, bool]]] = [deque() for _ in range(layout.dies)]
+        self.queues: list[deque[tuple[Job, float, bool, float]]] = [deque() for _ in range(layout.dies)]
+        """Each die's FIFO queue: (job, service, behind, arrival); a read booked ahead (``read_at``) arrives later."""
         self.current: list[Job | None] = [None] * layout.dies
         """The job each die is serving (None while idle or programming behind a job that moved on)."""
         self.busy = [False] * layout.dies
@@ -102,6 +105,16 @@ class DieArray(Meter):
         self.waiting: deque[tuple[Job, float, bool]] = deque()
         """Programs waiting for a die to fall idle (every die was busy when they came)."""
         self._done_cb = self._done
+        self._done_cbs: list[Callable[[Ev], None]] = [self._done]
+        n = layout.dies
+        self.reserved = [math.inf] * n
+        """When the read booked on each idle die arrives there (``read_at``; inf: none): the die is idle until then."""
+        self.held: list[Ev | None] = [None] * n
+        """That read's service end, scheduled when it was booked (taken back when a program takes the die first)."""
+        self.held_job: list[Job | None] = [None] * n
+        self.held_service = [0.0] * n
+        self.reservations: list[tuple[float, int]] = []
+        """(arrival, die) of the reads booked on idle dies, a heap: each is put in service at its arrival (``_arrive``)."""
 
     def _die(self) -> int:
         n = len(self.queues)
@@ -114,13 +127,27 @@ class DieArray(Meter):
 
     def read(self, job: Job) -> None:
         """Read the job's pages on their dies; move on when the last is read."""
+        self.read_at(job, self.clock.now)
+
+    def read_at(self, job: Job, t: float) -> None:
+        """Read the job's pages on their dies, arriving there at ``t`` (now or later: the controller's departure,
+        booked when the read reached it); move on when the last is read.
+
+        Reads reach the dies through the controller, a single FIFO server, so they arrive in the order they are
+        booked, and the dies are picked and the die times drawn in that order, as when each arrives by an event.
+        A read booked ahead on an idle die is reserved there (``_reserve``): the die stays idle until the read
+        arrives (``_arrive``), and a program that the write point puts on that die meanwhile runs first, the read
+        queued behind it (``_bump``): what happens when the read arrives by an event."""
+        now = self.clock.now
+        if self.reservations:
+            self._arrive(now)
         n = len(self.queues)
         size = job.size
         k = 1 if size <= self.pages else min(n, -(-size // self.pages))
         if k > 1:
             self.pieces[job] = k
         for _ in range(k):
-            self._enter(self._die(), job, self.die_read(job), False)
+            self._enter_at(self._die(), job, self.die_read(job), t, now)
 
     def program(self, duration: Callable[[Job], float], behind: bool = False) -> Hop:
         """A hop that programs a destaged write for ``duration(job)`` us on the die the write point picks; with
@@ -130,18 +157,74 @@ class DieArray(Meter):
         waiting = self.waiting
 
         def hop(job: Job) -> None:
+            if self.reservations:
+                self._arrive(self.clock.now)
             k = take(busy)
             if k < 0:
                 waiting.append((job, duration(job), behind))
             else:
+                if self.reserved[k] < math.inf:
+                    self._bump(k)
                 self._start(k, job, duration(job), behind)
         return hop
 
-    def _enter(self, k: int, job: Job, service: float, behind: bool) -> None:
-        if self.busy[k]:
-            self.queues[k].append((job, service, behind))
+    def _enter_at(self, k: int, job: Job, service: float, t: float, now: float) -> None:
+        if self.busy[k] or self.reserved[k] < math.inf:
+            self.queues[k].append((job, service, False, t))
+        elif t <= now:
+            self._start(k, job, service, False)
         else:
-            self._start(k, job, service, behind)
+            self._reserve(k, job, service, t)
+
+    def _reserve(self, k: int, job: Job, service: float, t: float) -> None:
+        """Book a read arriving at ``t`` (later) on idle die ``k``: its end is scheduled now, the die idle until ``t``."""
+        self.reserved[k] = t
+        self.held_job[k] = job
+        self.held_service[k] = service
+        ev = Ev(self.env)
+        ev._value = k
+        ev.callbacks = self._done_cbs
+        self.clock.push(ev, t + service)
+        self.held[k] = ev
+        heappush(self.reservations, (t, k))
+
+    def _arrive(self, now: float) -> None:
+        """Put in service, at their own arrival times and in time order, the reserved reads that arrive by ``now``."""
+        reservations, reserved = self.reservations, self.reserved
+        while reservations and reservations[0][0] <= now:
+            t, k = heappop(reservations)
+            if reserved[k] != t:  # taken back (``_bump``)
+                continue
+            reserved[k] = math.inf
+            dt = t - self.t_last  # Meter._account at t
+            if dt:
+                u = self.in_use
+                if u:
+                    self.area += u * dt
+                    self.busy_area += dt
+                self.t_last = t
+            self.in_use += 1
+            self.busy[k] = True
+            self.current[k] = self.held_job[k]
+            self.held_job[k] = None
+            self.held[k] = None
+
+    def _bump(self, k: int) -> None:
+        """A program takes die ``k`` before the read reserved there arrives: the read waits behind it."""
+        ev = self.held[k]
+        assert ev is not None
+        ev.callbacks = [_ignore]
+        job = self.held_job[k]
+        assert job is not None
+        self.queues[k].appendleft((job, self.held_service[k], False, self.reserved[k]))
+        self.reserved[k] = math.inf
+        self.held[k] = None
+        self.held_job[k] = None
+
+    def _account(self) -> None:
+        if self.reservations:
+            self._arrive(self.clock.now)
+        Meter._account(self)
 
     def _start(self, k: int, job: Job, service: float, behind: bool) -> None:
         self._account()
@@ -156,20 +239,24 @@ class DieArray(Meter):
 
     def _done(self, event: Ev) -> None:
         k: int = event._value
-        job = self.current[k]
         self._account()
+        job = self.current[k]
         self.in_use -= 1
         self.busy[k] = False
         self.current[k] = None
         queue = self.queues[k]
-        if queue:
-            nxt, service, behind = queue.popleft()
+        now = self.clock.now
+        if queue and queue[0][3] <= now:
+            nxt, service, behind, _ = queue.popleft()
             self._start(k, nxt, service, behind)
         elif self.waiting:
             nxt, service, behind = self.waiting.popleft()
             self._start(k, nxt, service, behind)
         else:
             self.write_point.idle(k)
+            if queue:  # the next read was booked ahead and arrives later: the die is idle until then
+                nxt, service, _, t = queue.popleft()
+                self._reserve(k, nxt, service, t)
         if job is None:
             return
         pieces = self.pieces
@@ -182,13 +269,19 @@ class DieArray(Meter):
         advance(job)
 
 
-def operations_hop(dies: DieArray, ops: ProgramOperations, unit: Callable[[], float]) -> Hop:
+def _ignore(event: Ev) -> None:
+    """The callback of a reserved read's end taken back (``DieArray._bump``)."""
+
+
+def operations_hop(dies: DieArray, ops: ProgramOperations, unit: Callable[[], float], count: OperationCount | None = None,
+                   left: dict[Job, int] | None = None) -> Hop:
     """A hop that runs a destaged write's NAND operations (``ProgramOperations``) one after another, each for tPROG
-    times ``unit()`` on the die the write point picks; the write moves on after the last (at once if it has none)."""
-    count = OperationCount(ops.per_write)
+    times ``unit()`` on the die the write point picks; the write moves on after the last (at once if it has none).
+    A write whose count was drawn before it came (``left``, ``ChannelThenOperations``) runs that many."""
+    count = OperationCount(ops.per_write) if count is None else count
     op_us = ops.operation_us
     operation = dies.program(lambda job: op_us * unit())
-    left: dict[Job, int] = {}
+    left = {} if left is None else left
 
     def hop(job: Job) -> None:
         n = left.pop(job, -1)
@@ -202,6 +295,116 @@ def operations_hop(dies: DieArray, ops: ProgramOperations, unit: Callable[[], fl
             job.step -= 1
         operation(job)
     return hop
+
+
+class ControllerFixed(Delay):
+    """A die-level device's controller: its fixed cost less its per-command time, a constant delay every read takes
+    before the controller's server. Keeps the arrival times at the server of the reads on their way (``arrivals``, in
+    order: the delay is constant), which a write reads before it books the server ahead (``DieDevice.reads_arrive_after``)."""
+
+    __slots__ = ("arrivals", "us")
+
+    def __init__(self, env: simpy.Environment, us: float, name: str):
+        super().__init__(env, lambda job: us, name)
+        self.us = us
+        self.arrivals: deque[float] = deque()
+
+    def __call__(self, job: Job) -> None:
+        t = self.clock.now + self.us
+        self.arrivals.append(t)
+        _push(self.clock, self._spare, t, job, self._cbs)
+
+    def visit(self, job: Job, t: float) -> float:
+        """As a chain part: the arrival at the server, kept as well."""
+        t += self.us
+        self.arrivals.append(t)
+        return t
+
+
+class DieWriteEntry:
+    """A write's way into a die-level drive that reads also reach: the single-server links towards the device
+    (``FifoStation``, fed by nothing else: ``sim.des.model._Hops.check_entries``), then the controller, its cache slot and
+    acknowledgement (the device's ``CacheEntry``), with one event instead of two.
+
+    The controller is one FIFO server that reads reach too, through the fixed delay. Leaving the links at ``t``, the
+    write books the controller at ``t`` now when no read can reach it before then unbooked
+    (``DieDevice.reads_arrive_after``) and no write before it is still on its way to it by an event; the times are then
+    the event walk's. Otherwise it leaves the links by an event and enters the ``CacheEntry`` then. The route reads
+    ``(entry, cache_entry, cache_entry.acquire, cache_entry.acknowledge, ...)``."""
+
+    __slots__ = ("_cbs", "_spare", "cache", "channel", "clock", "device", "entry", "passing")
+
+    def __init__(self, env: simpy.Environment, channel: Sequence[FifoStation], device: DieDevice):
+        self.clock = clock_of(env)
+        self.channel: tuple[FifoStation, ...] = tuple(channel)
+        for st in self.channel[1:]:
+            st.reached_ahead()
+        self.device = device
+        device.controller.reached_ahead()  # booked at the links' departure, perhaps after an idle gap
+        assert device.cache_entry is not None
+        self.entry: CacheEntry = device.cache_entry
+        self.cache = device.write_cache
+        self.passing = 0
+        """Writes that leave the links by an event and have not reached the controller yet."""
+        self._spare: list[Ev] = []
+        self._cbs: list[Callable[[Ev], None]] = [self._leave]
+
+    def __call__(self, job: Job) -> None:
+        now = self.clock.now
+        t = now
+        for st in self.channel:
+            t = st.commit(job, t)
+        if t <= now or (self.passing == 0 and self.device.reads_arrive_after(t)):
+            job.step += 1  # past the cache entry's own hop: it is entered here
+            self.entry.enter_at(job, t)
+            return
+        self.passing += 1
+        _push(self.clock, self._spare, t, job, self._cbs)
+
+    def _leave(self, event: Ev) -> None:
+        self.passing -= 1
+        self._spare.append(event)
+        advance(event._value)
+
+
+class ChannelThenOperations:
+    """A destaged write's way through the write channel (one FIFO server fed by the destages as they start, so its
+    departure is known on arrival: Lindley's recursion) to its NAND operations. The write's operation count
+    (``OperationCount``) is drawn on arrival, in the order the channel serves the writes, as when it is drawn at the
+    departure; a write with none (a page still filling) frees its cache slot at its departure with no event
+    (``BookedPool.release_at``) and is dropped; one with some leaves the channel by an event and runs them
+    (``operations_hop``, the count handed over in ``left``)."""
+
+    __slots__ = ("_cbs", "_spare", "cache", "channel", "clock", "count", "jobs", "left")
+
+    def __init__(self, env: simpy.Environment, channel: FifoStation, cache: BookedPool, count: OperationCount,
+                 left: dict[Job, int], jobs: JobFactory):
+        self.clock = clock_of(env)
+        self.channel = channel
+        self.cache = cache
+        self.count = count
+        self.left = left
+        self.jobs = jobs
+        self._spare: list[Ev] = []
+        self._cbs: list[Callable[[Ev], None]] = [self._leave]
+
+    def __call__(self, job: Job) -> None:
+        now = self.clock.now
+        t = self.channel.commit(job, now)
+        n = self.count.next()
+        if n == 0:
+            self.cache.release_at(job, t)
+            self.jobs.recycle(job)
+            return
+        self.left[job] = n
+        if t > now:
+            _push(self.clock, self._spare, t, job, self._cbs)
+        else:
+            advance(job)
+
+    def _leave(self, event: Ev) -> None:
+        self._spare.append(event)
+        advance(event._value)
 
 
 def _no_reads(job: Job) -> None:
@@ -230,10 +433,14 @@ class DieDevice:
         self.writes_only = alone = writes_only and not p.shared_dies
         ops = None if p.shared_dies else program_operations(p, d)
         booked = alone and ops is not None
-        self.controller: Station = (FifoStation(env, f"{name}.controller", 1, lambda job: ctrl_w) if alone else
-                                    Station(env, f"{name}.controller", 1, lambda job: ctrl_s if job.op == READ else ctrl_w))
+        # one FIFO server: a job's departure is known when it arrives (Lindley's recursion), so a read books its
+        # die from then (``DieArray.read_at``) and a write its cache slot and acknowledgement (``CacheEntry``)
+        self.controller: FifoStation = (FifoStation(env, f"{name}.controller", 1, lambda job: ctrl_w) if alone else
+                                        FifoStation(env, f"{name}.controller", 1,
+                                                    lambda job: ctrl_s if job.op == READ else ctrl_w))
         controller_delay = d.controller_delay_us
-        fixed = Delay(env, lambda job: controller_delay, f"{name}.controller_fixed")
+        fixed = ControllerFixed(env, controller_delay, f"{name}.controller_fixed")
+        self.fixed: ControllerFixed | None = fixed if controller_delay > 0 else None
         read_unit = streams.unit("lognormal" if d.die_read_cv > 0 else "deterministic", d.die_read_cv)
         if p.shared_dies:
             # a page read holds its die for tR and its share of the bytes beyond the first 4 KiB at 1 / N of the
@@ -262,13 +469,14 @@ class DieDevice:
                 extra = job.size - FIRST_READ_BYTES
                 return extra * per_byte * unit() if extra > 0 else 0.0
         self.read_bw = Station(env, f"{name}.read_bw", 1, beyond)
-        self.write_cache: Pool = (BookedPool if alone else Pool)(env, f"{name}.write_cache", p.write_cache_slots)
+        self.write_cache: BookedPool = BookedPool(env, f"{name}.write_cache", p.write_cache_slots)
         law, cv = p.law, p.service_cv
         ack_unit = streams.unit(law, cv)
         ack = max(0.0, p.write_ack_us - ctrl_w)
         self.ack = Delay(env, lambda job: ack * ack_unit(), f"{name}.write_ack")
         write_per_byte = us_per_byte(p.write_bw_gbs)
-        self.write_bw: Station = (FifoStation if booked else Station)(env, f"{name}.write_bw", 1, lambda job: job.size * write_per_byte)
+        self.write_bw: Station = (FifoStation if booked or not p.shared_dies else Station)(
+            env, f"{name}.write_bw", 1, lambda job: job.size * write_per_byte)
         program_unit = streams.unit(law, cv)
         dies_meter: Meter = self.dies
         destage: tuple[Hop, ...]
@@ -287,10 +495,54 @@ class DieDevice:
             # the write point picks; the dies alone give the datasheet write IOPS when all are busy; the slot is
             # freed when the last operation ends
             assert ops is not None
-            programs = operations_hop(self.dies, ops, program_unit)
-            destage = make_route(self.write_bw, programs, self.write_cache.release)
+            count = OperationCount(ops.per_write)
+            left: dict[Job, int] = {}
+            channel = self.write_bw
+            assert isinstance(channel, FifoStation)
+            programs = operations_hop(self.dies, ops, program_unit, count, left)
+            destage = make_route(ChannelThenOperations(env, channel, self.write_cache, count, left, jobs), programs,
+                                 self.write_cache.release)
         meters.extend([self.controller, dies_meter, self.read_bw, self.write_cache, self.write_bw])
-        read_bw = self.read_bw
+        self.read_hops: tuple[Hop, ...] = (_no_reads,) if alone else self._read_hops(env, fixed if controller_delay > 0 else None)
+        destaging = Fork(destage, jobs)
+        destaging.set_body(destage)  # a chain that drops its child recycles it itself
+        self.clock = clock_of(env)
+        self.cache_entry: CacheEntry | None = None
+        """A write's controller, cache slot and acknowledgement (reads reach the controller too)."""
+        if alone:
+            self.write_hops: tuple[Hop, ...] = (self.controller, self.write_cache.acquire, self.ack, destaging)
+        else:
+            # the controller, the cache slot and the acknowledgement with one event (``CacheEntry``: the slot booked
+            # at the controller's departure when one is surely free then, the acknowledgement drawn in the order
+            # the writes leave the controller, a single FIFO server)
+            entry = self.cache_entry = CacheEntry(env, self.controller, self.write_cache, self.ack)
+            self.write_hops = (entry, entry.acquire, entry.acknowledge, destaging)
+        self.parallelism = {"dies": d.dies, "write_cache_slots": p.write_cache_slots}
+
+    def reads_arrive_after(self, t: float) -> bool:
+        """Whether no read reaches the controller before ``t`` (now or later) unless it is booked there already: every
+        read on its way (the fixed delay: its arrival known, in order) arrives after ``t``, and one that starts now
+        would too (a write's entry, ``DieWriteEntry``, may then book the controller at ``t``)."""
+        now = self.clock.now
+        if t <= now:
+            return True
+        fixed = self.fixed
+        if fixed is None:
+            return False
+        arrivals = fixed.arrivals
+        return t < now + fixed.us and (not arrivals or arrivals[0] > t)
+
+    def _read_hops(self, env: simpy.Environment, fixed: Delay | None) -> tuple[Hop, ...]:
+        """A read's hops: the controller's fixed delay, its server and the dies from its departure in one go (the dies
+        booked ahead, ``DieArray.read_at``: one event fewer than by events), then the read channel for the bytes beyond
+        the first 4 KiB."""
+        controller, dies, clock, read_bw = self.controller, self.dies, clock_of(env), self.read_bw
+        arrivals = self.fixed.arrivals if self.fixed is not None else None
+
+        def to_dies(job: Job) -> None:
+            if arrivals is not None:
+                arrivals.popleft()
+            dies.read_at(job, controller.commit(job, clock.now))
 
         def channel(job: Job) -> None:
             if job.size > FIRST_READ_BYTES:
@@ -298,12 +550,7 @@ class DieDevice:
             else:
                 advance(job)
 
-        self.read_hops: tuple[Hop, ...] = (_no_reads,) if alone else make_route(
-            fixed if controller_delay > 0 else None, self.controller, self.dies.read, channel)
-        destaging = Fork(destage, jobs)
-        destaging.set_body(destage)  # a chain that drops its child recycles it itself
-        self.write_hops: tuple[Hop, ...] = (self.controller, self.write_cache.acquire, self.ack, destaging)
-        self.parallelism = {"dies": d.dies, "write_cache_slots": p.write_cache_slots}
+        return make_route(fixed, to_dies, channel)
 
     def _destage_booked(self, env: simpy.Environment, jobs: JobFactory, name: str, ops: ProgramOperations, d: DieLayout,
                         unit: Callable[[], float]) -> tuple[Meter, tuple[Hop, ...]]:

@@ -51,7 +51,7 @@ from sim.des.components import (
     make_route,
     schedule,
 )
-from sim.des.dies import DieDevice
+from sim.des.dies import DieDevice, DieWriteEntry
 from sim.des.rng import Streams, UnitSampler
 from sim.route.describe import describe
 from sim.route.elements import Channel, DeviceBank, LinkBank, PoolBank, PortBank, ServiceLaw, StationBank, VolumeSplit, instance_of
@@ -762,7 +762,7 @@ class Fusion:
         """Record each station's predecessors in ``route`` (constant delays skipped) and scan what it forks."""
         prev = START
         for hop in route:
-            if isinstance(hop, WriteEntry):  # its channel's stations, one after another (``_Hops.check_entries``)
+            if isinstance(hop, (WriteEntry, DieWriteEntry)):  # its channel's stations, one after another (``_Hops.check_entries``)
                 for st in hop.channel:
                     self.objects[id(st)] = st
                     self.preds.setdefault(id(st), set()).add(prev)
@@ -913,7 +913,7 @@ class _Hops:
     def __init__(self, b: Builder, made: dict[int, list[Any]], submit: Hop | None, complete: Hop | None,
                  join: Callable[[], Hop]):
         self.b, self.made, self.submit, self.complete, self.join = b, made, submit, complete, join
-        self.entries: dict[int, WriteEntry] = {}
+        self.entries: dict[int, WriteEntry | DieWriteEntry] = {}
         """The ``WriteEntry`` of each flash device written across single-server links (by ``id`` of the device)."""
         self.plain_writes: set[int] = set()
         """The write caches (``id``) written by plain hops."""
@@ -952,7 +952,7 @@ class _Hops:
         if j == i or not isinstance(write, Device) or write.op != WRITE:
             return None
         dev = self.one(write.bank, member, path)
-        if not isinstance(dev, FlashDevice) and not (isinstance(dev, DieDevice) and dev.writes_only):
+        if not isinstance(dev, (FlashDevice, DieDevice)):
             return None
         links = [self.cross(step, member, path) for step in steps[i:j] if isinstance(step, Cross)]
         k = len(links)
@@ -961,12 +961,21 @@ class _Hops:
         channel: list[FifoStation] = [st for st in links[k:] if isinstance(st, FifoStation)]
         if not channel:
             return None
+        if isinstance(dev, DieDevice) and not dev.writes_only:
+            # reads reach the controller too: the links, then the controller, slot and acknowledgement (``DieWriteEntry``)
+            die_entry = self.entries.get(id(dev))
+            if die_entry is None:
+                die_entry = self.entries[id(dev)] = DieWriteEntry(self.b.env, channel, dev)
+            elif list(die_entry.channel) != channel:
+                raise RuntimeError(f"{dev.write_cache.name} is written through more than one channel")
+            return (*links[:k], die_entry, *dev.write_hops), j + 1
         if isinstance(dev, DieDevice):
             # the controller is the channel's last station (fed by the link alone: no read reaches the device)
             assert isinstance(dev.controller, FifoStation)
             channel.append(dev.controller)
         after = dev.write_hops[dev.write_hops.index(dev.ack) + 1:]  # the destage: the hops past the acknowledgement
         entry = self.entries.get(id(dev))
+        assert not isinstance(entry, DieWriteEntry)
         if entry is None:
             assert isinstance(dev.write_cache, BookedPool)
             entry = self.entries[id(dev)] = WriteEntry(self.b.env, channel, dev.write_cache, dev.ack)

@@ -45,22 +45,21 @@ class Framing:
         return self.efficiency(self.payload_bytes)
 
 
-PCIE_FRAMING = Framing(payload_bytes=256, overhead_bytes=24)
-"""PCIe data TLPs at a 256 B max payload size, 24 B of TLP overhead each.
+PCIE_FRAMING = Framing(payload_bytes=256, overhead_bytes=24 + 8)
+"""PCIe data TLPs at a 256 B max payload size, 24 B of TLP overhead plus 8 B of DLLP each.
 
 Overhead per TLP: a 4-dword (16 B) header (64-bit addresses: NVMe data buffers in host memory), the 4 B LCRC, and the
 framing: 1 B STP + 2 B sequence number + 1 B END at 2.5 / 5 GT/s, a 4 B STP token carrying the sequence number at
 8 GT/s and above; no ECRC (optional). Intel FPGA AN 708 "PCI Express DMA Reference Design Using External Memory"
-(2017), section "Understanding PCI Express Throughput": TLP overhead 5-7 dwords, DLLPs two dwords each. DLLPs are not
-charged to the data direction: the ACK and flow-control DLLPs of a TLP stream travel the opposite way (Intel FPGA
-"Protocol Overhead": "The ACKs and flow control update DLLPs are transmitted in the opposite direction from the TLP"),
-and the PLX PEX 8532 data book (2007, section 8.4.1 "PCI Express Efficiency Upper Bound") counts none for
-one-way traffic (up to one ACK plus one UpdateFC DLLP, 16 B, per TLP when both directions are fully loaded). Max
-payload size: the PCIe base specification allows 128-4096 B; NVMe SSDs and server root ports commonly run 256 B (e.g.
-``lspci -vv`` of a Samsung PM981: "DevCap: MaxPayload 256 bytes ... DevCtl: MaxPayload 256 bytes"; PEX 8532:
-"supports MPS of up to 256 bytes"). Result: 256 / 280 = 91.4% of the coded rate, 3.60 GB/s on a x4 Gen3 link of
-3.94 GB/s. Not charged: the NVMe command fetch, completion entry, interrupt and doorbell TLPs, about 92 B towards the
-host and 130 B towards the device per command (2% of a 4 KiB read's 4,480 wire bytes)."""
+(2017), section "Understanding PCI Express Throughput": TLP overhead 5-7 dwords, DLLPs two dwords each (ACK/NAK and
+flow-control updates). DLLPs: the PLX PEX 8532 data book (2007), section 8.4.1 "PCI Express Efficiency Upper Bound",
+brackets them between none (one-way traffic) and one ACK plus one UpdateFC DLLP (16 B) per TLP (both directions
+loaded); one DLLP (8 B) per TLP is the middle of that range (assumption). Max payload size: the PCIe base
+specification allows 128-4096 B; NVMe SSDs and server root ports commonly run 256 B (e.g. ``lspci -vv`` of a Samsung
+PM981: "DevCap: MaxPayload 256 bytes ... DevCtl: MaxPayload 256 bytes"; PEX 8532: "supports MPS of up to 256 bytes").
+Result: 256 / 288 = 88.9% of the coded rate, 3.50 GB/s on a x4 Gen3 link of 3.94 GB/s (NVMe drives on x4 Gen3 read
+sequentially at up to about 3.5 GB/s). Not charged: the NVMe command fetch, completion entry, interrupt and doorbell
+TLPs, about 92 B towards the host and 130 B towards the device per command (2% of a 4 KiB read's 4,608 wire bytes)."""
 
 
 def pcie_payload_gbs(coded_gbs: float) -> float:

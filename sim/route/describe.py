@@ -44,7 +44,7 @@ from sim.route.elements import (
 )
 from sim.route.flash import DieLayout, FlashParameters, die_layout, flash_parameters, reads_meet_programs, uses_die_layout
 from sim.route.host import DEFAULT_STACK, ResolvedHost, resolve_host
-from sim.route.links import memory_channel_payload_gbs, pcie_gbs, pcie_payload_gbs, zvm_link_gbs
+from sim.route.links import pcie_gbs, zvm_link_gbs
 from sim.route.san import SanParameters, san_parameters
 
 STRIPED = ("raid0", "raid10", "ibmi_mirror")
@@ -246,10 +246,8 @@ def san_of(catalog: Catalog, topo: San, mean_bytes: float) -> SanParameters:
 
 
 def uplink_gbs(catalog: Catalog, adapter: str) -> float:
-    """Payload GB/s of a catalog adapter's PCIe uplink (``NvmeAdapterSpec.uplink`` validates a PcieLink each time;
-    ``links.pcie_payload_gbs``: its coded rate less the TLP and DLLP overhead)."""
-    gbs: float = derived.remembered(catalog, ("uplink", adapter),
-                                    lambda: pcie_payload_gbs(catalog.section("adapters")[adapter].uplink.gbs))
+    """GB/s of a catalog adapter's PCIe uplink (``NvmeAdapterSpec.uplink`` validates a PcieLink each time)."""
+    gbs: float = derived.remembered(catalog, ("uplink", adapter), lambda: catalog.section("adapters")[adapter].uplink.gbs)
     return gbs
 
 
@@ -438,7 +436,7 @@ def _san(catalog: Catalog, topo: San, mean_bytes: float, closed: bool, meets: bo
 def _exflash(catalog: Catalog, topo: Exflash, access: str, closed: bool, meets: bool, model: str = "auto") -> ExflashRoute:
     dimms = topo.dimms
     spec = device_spec(catalog, "dimms", topo.dimm)
-    channel_gbs = memory_channel_payload_gbs(spec.memory_channel_gbs) if spec.memory_channel_gbs else None
+    channel_gbs = spec.memory_channel_gbs
     return ExflashRoute(
         host=host_of(catalog, topo.host, DEFAULT_STACK["exflash"]),
         volume=VolumeSplit(topo.layout, dimms, topo.chunk_kib * 1024, int(spec.capacity_tb * 1e12), closed),

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from models.catalog import parameter
 from models.hardware import FlashDeviceSpec
 from models.loading import BadInput
-from sim.route.links import memory_channel_payload_gbs, pcie_payload_gbs, us_per_byte
+from sim.route.links import us_per_byte
 
 FIRST_READ_BYTES = 4096
 """The transfer a device's QD1 read latency includes (datasheets quote it for 4 KiB reads)."""
@@ -306,15 +306,9 @@ class OperationCount:
 
 
 def host_transfer_us(spec: FlashDeviceSpec, size: float = FIRST_READ_BYTES) -> float:
-    """Time to move ``size`` bytes over the device's host link at the payload rate the route gives it: its PCIe link
-    (``links.pcie_payload_gbs``), or for a DIMM its memory channel (``links.memory_channel_payload_gbs``)."""
+    """Time to move ``size`` bytes over the device's host link: its PCIe link, or for a DIMM its memory channel."""
     link = spec.link
-    if link is not None:
-        gbs: float | None = pcie_payload_gbs(link.gbs)
-    elif spec.memory_channel_gbs is not None:
-        gbs = memory_channel_payload_gbs(spec.memory_channel_gbs)
-    else:
-        gbs = None
+    gbs = link.gbs if link is not None else spec.memory_channel_gbs
     return 0.0 if gbs is None else size * us_per_byte(gbs)
 
 

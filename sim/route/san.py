@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from models.catalog import lookup, parameter
 from models.topology import San
-from sim.route.links import fc_port_gbs, us_per_byte
+from sim.route.links import us_per_byte
 
 
 @dataclass(frozen=True)
@@ -58,10 +58,10 @@ def san_parameters(topo: San, mean_bytes: float) -> SanParameters:
     mean_write = max(512.0, mean_bytes)
     return SanParameters(
         host_ports=host_ports,
-        host_port_us_per_byte=us_per_byte(fc_port_gbs(hba.port_gbs, hba.port_gbps)),
+        host_port_us_per_byte=us_per_byte(hba.port_gbs),
         host_port_handling_us=1e3 / hba.port_kiops,
         front_end_ports=topo.front_end_ports,
-        front_end_port_us_per_byte=us_per_byte(fc_port_gbs(server.port_gbs, server.port_gbps)),
+        front_end_port_us_per_byte=us_per_byte(server.port_gbs),
         front_end_port_handling_us=1e3 / server.port_kiops,
         paths=max(host_ports, topo.front_end_ports),
         service_cv=cv,

@@ -26,7 +26,6 @@ from sim.route.describe import (
 )
 from sim.route.elements import instance_of
 from sim.route.host import DEFAULT_STACK
-from sim.route.links import pcie_payload_gbs
 from sim.route.volume import Volume
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -49,7 +48,7 @@ def test_ibmi_mirrored_namespaces_are_disk_arms_behind_shared_jbof_uplinks() -> 
     assert route.namespaces.names[:3] == ("drive0.ns0", "drive1.ns0", "drive2.ns0")
     assert len(route.devices.names) == 8 and len(route.nvme_queues.names) == 8
     assert route.uplinks.names == ("adapter0.uplink", "adapter1.uplink")
-    assert route.uplinks.gbs == pcie_payload_gbs(PcieLink(generation=4, lanes=16).gbs)  # less TLP and DLLP overhead
+    assert route.uplinks.gbs == PcieLink(generation=4, lanes=16).gbs
     assert route.mirror_pairs
     assert route.host.stack == "ibmi_nvme"
 
@@ -112,7 +111,7 @@ def test_zvm_bases_aliases_and_channel_program_come_from_the_scenario_and_parame
     catalog = load_catalog()
     drive = catalog.section("drives")["P4510-4TB"]
     own = PcieLink(generation=drive.pcie_generation, lanes=drive.pcie_lanes).gbs
-    assert route.links.gbs == pcie_payload_gbs(min(own, catalog.section("adapters")["IBM-Adapter-for-NVMe"].uplink.gbs))
+    assert route.links.gbs == min(own, catalog.section("adapters")["IBM-Adapter-for-NVMe"].uplink.gbs)
 
 
 def test_generic_route_is_the_station_chain_of_the_file() -> None:

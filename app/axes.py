@@ -45,7 +45,9 @@ def log_ticks(values: Iterable[float | None]) -> tuple[list[float], list[str]]:
         return [], []
     low, high = min(data), max(data)
     first = math.floor(math.log10(low))
+    first -= 10.0 ** first > low  # log10 rounds a value just below a power of ten up to it
     last = math.ceil(math.log10(high))
+    last += 10.0 ** last < high
     ticks = [m * 10.0 ** e for e in range(first, last + 1) for m in STEPS]
     below = [t for t in ticks if t <= low]
     above = [t for t in ticks if t >= high]

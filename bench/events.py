@@ -18,7 +18,7 @@ is set out of reach, so the budget alone ends the run), and the table gives:
 * the same run under ``device_model: pooled`` beside the scenario's own device model (the default, ``auto``:
   die-level drives, ``sim.des.dies``): its events per I/O and I/Os per CPU-second (``--no-pooled`` leaves it out).
 * with ``--instructions``: instructions per logical I/O under both device models for the chosen scenarios
-  (valgrind's callgrind, ``bench.device_model_cost.instructions_per_io``: runs of N and 3N I/Os, so start-up and
+  (valgrind's callgrind, ``bench.instructions.instructions_per_io``: runs of N and 3N I/Os, so start-up and
   the model build cancel; the same on every run of one build, where CPU seconds on a shared host are not).
 
 ``--breakdown`` attributes every event and every hop visit of the chosen scenarios to the hop
@@ -307,8 +307,8 @@ def measure(ios: int = DEFAULT_IOS, calibration_ios: int = DEFAULT_CALIBRATION_I
 
 def count_instructions(table: EventTable, wanted: Sequence[str], ios: int, log: Callable[[str], None] = lambda m: None) -> None:
     """Instructions per logical I/O under the scenario's own device model and under pooled, for the table's scenarios
-    whose name contains one of ``wanted`` (``bench.device_model_cost.instructions_per_io``: valgrind)."""
-    from bench.device_model_cost import instructions_per_io
+    whose name contains one of ``wanted`` (``bench.instructions.instructions_per_io``: valgrind)."""
+    from bench.instructions import instructions_per_io
 
     paths = {p.stem: p for _, p in scenario_files()}
     for run in table.runs:

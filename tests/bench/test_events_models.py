@@ -29,8 +29,8 @@ def test_table_gives_pooled_beside_the_default_model(capsys: pytest.CaptureFixtu
 
 def test_instructions_columns_and_ratio(monkeypatch: pytest.MonkeyPatch) -> None:
     """``count_instructions`` fills the chosen scenarios' instructions per I/O under both models (valgrind stubbed
-    here: the figures themselves are ``bench.device_model_cost``'s) and the table prints their ratio."""
-    import bench.device_model_cost as cost
+    here: the figures themselves are ``bench.instructions``) and the table prints their ratio."""
+    import bench.instructions as cost
     from bench.events import EventRun, EventTable, count_instructions, format_markdown
 
     figures = {"default": 120_000.0, "pooled": 100_000.0}

@@ -37,7 +37,6 @@ from __future__ import annotations
 import math
 import os
 import re
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +47,7 @@ from pydantic import ValidationError
 from calibration.importers import MeasurementFileError, to_yaml, workload_data
 from calibration.importers.fio import FioJob, parse_fio
 from models.catalog import OVERRIDE_FILES, built_in_names, catalog_with_drive, parameter
+from models.common import write_text_atomically
 from models.hardware import PCIE_GBS_PER_LANE, FlashDeviceSpec
 from models.loading import BadInput, display_path, format_validation_error, read_document
 from models.workload import ClosedWorkload
@@ -476,15 +476,7 @@ def write_override(drive: DriveFromFio, directory: str | os.PathLike[str]) -> Pa
     path = _override_folder(Path(directory))
     existing = read_document(path) if path.exists() else {}
     text = override_text(drive, existing)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_text_atomically(path, text)
     from models.catalog import _load
 
     _load.cache_clear()  # this process (the web app) reads the folder again on its next lookup
